@@ -1,0 +1,73 @@
+"""The plain data contracts every part of the workbench speaks (BEIR's):
+
+    corpus:  {doc_id: {"title": str, "text": str, ...metadata}}
+    queries: {qid: text}
+    qrels:   {qid: {doc_id: grade}}
+    answers: {qid: reference answer}          (where the dataset has them)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class DataError(ValueError):
+    """Bad input data. The message names the file, the record and the field, and how to fix it."""
+
+    def __init__(self, source: str, problem: str, *, record: str | None = None,
+                 field_name: str | None = None, fix: str | None = None):
+        where = source
+        if record is not None:
+            where += f", record {record}"
+        if field_name is not None:
+            where += f", field '{field_name}'"
+        message = f"{where}: {problem}"
+        if fix:
+            message += f". {fix}"
+        super().__init__(message)
+        self.source, self.record, self.field_name = source, record, field_name
+
+
+@dataclass
+class Dataset:
+    """A labelled retrieval / QA dataset in BEIR's contracts."""
+
+    name: str
+    language: str  # ISO 639-1 code of corpus and queries: "es", "en"
+    corpus: dict[str, dict]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+    answers: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        src = self.source or self.name
+        if not self.corpus:
+            raise DataError(src, "the corpus is empty", fix="Check the input file and its filters")
+        for doc_id, doc in self.corpus.items():
+            if not isinstance(doc, dict) or not isinstance(doc.get("text"), str) or not doc["text"].strip():
+                raise DataError(src, "document has no text", record=str(doc_id), field_name="text")
+            doc.setdefault("title", "")
+        for qid, text in self.queries.items():
+            if not isinstance(text, str) or not text.strip():
+                raise DataError(src, "query is empty", record=str(qid), field_name="text")
+        for qid, rels in self.qrels.items():
+            if qid not in self.queries:
+                raise DataError(src, "qrels name a query that does not exist", record=str(qid))
+            missing = [doc_id for doc_id in rels if doc_id not in self.corpus]
+            if missing:
+                raise DataError(src, f"qrels name documents not in the corpus: {missing[:3]}", record=str(qid))
+
+    def summary(self) -> dict:
+        lengths = sorted(len(doc["text"]) for doc in self.corpus.values())
+        return {
+            "dataset": self.name,
+            "language": self.language,
+            "documents": len(self.corpus),
+            "queries": len(self.queries),
+            "qrels": sum(len(r) for r in self.qrels.values()),
+            "answers": len(self.answers),
+            "median_doc_chars": lengths[len(lengths) // 2],
+        }

@@ -1,0 +1,169 @@
+"""The obstetrics reference case: the guideline PDF as chunks, its 10 questions, MaternaQA-es,
+and the Spanish retrieval benchmark built from the two (`obstetrics-es`)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from helpers import paths
+from helpers.data.chunking import chunk_spans
+from helpers.data.contracts import DataError, Dataset
+from helpers.data.fetch import raw_path
+from helpers.data.pdf import read_pdf
+
+GUIDELINE_PDF = "obstetrics/guia_embarazo_parto_2023.pdf"
+QUESTIONS_JSON = "obstetrics/questions.json"
+MATERNAQA_JSONL = "maternaqa_es/validation.jsonl"
+MATERNAQA_FIELDS = ("qa_id", "pregunta", "respuesta", "contexto_fuente")
+CHUNKER_VERSION = 1  # bump when chunking or PDF cleaning changes, to invalidate cached chunks
+
+
+def chunk_pdf(pdf_path: str | Path, *, pages: str | None = None, chunk_size: int = 500,
+              chunk_overlap: int = 100, boundary: str = "sentence") -> dict[str, dict]:
+    """Chunk a PDF into a BEIR corpus; each chunk keeps its pages and section.
+
+    Pages are joined into one text so chunks can cross page breaks; `page` is where a chunk
+    starts and `page_end` where it ends. doc_ids are `p<page>_c<n>` (n counts within the page).
+    """
+    pdf_pages = read_pdf(pdf_path, pages)
+    text, starts = "", []
+    for page in pdf_pages:
+        starts.append(len(text))
+        text += page.text + "\n\n"
+    corpus: dict[str, dict] = {}
+    per_page: dict[int, int] = {}
+    page_idx = 0
+    for span in chunk_spans(text, size=chunk_size, overlap=chunk_overlap, boundary=boundary):
+        while page_idx + 1 < len(starts) and starts[page_idx + 1] <= span.start:
+            page_idx += 1
+        end_idx = page_idx
+        while end_idx + 1 < len(starts) and starts[end_idx + 1] < span.end:
+            end_idx += 1
+        page = pdf_pages[page_idx]
+        per_page[page.number] = per_page.get(page.number, 0) + 1
+        doc_id = f"p{page.number}_c{per_page[page.number]}"
+        corpus[doc_id] = {
+            "title": page.section_title,
+            "text": text[span.start:span.end],
+            "page": page.number,
+            "page_end": pdf_pages[end_idx].number,
+            "section_number": page.section_number,
+            "section_title": page.section_title,
+            "char_start": span.start,
+            "char_end": span.end,
+        }
+    if not corpus:
+        raise DataError(str(pdf_path), "chunking produced no chunks (no text in the selected pages)")
+    return corpus
+
+
+def guideline_chunks(*, pdf_path: str | Path | None = None, pages: str | None = None,
+                     chunk_size: int = 500, chunk_overlap: int = 100,
+                     boundary: str = "sentence", use_cache: bool = True) -> dict[str, dict]:
+    """Chunks of the guideline, cached in data/processed/ per (pdf checksum, settings)."""
+    pdf_path = Path(pdf_path) if pdf_path else raw_path(GUIDELINE_PDF)
+    if not pdf_path.exists():
+        raise DataError(str(pdf_path), "file not found", fix="Run `make data` or pass the right path")
+    key = hashlib.sha256(pdf_path.read_bytes()).hexdigest()[:16]
+    settings = f"{key}-{pages}-{chunk_size}-{chunk_overlap}-{boundary}-v{CHUNKER_VERSION}"
+    cache = paths.PROCESSED_DIR / f"chunks-{hashlib.sha256(settings.encode()).hexdigest()[:16]}.json"
+    if use_cache and cache.exists():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    corpus = chunk_pdf(pdf_path, pages=pages, chunk_size=chunk_size,
+                       chunk_overlap=chunk_overlap, boundary=boundary)
+    if use_cache:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(".tmp")
+        tmp.write_text(json.dumps(corpus, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(cache)  # atomic: a killed run never leaves a half-written cache
+    return corpus
+
+
+def load_questions(path: str | Path | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """The 10 obstetrics questions and their ground truths: (queries, answers), qids 'q1'..'q10'."""
+    path = Path(path) if path else raw_path(QUESTIONS_JSON)
+    try:
+        items = json.loads(Path(path).read_text(encoding="utf-8"))["questions"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise DataError(str(path), f"not a questions file ({exc!r})",
+                        fix="Expected {'questions': [{'id', 'question', 'ground_truth'}]}") from exc
+    queries, answers = {}, {}
+    for i, item in enumerate(items):
+        for name in ("id", "question", "ground_truth"):
+            if not item.get(name) and item.get(name) != 0:
+                raise DataError(str(path), "missing or empty", record=f"#{i}", field_name=name)
+        qid = f"q{item['id']}"
+        queries[qid], answers[qid] = item["question"], item["ground_truth"]
+    return queries, answers
+
+
+def load_obstetrics(**chunk_options) -> Dataset:
+    """Guideline chunks + the 10 questions with ground truths (no passage-level qrels)."""
+    queries, answers = load_questions()
+    return Dataset("obstetrics", "es", guideline_chunks(**chunk_options), queries,
+                   answers=answers, source=GUIDELINE_PDF)
+
+
+def read_maternaqa(path: str | Path | None = None) -> list[dict]:
+    """Records of a MaternaQA-es JSONL file (any split), each checked for the fields we use."""
+    path = Path(path) if path else raw_path(MATERNAQA_JSONL)
+    if not path.exists():
+        raise DataError(str(path), "file not found", fix="Pass the path of a MaternaQA-es JSONL file")
+    records = []
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(str(path), f"invalid JSON ({exc.msg})", record=f"line {line_no}") from exc
+            for name in MATERNAQA_FIELDS:
+                value = record.get(name) if isinstance(record, dict) else None
+                if not isinstance(value, str) or not value.strip():
+                    raise DataError(str(path), "missing or empty", record=f"line {line_no}", field_name=name,
+                                    fix=f"Each line needs the fields {list(MATERNAQA_FIELDS)}")
+            records.append(record)
+    if not records:
+        raise DataError(str(path), "the file has no records")
+    return records
+
+
+def _passage_text(record: dict) -> str:
+    # gold passages are quoted excerpts: drop the surrounding quotes
+    return record["contexto_fuente"].strip().strip('"“”').strip()
+
+
+def load_maternaqa(path: str | Path | None = None) -> Dataset:
+    """MaternaQA-es: questions, reference answers, and their gold passages as the corpus."""
+    records = read_maternaqa(path)
+    corpus, by_text, queries, qrels, answers = {}, {}, {}, {}, {}
+    for record in records:
+        text = _passage_text(record)
+        doc_id = by_text.setdefault(text, f"mqa_{record['qa_id']}")
+        corpus.setdefault(doc_id, {"title": record.get("section", ""), "text": text,
+                                   "source_pdf": record.get("source_pdf"), "pages": record.get("pages")})
+        queries[record["qa_id"]] = record["pregunta"]
+        answers[record["qa_id"]] = record["respuesta"]
+        qrels[record["qa_id"]] = {doc_id: 1}
+    return Dataset("maternaqa", "es", corpus, queries, qrels, answers, source=str(path or MATERNAQA_JSONL))
+
+
+def load_obstetrics_es(qa_file: str | Path | None = None, **chunk_options) -> Dataset:
+    """Spanish retrieval benchmark: guideline chunks + MaternaQA gold passages (deduplicated by
+    text) as the corpus, MaternaQA questions as queries, each question's gold passage as qrel."""
+    materna = load_maternaqa(qa_file)
+    corpus = dict(guideline_chunks(**chunk_options))
+    seen = {" ".join(doc["text"].split()): doc_id for doc_id, doc in corpus.items()}
+    remap = {}
+    for doc_id, doc in materna.corpus.items():
+        key = " ".join(doc["text"].split())
+        if key in seen:
+            remap[doc_id] = seen[key]
+        else:
+            corpus[doc_id] = doc
+            seen[key] = doc_id
+    qrels = {qid: {remap.get(d, d): g for d, g in rels.items()} for qid, rels in materna.qrels.items()}
+    return Dataset("obstetrics-es", "es", corpus, materna.queries, qrels, materna.answers,
+                   source=str(qa_file or MATERNAQA_JSONL))

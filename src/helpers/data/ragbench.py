@@ -1,0 +1,76 @@
+"""RAGBench (Friel et al. 2024, arXiv:2407.11005): examples with TRACe gold labels.
+
+Any directory laid out as `<subset>/<split>-*.parquet` works, e.g. a download of the HF dataset
+rungalileo/ragbench.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from helpers import paths
+from helpers.data.contracts import DataError
+
+REQUIRED_COLUMNS = (
+    "id", "question", "documents", "response", "documents_sentences", "response_sentences",
+    "all_relevant_sentence_keys", "all_utilized_sentence_keys",
+    "unsupported_response_sentence_keys", "adherence_score",
+    "relevance_score", "utilization_score", "completeness_score",
+)
+# The paper's baseline judges, shipped as columns (NaN where the paper did not run them)
+BASELINE_COLUMNS = (
+    "ragas_faithfulness", "ragas_context_relevance", "trulens_groundedness",
+    "trulens_context_relevance", "gpt3_adherence", "gpt3_context_relevance", "gpt35_utilization",
+)
+
+
+def default_dir() -> Path:
+    return paths.RAW_DIR / "ragbench"
+
+
+def list_splits(ragbench_dir: str | Path | None = None) -> dict[str, list[str]]:
+    """{subset: [split, ...]} found under the directory."""
+    root = Path(ragbench_dir) if ragbench_dir else default_dir()
+    if not root.is_dir():
+        raise DataError(str(root), "directory not found", fix="Run `make data` or pass --ragbench-dir")
+    found: dict[str, set[str]] = {}
+    for file in root.glob("*/*.parquet"):
+        found.setdefault(file.parent.name, set()).add(file.name.split("-")[0])
+    return {subset: sorted(splits) for subset, splits in sorted(found.items())}
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return [_as_list(v) if hasattr(v, "tolist") or isinstance(v, list) else v for v in value]
+
+
+def load_ragbench(subset: str, split: str, ragbench_dir: str | Path | None = None) -> pd.DataFrame:
+    """One subset/split as a DataFrame with plain Python lists; columns checked."""
+    root = Path(ragbench_dir) if ragbench_dir else default_dir()
+    files = sorted((root / subset).glob(f"{split}-*.parquet"))
+    if not files:
+        available = list_splits(root) if root.is_dir() else {}
+        raise DataError(str(root / subset), f"no '{split}-*.parquet' file",
+                        fix=f"Available subsets and splits: {available}")
+    frames = []
+    for file in files:
+        frame = pd.read_parquet(file)
+        missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+        if missing:
+            raise DataError(str(file), f"columns missing: {missing}",
+                            fix="Use RAGBench's published parquet files (rungalileo/ragbench)")
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True)
+    for column in ("documents", "documents_sentences", "response_sentences",
+                   "all_relevant_sentence_keys", "all_utilized_sentence_keys",
+                   "unsupported_response_sentence_keys"):
+        frame[column] = frame[column].map(_as_list)
+    for column in BASELINE_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = float("nan")
+    frame["subset"], frame["split"] = subset, split
+    return frame
