@@ -3,6 +3,9 @@
 Commands:
   prepare-data   fill data/raw/ from ../shared/data or the public sources (checksums verified)
   summary        print a summary of every dataset (sizes, RAGBench row counts, chunk statistics)
+  retrieval-eval retrieval quality and latency per architecture on a labelled dataset
+  train-reranker train the offline reranker (learning to rank over offline scorers)
+  serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
 """
 from __future__ import annotations
 
@@ -45,6 +48,32 @@ def _summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve_llm(args: argparse.Namespace) -> int:
+    from helpers.llm.server import serve
+
+    serve(args.host, args.port, args.local_backend, args.model)
+    return 0
+
+
+def _retrieval_eval(args: argparse.Namespace) -> int:
+    from helpers.retrieval.evaluate import format_report, retrieval_eval, save_report
+
+    llm_config = json.loads(args.llm) if args.llm else None
+    report = retrieval_eval(args.dataset, args.architectures.split(","), qa_file=args.qa_file,
+                            llm_config=llm_config, limit=args.limit, llm_limit=args.llm_limit)
+    print(format_report(report))
+    if args.out:
+        print(f"saved {save_report(report, args.out)}")
+    return 0
+
+
+def _train_reranker(args: argparse.Namespace) -> int:
+    from helpers.retrieval.training import train_reranker
+
+    print(json.dumps(train_reranker(args.out, seed=args.seed), indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helpers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,6 +83,25 @@ def build_parser() -> argparse.ArgumentParser:
     prep.set_defaults(func=_prepare_data)
     summ = sub.add_parser("summary", help="summarise every dataset")
     summ.set_defaults(func=_summary)
+    ev = sub.add_parser("retrieval-eval", help="nDCG@10, Recall@10/100, MRR@10 and latency per architecture")
+    ev.add_argument("--dataset", required=True, help="scifact, xquad-es, xquad-en, obstetrics-es")
+    ev.add_argument("--qa-file", help="a MaternaQA-format JSONL whose questions and gold passages are used")
+    ev.add_argument("--architectures", default="bm25,dense,hybrid,rerank")
+    ev.add_argument("--limit", type=int, help="evaluate on a seeded sample of this many queries")
+    ev.add_argument("--llm-limit", type=int, default=50, help="queries for hyde/multi_query (LLM per query)")
+    ev.add_argument("--llm", help='LLM config as JSON, e.g. \'{"provider": "groq", "model": "llama-3.1-8b-instant"}\'')
+    ev.add_argument("--out", help="write the report as JSON")
+    ev.set_defaults(func=_retrieval_eval)
+    tr = sub.add_parser("train-reranker", help="train the offline reranker on SciFact train claims")
+    tr.add_argument("--out", help="artefact path (default data/models/reranker-ltr.joblib)")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.set_defaults(func=_train_reranker)
+    srv = sub.add_parser("serve-llm", help="serve the local model over the OpenAI chat protocol")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=8011)
+    srv.add_argument("--local-backend", default="llama-cpp", choices=["llama-cpp", "transformers"])
+    srv.add_argument("--model", default="smollm2", help="'smollm2' or a .gguf path")
+    srv.set_defaults(func=_serve_llm)
     return parser
 
 

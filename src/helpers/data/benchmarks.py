@@ -37,8 +37,15 @@ def _id_list(value: str) -> list[str]:
     return re.findall(r"\d+", value or "")
 
 
-def load_scifact(path: str | Path | None = None) -> Dataset:
-    """BEIR's SciFact test set: 5,183 abstracts, the 300 validation claims, qrels = cited docs."""
+SCIFACT_SPLITS = {"test": "claims_validation.csv", "train": "claims_train.csv"}
+
+
+def load_scifact(path: str | Path | None = None, split: str = "test") -> Dataset:
+    """BEIR's SciFact: 5,183 abstracts; split 'test' = the 300 validation claims (BEIR's test
+    set), 'train' = the train claims (for training rerankers, never for evaluation);
+    qrels = the claims' cited documents."""
+    if split not in SCIFACT_SPLITS:
+        raise ValueError(f"scifact split must be one of {sorted(SCIFACT_SPLITS)}, got {split!r}")
     path = Path(path) if path else raw_path(SCIFACT_ZIP)
     source = str(path)
     try:
@@ -47,7 +54,7 @@ def load_scifact(path: str | Path | None = None) -> Dataset:
         raise DataError(source, f"not a readable zip ({exc})", fix="Run `make data` again") from exc
     with archive:
         docs = _read_zip_csv(archive, "corpus_train.csv", source)
-        claims = _read_zip_csv(archive, "claims_validation.csv", source)
+        claims = _read_zip_csv(archive, SCIFACT_SPLITS[split], source)
     corpus = {}
     for row in docs:
         for name in ("doc_id", "title", "abstract"):
@@ -61,7 +68,9 @@ def load_scifact(path: str | Path | None = None) -> Dataset:
         queries[qid] = row["claim"]
         for doc_id in _id_list(row["cited_doc_ids"]):
             qrels.setdefault(qid, {})[doc_id] = 1
-    return Dataset("scifact", "en", corpus, queries, qrels, source=source)
+    queries = {qid: text for qid, text in queries.items() if qid in qrels}  # claims citing nothing
+    name = "scifact" if split == "test" else f"scifact-{split}"
+    return Dataset(name, "en", corpus, queries, qrels, source=source)
 
 
 def load_xquad(lang: str = "es", path: str | Path | None = None) -> Dataset:

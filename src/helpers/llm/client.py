@@ -1,0 +1,195 @@
+"""`LLM`: every LLM call of the workbench goes through here: cache, retries, rate limits,
+accounting. Keys never reach the cache, the records or the logs."""
+from __future__ import annotations
+
+import logging
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+
+from helpers.llm.backends import make_backend
+from helpers.llm.cache import ResponseCache, cache_key
+from helpers.llm.config import LLMConfig
+from helpers.llm.errors import CacheMissError, LLMError, RetryableError
+from helpers.llm.limits import RateLimiter, backoff_delay
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CallRecord:
+    provider: str
+    model: str
+    key: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    cost_usd: float = 0.0
+    attempts: int = 0
+    error: str | None = None
+    error_kind: str | None = None
+
+
+@dataclass
+class LLMResult:
+    text: str | None
+    record: CallRecord
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+
+class LLM:
+    """One configured LLM. `complete` raises LLMError when a call fails for good;
+    `complete_many` records failures per item and goes on."""
+
+    def __init__(self, config: LLMConfig | dict | None = None, *, cache: ResponseCache | None = None,
+                 backend=None):
+        self.config = config if isinstance(config, LLMConfig) else LLMConfig(**(config or {}))
+        self._backend = backend
+        self.cache = cache if cache is not None else (ResponseCache() if self.config.cache != "off" else None)
+        self.calls: list[CallRecord] = []
+        self._rng = random.Random(self.config.seed)
+        self.limiter = RateLimiter.shared(
+            (self.config.provider, self.config.base_url, self.config.resolved_api_key_env()),
+            self.config.requests_per_minute, self.config.tokens_per_minute, self.config.concurrency)
+
+    @property
+    def backend(self):
+        if self._backend is None:  # built lazily: a fully cached run never loads a model
+            self._backend = make_backend(self.config)
+        return self._backend
+
+    @property
+    def name(self) -> str:
+        return f"{self.config.provider}:{self.config.model}"
+
+    def _payload(self, messages, temperature, max_tokens, seed, sample) -> dict:
+        payload = {"provider": self.config.provider, "model": self.config.model, "messages": messages,
+                   "temperature": temperature, "max_tokens": max_tokens, "seed": seed, "sample": sample}
+        if self.config.provider == "local":
+            payload["local_backend"] = self.config.local_backend
+        elif self.config.provider == "openai-compatible":
+            payload["base_url"] = self.config.base_url
+        return payload
+
+    def key_for(self, messages, *, temperature=None, max_tokens=None, seed=None, sample=0) -> str:
+        c = self.config
+        return cache_key(self._payload(messages, c.temperature if temperature is None else temperature,
+                                       max_tokens or c.max_tokens, c.seed if seed is None else seed, sample))
+
+    def complete(self, messages: list[dict], *, temperature: float | None = None,
+                 max_tokens: int | None = None, seed: int | None = None, sample: int = 0) -> LLMResult:
+        """One chat completion. `sample` > 0 asks for another independent sample of the same
+        request (its own cache entry and seed): how n completions work on n=1-only providers."""
+        _check_messages(messages)
+        c = self.config
+        temperature = c.temperature if temperature is None else temperature
+        max_tokens = max_tokens or c.max_tokens
+        seed = (c.seed if seed is None else seed) + sample
+        key = cache_key(self._payload(messages, temperature, max_tokens, seed - sample, sample))
+        record = CallRecord(c.provider, c.model, key)
+        self.calls.append(record)
+        start = time.perf_counter()
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                record.cached, record.input_tokens, record.output_tokens = True, hit["input_tokens"], hit["output_tokens"]
+                record.latency_s = time.perf_counter() - start
+                return LLMResult(hit["text"], record)
+            if c.cache == "replay":
+                record.error, record.error_kind = "not in cache (replay mode)", CacheMissError.kind
+                exc = CacheMissError(f"replay mode: no cached answer for {_describe(messages)} "
+                                     f"({self.name}, key {key[:12]}); run once with cache: on to fill it")
+                exc.record = record
+                raise exc
+        try:
+            completion = self._call_with_retries(record, messages, temperature, max_tokens, seed)
+        except LLMError as exc:
+            record.error, record.error_kind = str(exc), getattr(exc, "kind", "error")
+            record.latency_s = time.perf_counter() - start
+            log.warning("LLM call failed for good (%s, %s): %s", self.name, record.error_kind, exc)
+            exc.record = record
+            raise
+        record.latency_s = time.perf_counter() - start
+        record.input_tokens, record.output_tokens = completion.input_tokens, completion.output_tokens
+        price = c.price()
+        record.cost_usd = (completion.input_tokens * price.input_per_mtok
+                           + completion.output_tokens * price.output_per_mtok) / 1e6
+        if self.cache is not None:
+            self.cache.put(key, provider=c.provider, model=c.model, text=completion.text,
+                           input_tokens=completion.input_tokens, output_tokens=completion.output_tokens)
+        return LLMResult(completion.text, record)
+
+    def _call_with_retries(self, record, messages, temperature, max_tokens, seed):
+        c = self.config
+        estimate = sum(len(m.get("content") or "") for m in messages) // 4 + max_tokens
+        last: RetryableError | None = None
+        for attempt in range(c.max_retries + 1):
+            record.attempts = attempt + 1
+            self.limiter.acquire(estimate)
+            try:
+                return self.backend.chat(messages, temperature=temperature, max_tokens=max_tokens,
+                                         seed=seed, timeout=c.timeout_s)
+            except RetryableError as exc:
+                last = exc
+            finally:
+                self.limiter.release()
+            if attempt < c.max_retries:
+                delay = backoff_delay(attempt + 1, base=c.backoff_base_s, cap=c.backoff_max_s,
+                                      retry_after=last.retry_after, rng=self._rng)
+                log.info("retrying %s in %.1fs after %s", self.name, delay, last.kind)
+                time.sleep(delay)
+        raise RetryableError(f"gave up after {c.max_retries + 1} attempts: {last}",
+                             retry_after=None, kind=last.kind if last else "retryable")
+
+    def complete_many(self, batch: list[list[dict]], **params) -> list[LLMResult]:
+        """Complete every request (in parallel up to the provider's concurrency); a failed item
+        gets text None and its error recorded, the others go on."""
+        if self.config.cache == "replay" and self.cache is not None:
+            missing = [_describe(m) for m in batch if self.cache.get(self.key_for(m, **params)) is None]
+            if missing:
+                raise CacheMissError(f"replay mode: {len(missing)} of {len(batch)} requests are not cached "
+                                     f"({self.name}): " + "; ".join(missing[:5]))
+
+        def one(messages):
+            try:
+                return self.complete(messages, **params)
+            except LLMError as exc:
+                return LLMResult(None, exc.record)
+
+        workers = 1 if self.config.provider == "local" else self.config.concurrency
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(one, batch))
+
+    def totals(self) -> dict:
+        """Accounting over every call made through this object."""
+        calls = self.calls
+        return {
+            "calls": len(calls),
+            "cache_hits": sum(r.cached for r in calls),
+            "errors": sum(r.error is not None for r in calls),
+            "input_tokens": sum(r.input_tokens for r in calls),
+            "output_tokens": sum(r.output_tokens for r in calls),
+            "cost_usd": round(sum(r.cost_usd for r in calls), 6),
+            "latency_s": round(sum(r.latency_s for r in calls), 3),
+        }
+
+    def records(self) -> list[dict]:
+        return [asdict(r) for r in self.calls]
+
+
+def _check_messages(messages) -> None:
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list of {'role', 'content'} dicts")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in {"system", "user", "assistant"} or not isinstance(m.get("content"), str):
+            raise ValueError(f"messages[{i}] must be {{'role': system|user|assistant, 'content': str}}, got {m!r:.80}")
+
+
+def _describe(messages) -> str:
+    text = " ".join((messages[-1].get("content") or "").split())
+    return repr(text[:60] + ("…" if len(text) > 60 else ""))

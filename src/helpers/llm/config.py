@@ -1,0 +1,58 @@
+"""Typed LLM settings: one `provider` string chooses the backend."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Provider = Literal["local", "groq", "openai-compatible"]
+
+
+class Price(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    input_per_mtok: float = Field(0.0, ge=0, description="USD per million input tokens")
+    output_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
+
+
+# Published list prices (USD per million tokens) at the time of writing; override in the config.
+DEFAULT_PRICES: dict[str, Price] = {
+    "llama-3.1-8b-instant": Price(input_per_mtok=0.05, output_per_mtok=0.08),
+    "llama-3.3-70b-versatile": Price(input_per_mtok=0.59, output_per_mtok=0.79),
+    "openai/gpt-oss-20b": Price(input_per_mtok=0.075, output_per_mtok=0.30),
+    "gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60),
+}
+
+
+class LLMConfig(BaseModel):
+    """Settings of one LLM. Unknown keys are rejected (a typo never passes silently)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Provider = "local"
+    model: str = Field("smollm2", description="model name; for `local`: 'smollm2' or a .gguf path")
+    base_url: str | None = Field(None, description="server URL for openai-compatible (and groq, optional)")
+    api_key_env: str | None = Field(None, description="environment variable holding the API key")
+    local_backend: Literal["llama-cpp", "transformers"] = "llama-cpp"
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(256, gt=0)
+    seed: int = 0
+    n_ctx: int = Field(8192, gt=0, description="context window of the local model")
+    timeout_s: float = Field(60.0, gt=0, description="per-call timeout")
+    max_retries: int = Field(5, ge=0)
+    backoff_base_s: float = Field(1.0, gt=0)
+    backoff_max_s: float = Field(60.0, gt=0)
+    requests_per_minute: float | None = Field(None, gt=0)
+    tokens_per_minute: float | None = Field(None, gt=0)
+    concurrency: int = Field(4, gt=0, description="parallel calls to this provider")
+    cache: Literal["on", "off", "replay"] = Field("on", description="replay: never call out, cache only")
+    prices: dict[str, Price] = Field(default_factory=dict)
+
+    def price(self) -> Price:
+        if self.provider == "local":
+            return Price()
+        return self.prices.get(self.model) or DEFAULT_PRICES.get(self.model) or Price()
+
+    def resolved_api_key_env(self) -> str | None:
+        if self.api_key_env:
+            return self.api_key_env
+        return {"groq": "GROQ_API_KEY", "openai-compatible": "OPENAI_API_KEY"}.get(self.provider)

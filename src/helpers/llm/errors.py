@@ -1,0 +1,29 @@
+"""Errors of the LLM layer. Retryable ones are retried with backoff; the rest fail the call."""
+from __future__ import annotations
+
+
+class LLMError(RuntimeError):
+    """A call failed for good (after retries, or not retryable)."""
+
+    kind = "error"
+
+
+class RetryableError(LLMError):
+    """Rate limit, server error, dropped connection or timeout: worth another try."""
+
+    kind = "retryable"
+
+    def __init__(self, message: str, *, retry_after: float | None = None, kind: str = "retryable"):
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.kind = kind
+
+
+class MissingKeyError(LLMError):
+    kind = "missing_key"
+
+
+class CacheMissError(LLMError):
+    """Replay mode: the answer is not in the cache and calling out is refused."""
+
+    kind = "cache_miss"

@@ -1,0 +1,9 @@
+"""Retrieval architectures: dense, bm25, hybrid, hyde, multi_query, rerank (see registry)."""
+from helpers.retrieval.base import RetrievalError, Retriever
+from helpers.retrieval.composed import HyDE, Hybrid, MultiQuery, Rerank
+from helpers.retrieval.dense import Dense
+from helpers.retrieval.registry import BUILDERS, build_retriever
+from helpers.retrieval.sparse import BM25
+
+__all__ = ["BM25", "BUILDERS", "Dense", "HyDE", "Hybrid", "MultiQuery", "Rerank", "RetrievalError",
+           "Retriever", "build_retriever"]

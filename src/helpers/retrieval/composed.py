@@ -1,0 +1,199 @@
+"""Architectures composed from others: Hybrid(dense, bm25), HyDE(dense, llm),
+MultiQuery(base, llm), Rerank(base, scorer). Each is run in, run out."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from helpers.retrieval.base import Retriever, top_k
+from helpers.retrieval.fusion import rrf, score_fusion
+
+PROMPTS = {
+    "hyde": {
+        "es": "Escribe un pasaje breve (3-4 frases) de una guía clínica que responda a la pregunta.\n"
+              "Pregunta: {query}\nPasaje:",
+        "en": "Write a short passage (3-4 sentences) of a reference document that answers the question.\n"
+              "Question: {query}\nPassage:",
+    },
+    "multi_query": {
+        "es": "Reescribe la pregunta de {n} formas distintas, con otras palabras, para buscar en documentos. "
+              "Escribe una pregunta por línea, sin numerar y sin nada más.\nPregunta: {query}",
+        "en": "Rewrite the question in {n} different ways, with other words, for searching documents. "
+              "Write one question per line, no numbering, nothing else.\nQuestion: {query}",
+    },
+}
+
+
+class Hybrid(Retriever):
+    """Dense + BM25 over their top `candidates`: reciprocal rank fusion (k=60) by default, or
+    normalised score combination (`method="score"`, weight on dense = `alpha`). Exactly k out."""
+
+    name = "hybrid"
+
+    def __init__(self, dense: Retriever, sparse: Retriever, *, method: str = "rrf", candidates: int = 100,
+                 rrf_k: int = 60, alpha: float = 0.5):
+        super().__init__()
+        if method not in {"rrf", "score"}:
+            raise ValueError(f"hybrid method must be 'rrf' or 'score', got {method!r}")
+        self.dense, self.sparse, self.method = dense, sparse, method
+        self.candidates, self.rrf_k, self.alpha = candidates, rrf_k, alpha
+
+    def _index(self, corpus):
+        for part in (self.dense, self.sparse):
+            if part.corpus is not corpus:
+                part.index(corpus)
+
+    def _retrieve(self, queries, k):
+        depth = max(k, self.candidates)
+        runs = [self.dense.retrieve(queries, depth), self.sparse.retrieve(queries, depth)]
+        if self.method == "rrf":
+            fused = rrf(runs, k=self.rrf_k, top=k)
+        else:
+            fused = score_fusion(runs, weights=[self.alpha, 1 - self.alpha], top=k)
+        return {qid: fused.get(qid, {}) for qid in queries}
+
+    def describe(self):
+        return {"method": self.method, "candidates": self.candidates, "rrf_k": self.rrf_k, "alpha": self.alpha}
+
+
+class HyDE(Retriever):
+    """Hypothetical Document Embeddings, Gao et al. 2022: the LLM writes a passage answering the
+    query in the corpus's language; retrieval embeds it, averaged with the query embedding when
+    `include_query` (the paper averages generated documents and the query)."""
+
+    name = "hyde"
+
+    def __init__(self, dense, llm, *, language: str = "en", include_query: bool = True, max_tokens: int = 160):
+        super().__init__()
+        self.dense, self.llm, self.language = dense, llm, language
+        self.include_query, self.max_tokens = include_query, max_tokens
+        self.generated: dict[str, str] = {}
+        self.fallbacks: dict[str, str] = {}
+
+    def _index(self, corpus):
+        if self.dense.corpus is not corpus:
+            self.dense.index(corpus)
+
+    def _passage(self, qid: str, query: str) -> str | None:
+        prompt = PROMPTS["hyde"].get(self.language, PROMPTS["hyde"]["en"]).format(query=query)
+        try:
+            text = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=self.max_tokens).text
+        except Exception as exc:  # any LLM failure: fall back to the query alone, recorded
+            self.fallbacks[qid] = f"llm failed: {exc}"
+            return None
+        if len(text.split()) < 3:
+            self.fallbacks[qid] = f"unusable passage: {text[:80]!r}"
+            return None
+        self.generated[qid] = text.strip()
+        return self.generated[qid]
+
+    def _retrieve(self, queries, k):
+        embedder = self.dense.embedder
+        vectors = {}
+        for qid, query in queries.items():
+            passage = self._passage(qid, query)
+            query_vec = embedder.embed_queries([query])[0]
+            if passage is None:
+                vectors[qid] = query_vec
+                continue
+            passage_vec = embedder.embed_documents([passage])[0]
+            vec = (passage_vec + query_vec) / 2 if self.include_query else passage_vec
+            vectors[qid] = vec / (np.linalg.norm(vec) or 1.0)
+        return self.dense.search_vectors(vectors, k)
+
+    def describe(self):
+        return {"include_query": self.include_query, "language": self.language, "llm": self.llm.name}
+
+
+_NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s*")
+
+
+def parse_rewrites(text: str, query: str, n: int) -> list[str]:
+    """Up to n distinct rewrites, one per line, numbering and bullets stripped; lines that are
+    empty, too short, or the query itself are dropped."""
+    seen, rewrites = {query.strip().lower()}, []
+    for line in text.splitlines():
+        line = _NUMBERING.sub("", line).strip().strip('"')
+        if len(line.split()) < 3 or line.lower() in seen:
+            continue
+        seen.add(line.lower())
+        rewrites.append(line)
+    return rewrites[:n]
+
+
+class MultiQuery(Retriever):
+    """The LLM writes n rewrites of the query; the original and each rewrite are retrieved by
+    `base` and the lists fused with RRF (k=60). Unusable output: the original query alone, and
+    the fallback is recorded in `fallbacks`."""
+
+    name = "multi_query"
+
+    def __init__(self, base, llm, *, n: int = 3, language: str = "en", candidates: int = 50, max_tokens: int = 120):
+        super().__init__()
+        self.base, self.llm, self.n, self.language = base, llm, n, language
+        self.candidates, self.max_tokens = candidates, max_tokens
+        self.rewrites: dict[str, list[str]] = {}
+        self.fallbacks: dict[str, str] = {}
+
+    def _index(self, corpus):
+        if self.base.corpus is not corpus:
+            self.base.index(corpus)
+
+    def _rewrite(self, qid, query) -> list[str]:
+        prompt = PROMPTS["multi_query"].get(self.language, PROMPTS["multi_query"]["en"]).format(n=self.n, query=query)
+        try:
+            text = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=self.max_tokens).text
+        except Exception as exc:  # any LLM failure: original query only, recorded
+            self.fallbacks[qid] = f"llm failed: {exc}"
+            return []
+        rewrites = parse_rewrites(text, query, self.n)
+        if not rewrites:
+            self.fallbacks[qid] = f"no usable rewrite in: {text[:80]!r}"
+        self.rewrites[qid] = rewrites
+        return rewrites
+
+    def _retrieve(self, queries, k):
+        expanded, owner = {}, {}
+        for qid, query in queries.items():
+            for i, text in enumerate([query, *self._rewrite(qid, query)]):
+                expanded[f"{qid}\x1f{i}"] = text
+                owner[f"{qid}\x1f{i}"] = qid
+        base_run = self.base.retrieve(expanded, max(k, self.candidates))
+        per_query: dict[str, list] = {}
+        for sub_qid, scores in base_run.items():
+            per_query.setdefault(owner[sub_qid], []).append({owner[sub_qid]: scores})
+        return {qid: rrf(per_query.get(qid, [{qid: {}}]), top=k).get(qid, {}) for qid in queries}
+
+    def describe(self):
+        return {"n": self.n, "language": self.language, "llm": self.llm.name, "candidates": self.candidates}
+
+
+class Rerank(Retriever):
+    """Second stage: re-score the first stage's top `candidates` with `scorer`
+    (`scorer.score(query, doc_ids, retriever) -> scores`), return the top k."""
+
+    name = "rerank"
+
+    def __init__(self, base, scorer, *, candidates: int = 50):
+        super().__init__()
+        self.base, self.scorer, self.candidates = base, scorer, candidates
+
+    def _index(self, corpus):
+        if self.base.corpus is not corpus:
+            self.base.index(corpus)
+
+    def _retrieve(self, queries, k):
+        first = self.base.retrieve(queries, max(k, self.candidates))
+        run = {}
+        for qid, query in queries.items():
+            doc_ids = list(first.get(qid, {}))
+            if not doc_ids:
+                run[qid] = {}
+                continue
+            scores = self.scorer.score(query, doc_ids, first[qid], self)
+            run[qid] = top_k(dict(zip(doc_ids, map(float, scores))), k)
+        return run
+
+    def describe(self):
+        return {"candidates": self.candidates, "scorer": getattr(self.scorer, "name", type(self.scorer).__name__)}

