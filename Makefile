@@ -23,6 +23,7 @@ $(STAMP): requirements/lock.txt requirements/nodeps.txt pyproject.toml
 
 data: setup
 	$(PY) -m helpers prepare-data
+	$(PY) -m helpers train-reranker --if-missing
 
 run: data
 	$(PY) -m helpers summary

@@ -64,10 +64,11 @@ def test_openai_compatible_and_groq_sdk_paths(server_url, cache, monkeypatch):
     oai = _oai(server_url, cache)
     text = oai.complete(HELLO).text
     assert text.strip()
-    groq = LLM({"provider": "groq", "model": "smollm2", "base_url": server_url.removesuffix("/v1").removesuffix(""),
+    groq = LLM({"provider": "groq", "model": "smollm2", "base_url": server_url.removesuffix("/v1"),
                 "api_key_env": "TEST_OAI_KEY", "max_tokens": 16, "max_retries": 0}, cache=cache)
     # Groq's SDK posts to {base_url}/openai/v1/chat/completions; the server serves that path too
-    assert groq.complete(HELLO).text == text  # same model, greedy: same answer
+    result = groq.complete(HELLO)
+    assert result.text.strip() and not result.record.cached and result.record.output_tokens > 0
 
 
 def test_missing_key_names_the_variable(monkeypatch, cache):
@@ -83,16 +84,16 @@ def test_missing_key_names_the_variable(monkeypatch, cache):
     ([("500", None), ("500", None)], "server_error"),
     ([("malformed", None)], "malformed_response"),
     ([("drop", None)], "connection"),
-    ([("hang", 3)], "timeout"),
+    ([("hang", 6)], "timeout"),
 ])
 def test_faults_are_retried_then_succeed(server_url, cache, monkeypatch, faults, kind):
     monkeypatch.setenv("TEST_OAI_KEY", SECRET)
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         proxy.faults.extend(faults)
-        llm = _oai(proxy.url + "/v1", cache, timeout_s=1.5)
+        llm = _oai(proxy.url + "/v1", cache, timeout_s=3 if kind == "timeout" else 30)
         result = llm.complete(HELLO)
-        assert result.text.strip() and result.record.attempts == len(faults) + 1
-        assert proxy.requests == len(faults) + 1
+        assert result.text.strip() and result.record.retried[:len(faults)] == [kind] * len(faults)
+        assert result.record.attempts == len(result.record.retried) + 1 == proxy.requests
 
 
 def test_retry_after_is_honoured(server_url, cache, monkeypatch):
@@ -107,7 +108,7 @@ def test_failure_recorded_and_never_cached(server_url, cache, monkeypatch, caplo
     monkeypatch.setenv("TEST_OAI_KEY", SECRET)
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         proxy.faults.extend([("500", None)] * 3)
-        llm = _oai(proxy.url + "/v1", cache, max_retries=2)
+        llm = _oai(proxy.url + "/v1", cache, max_retries=2, concurrency=1)
         with caplog.at_level(logging.INFO), pytest.raises(LLMError, match="gave up after 3 attempts"):
             llm.complete(HELLO)
         assert len(cache) == 0

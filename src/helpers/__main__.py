@@ -68,9 +68,15 @@ def _retrieval_eval(args: argparse.Namespace) -> int:
 
 
 def _train_reranker(args: argparse.Namespace) -> int:
-    from helpers.retrieval.training import train_reranker
+    from pathlib import Path
 
-    print(json.dumps(train_reranker(args.out, seed=args.seed), indent=2))
+    from helpers.retrieval.training import DEFAULT_PATH, train_reranker
+
+    path = Path(args.out or DEFAULT_PATH)
+    if args.if_missing and path.exists():
+        print(f"offline reranker present: {path}")
+        return 0
+    print(json.dumps(train_reranker(path, seed=args.seed), indent=2))
     return 0
 
 
@@ -95,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train-reranker", help="train the offline reranker on SciFact train claims")
     tr.add_argument("--out", help="artefact path (default data/models/reranker-ltr.joblib)")
     tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--if-missing", action="store_true", help="do nothing when the artefact exists")
     tr.set_defaults(func=_train_reranker)
     srv = sub.add_parser("serve-llm", help="serve the local model over the OpenAI chat protocol")
     srv.add_argument("--host", default="127.0.0.1")

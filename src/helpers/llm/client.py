@@ -6,7 +6,7 @@ import logging
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from helpers.llm.backends import make_backend
 from helpers.llm.cache import ResponseCache, cache_key
@@ -30,6 +30,7 @@ class CallRecord:
     attempts: int = 0
     error: str | None = None
     error_kind: str | None = None
+    retried: list[str] = field(default_factory=list)  # kind of each failed attempt, in order
 
 
 @dataclass
@@ -136,6 +137,7 @@ class LLM:
                                          seed=seed, timeout=c.timeout_s)
             except RetryableError as exc:
                 last = exc
+                record.retried.append(exc.kind)
             finally:
                 self.limiter.release()
             if attempt < c.max_retries:

