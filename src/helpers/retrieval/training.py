@@ -17,12 +17,10 @@ from helpers import paths
 log = logging.getLogger(__name__)
 DEFAULT_PATH = paths.DATA_DIR / "models" / "reranker-ltr.joblib"
 CANDIDATES = 50
-MINILM_COLUMNS = (6, 7, 8)  # minilm_cos, minilm_z, has_minilm in scorers.FEATURES
 
 
 def training_rows(seed: int = 0):
-    """(features, labels, groups) on SciFact train claims; each candidate row appears twice:
-    with MiniLM features and with them dropped (as for non-English corpora)."""
+    """(features, labels, groups) on SciFact train claims, candidates from hybrid's top 50."""
     from tqdm import tqdm
 
     from helpers.data.benchmarks import load_scifact
@@ -34,19 +32,15 @@ def training_rows(seed: int = 0):
     data = load_scifact(split="train")
     first_stage = Hybrid(Dense("minilm", language="en"), BM25("en")).index(data.corpus)
     run = first_stage.retrieve(data.queries, CANDIDATES)
-    extractor = FeatureExtractor(data.corpus, "en")
+    extractor = FeatureExtractor(data.corpus, "en", "minilm")
     X, y, groups = [], [], []
     for qid in tqdm(sorted(data.queries), desc="reranker features", unit="query"):
         doc_ids = list(run[qid])
         if not any(d in data.qrels[qid] for d in doc_ids):
             continue  # nothing to learn from a list without a relevant document
-        feats = extractor.features(data.queries[qid], doc_ids, run[qid])
-        labels = [int(d in data.qrels[qid]) for d in doc_ids]
-        dropped = feats.copy()
-        dropped[:, list(MINILM_COLUMNS)] = 0.0
-        X += [feats, dropped]
-        y += [labels, labels]
-        groups += [qid] * (2 * len(doc_ids))
+        X.append(extractor.features(data.queries[qid], doc_ids, run[qid]))
+        y.append([int(d in data.qrels[qid]) for d in doc_ids])
+        groups += [qid] * len(doc_ids)
     return np.vstack(X), np.concatenate(y), np.array(groups)
 
 

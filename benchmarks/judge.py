@@ -1,0 +1,80 @@
+"""Offline TRACe judge benchmark: training time, artefact size, judging speed, and the judge-eval
+table (offline judge vs RAGBench's shipped baselines vs the trivial training mean) on the test splits.
+
+  python benchmarks/judge.py [--retrain] [--limit N] [--out results/benchmarks/judge.json]
+
+Targets (RAGBench test subsets): hallucination AUROC >= 0.75 and above ragas / trulens / gpt3.5;
+relevance and utilization RMSE below every baseline and below 0.8 x the trivial predictor.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import helpers  # noqa: F401  (offline defaults)
+from helpers import paths
+from helpers.trace.judge_eval import format_table, judge_eval, save_result
+from helpers.trace.offline_judge import DEFAULT_PATH, OfflineJudge, train_judge
+
+
+def targets(result: dict) -> list[dict]:
+    """Per subset: is each target met?"""
+    rows = []
+    for subset, block in result["subsets"].items():
+        j = block["judges"]
+        ours = j["offline"]
+        best_base_auroc = max(j[b]["auroc"] for b in ("ragas", "trulens", "gpt3.5") if not math.isnan(j[b]["auroc"]))
+        row = {"subset": subset, "auroc": round(ours["auroc"], 3),
+               "auroc_ok": ours["auroc"] >= 0.75 and ours["auroc"] > best_base_auroc}
+        for metric, bases in (("relevance", ("ragas", "trulens", "gpt3.5")), ("utilization", ("gpt3.5",))):
+            key = f"rmse_{metric}"
+            bound = min([0.8 * j["trivial"][key]] + [j[b][key] for b in bases if not math.isnan(j[b][key])])
+            row[key], row[f"{metric}_bound"] = round(ours[key], 3), round(bound, 3)
+            row[f"{metric}_ok"] = ours[key] < bound
+        rows.append(row)
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--retrain", action="store_true", help="train even if the artefact exists")
+    parser.add_argument("--limit", type=int, default=None, help="first N test rows per subset")
+    parser.add_argument("--out", default=str(paths.RESULTS_DIR / "benchmarks" / "judge.json"))
+    args = parser.parse_args(argv)
+
+    report: dict = {}
+    if args.retrain or not DEFAULT_PATH.exists():
+        report["training"] = train_judge()
+    else:
+        report["training"] = {"path": str(DEFAULT_PATH), "artefact_bytes": DEFAULT_PATH.stat().st_size,
+                              "train_s": None, "note": "existing artefact; --retrain to time training"}
+    print("training:", json.dumps(report["training"]))
+
+    start = time.perf_counter()
+    judge = OfflineJudge.load()
+    report["load_s"] = round(time.perf_counter() - start, 3)
+    start = time.perf_counter()
+    result = judge_eval(split="test", judges=["offline"], limit=args.limit)
+    elapsed = time.perf_counter() - start
+    n = sum(b["n"] for b in result["subsets"].values())
+    report["judge_eval_s"] = round(elapsed, 1)
+    report["examples_per_s"] = round(n / elapsed, 1)
+    report["targets"] = targets(result)
+    print(format_table(result))
+    print("\ntargets:")
+    for row in report["targets"]:
+        print(" ", row)
+    out = Path(args.out)
+    save_result(result, out.with_name(out.stem + "-eval.json"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    print(f"\nwritten: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
