@@ -27,6 +27,7 @@ data: setup
 
 run: data
 	$(PY) -m helpers summary
+	$(PY) -m helpers run $(CONFIG)
 
 test: data
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -21,12 +21,19 @@ def test_notebook_is_thin_and_stripped(path):
                 f"{path.name} defines a function or class: move it into the helpers package"
 
 
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    """One results folder for all notebooks, run in order: 07 redraws what 06 ran."""
+    return tmp_path_factory.mktemp("notebook-outputs")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_on_smoke_config(path, tmp_path, monkeypatch):
+def test_notebook_runs_on_smoke_config(path, outputs, monkeypatch):
+    tmp_path = outputs / path.stem
     monkeypatch.setenv("HELPERS_SMOKE", "1")
     monkeypatch.setenv("HELPERS_FIGURES_DIR", str(tmp_path / "figures"))
-    monkeypatch.setenv("HELPERS_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("HELPERS_RESULTS_DIR", str(outputs / "results"))
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()

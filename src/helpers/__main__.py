@@ -1,6 +1,8 @@
 """Command line: `python -m helpers COMMAND ...` (also installed as `helpers`).
 
 Commands:
+  run            run an experiment from a YAML config (resumes where it stopped)
+  report         the tables (and with --figures, the figures) of a finished run
   prepare-data   fill data/raw/ from ../shared/data or the public sources (checksums verified)
   summary        print a summary of every dataset (sizes, RAGBench row counts, chunk statistics)
   retrieval-eval retrieval quality and latency per architecture on a labelled dataset
@@ -80,10 +82,49 @@ def _train_reranker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    import logging
+
+    from helpers.experiment.analysis import make_figures, report
+    from helpers.experiment.config import load_config
+    from helpers.experiment.runner import Experiment
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "chromadb", "sentence_transformers", "ragas"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    config = load_config(args.config)
+    start = time.perf_counter()
+    summary = Experiment(config).run()
+    print(json.dumps(summary, indent=2))
+    if config.figures:
+        for name, path in make_figures(summary["run_id"]).items():
+            print(f"figure {name}: {path}")
+    print(report(summary["run_id"]))
+    print(f"\nrun took {time.perf_counter() - start:.1f} s; results in {summary['directory']}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from helpers.experiment.analysis import make_figures, report
+
+    if args.figures:
+        for name, path in make_figures(args.run_id).items():
+            print(f"figure {name}: {path}")
+    print(report(args.run_id))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helpers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run an experiment from a YAML config (resumable)")
+    run.add_argument("config", help="e.g. configs/default.yaml")
+    run.set_defaults(func=_run)
+    rep = sub.add_parser("report", help="tables (and figures) of a finished run, from its saved results")
+    rep.add_argument("run_id")
+    rep.add_argument("--figures", action="store_true", help="also regenerate its figures")
+    rep.set_defaults(func=_report)
     prep = sub.add_parser("prepare-data", help="fill data/raw/ (checksums verified)")
     prep.add_argument("datasets", nargs="*", help="raw datasets to prepare (default: all)")
     prep.set_defaults(func=_prepare_data)

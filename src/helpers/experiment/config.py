@@ -1,0 +1,109 @@
+"""Typed experiment configs, loaded from YAML. Unknown keys are rejected with their name."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from helpers.llm.config import LLMConfig
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetConfig(Strict):
+    name: str = "obstetrics"
+    options: dict = Field(default_factory=dict, description="loader options, e.g. pages, chunk_size")
+    questions: list[str] | None = Field(None, description="qids to use (default: all)")
+
+
+class RetrievalConfig(Strict):
+    k: int = Field(5, gt=0, description="contexts given to the generator")
+    options: dict = Field(default_factory=dict, description="architecture options (candidates, embedder...)")
+
+
+class NamedLLM(LLMConfig):
+    name: str = "local"
+
+
+class JudgesConfig(Strict):
+    offline: bool = Field(True, description="TRACe with the offline judge (python -m helpers train-judge)")
+    trace_llm: str | None = Field(None, description="name of the LLM that judges TRACe (None: off)")
+    ragas: str | None = Field("local", description="name of the LLM that judges RAGAS (None: off)")
+    ragas_metrics: list[str] = Field(default_factory=lambda: ["faithfulness", "answer_relevancy",
+                                                              "context_precision", "context_recall"])
+    ragas_questions: list[str] | None = Field(None, description="qids scored with RAGAS, for every "
+                                              "architecture (RAGAS is slow on the local model); None: all")
+
+
+class StatisticsConfig(Strict):
+    baseline: str = "bm25"
+    confidence: float = Field(0.95, gt=0, lt=1)
+    alpha: float = Field(0.05, gt=0, lt=1)
+    n_resamples: int = Field(10_000, gt=99)
+    seed: int = 0
+
+
+class ExperimentConfig(Strict):
+    run_id: str | None = Field(None, description="results/<run_id>/; default: name + config hash")
+    name: str = "experiment"
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    architectures: list[str] = Field(default_factory=lambda: ["dense", "bm25", "hybrid", "hyde", "multi_query", "rerank"])
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    llms: list[NamedLLM] = Field(default_factory=lambda: [NamedLLM()])
+    generation_llm: str | None = Field(None, description="LLM (by name) for answers, HyDE and rewrites; default the first")
+    judges: JudgesConfig = Field(default_factory=JudgesConfig)
+    statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    figures: bool = True
+
+    @field_validator("architectures")
+    @classmethod
+    def _known_architectures(cls, names):
+        from helpers.retrieval.registry import BUILDERS
+
+        unknown = [n for n in names if n not in BUILDERS]
+        if unknown:
+            raise ValueError(f"unknown architecture(s) {unknown}; valid names: {sorted(BUILDERS)}")
+        return names
+
+    def llm(self, name: str | None) -> NamedLLM:
+        for llm in self.llms:
+            if llm.name == name:
+                return llm
+        raise ValueError(f"no LLM named {name!r} in llms; names: {[l.name for l in self.llms]}")
+
+    def resolved_run_id(self) -> str:
+        if self.run_id:
+            return self.run_id
+        digest = hashlib.sha256(json.dumps(self.model_dump(exclude={"run_id", "figures"}), sort_keys=True,
+                                           default=str).encode()).hexdigest()[:8]
+        return f"{self.name}-{digest}"
+
+
+class ConfigError(ValueError):
+    """A config file that does not validate; the message names the file and each bad key."""
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    try:
+        return ExperimentConfig(**raw)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error["loc"])
+            if error["type"] == "extra_forbidden":
+                problems.append(f"unknown key '{where}' (check its spelling; see configs/default.yaml)")
+            else:
+                problems.append(f"'{where}': {error['msg']}")
+        raise ConfigError(f"{path}: " + "; ".join(problems)) from None

@@ -1,0 +1,70 @@
+"""A run directory that survives being killed: records are appended to a JSONL file one line at
+a time (flushed and fsynced), a torn last line is dropped on reopen, and tables are written to a
+temporary file and renamed. Finished work is found by key and never redone."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+
+class RunStore:
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / "records.jsonl"
+        self.records: dict[str, dict] = {}
+        self._load()
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        good_end = 0
+        for line in data.splitlines(keepends=True):
+            if not line.endswith(b"\n"):
+                break  # torn write: the process died mid-line
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            self.records[record["key"]] = record
+            good_end += len(line)
+        if good_end < len(data):
+            with open(self.path, "r+b") as fh:
+                fh.truncate(good_end)
+
+    def has(self, key: str) -> bool:
+        return key in self.records
+
+    def add(self, key: str, record: dict) -> dict:
+        record = {"key": key, **record}
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.records[key] = record
+        return record
+
+    def of_kind(self, kind: str) -> list[dict]:
+        return [r for r in self.records.values() if r.get("kind") == kind]
+
+    def write_table(self, frame: pd.DataFrame, name: str) -> Path:
+        target = self.directory / name
+        tmp = target.with_name(target.name + ".tmp")
+        if name.endswith(".parquet"):
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+        tmp.replace(target)
+        return target
+
+    def write_json(self, obj, name: str) -> Path:
+        target = self.directory / name
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+        tmp.replace(target)
+        return target

@@ -1,0 +1,107 @@
+"""The experiment runner: config errors, resume after a real kill, failure isolation, figures."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from helpers.experiment.config import ConfigError, load_config
+
+TINY = {
+    "name": "tiny",
+    "dataset": {"name": "obstetrics", "options": {"pages": "124-135"}, "questions": ["q2", "q4", "q3"]},
+    "architectures": ["bm25", "hybrid"],
+    "retrieval": {"k": 3},
+    "llms": [{"name": "local", "provider": "local", "max_tokens": 24}],
+    "judges": {"offline": True, "trace_llm": None, "ragas": None},
+    "statistics": {"baseline": "bm25", "n_resamples": 200},
+    "figures": False,
+}
+
+
+def _write(tmp_path, config, name="config.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _run(config_path, results, *, wait=True):
+    env = {**os.environ, "HELPERS_RESULTS_DIR": str(results)}
+    cmd = [sys.executable, "-m", "helpers", "run", str(config_path)]
+    if wait:
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_unknown_key_is_named(tmp_path):
+    bad = dict(TINY, judges={**TINY["judges"], "ragass": "local"})
+    with pytest.raises(ConfigError, match=r"unknown key 'judges.ragass'"):
+        load_config(_write(tmp_path, bad))
+    with pytest.raises(ConfigError, match=r"unknown architecture\(s\) \['colbert'\]; valid names"):
+        load_config(_write(tmp_path, dict(TINY, architectures=["colbert"])))
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "missing.yaml")
+
+
+@pytest.mark.slow
+def test_resume_after_kill_gives_the_same_table(tmp_path):
+    config = _write(tmp_path, TINY)
+    straight = _run(config, tmp_path / "a")
+    assert straight.returncode == 0, straight.stderr[-2000:]
+    # the same run, killed as soon as its first answer is on disk, then resumed
+    process = _run(config, tmp_path / "b", wait=False)
+    records = tmp_path / "b" / load_config(config).resolved_run_id() / "records.jsonl"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not (records.exists() and records.read_text().count("\n") >= 1):
+        time.sleep(0.2)
+    process.kill()
+    process.wait()
+    with open(records, "a") as fh:
+        fh.write('{"key": "answer|torn')  # as if killed in the middle of a write
+    resumed = _run(config, tmp_path / "b")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    run_id = load_config(config).resolved_run_id()
+    a = pd.read_parquet(tmp_path / "a" / run_id / "scores.parquet")
+    b = pd.read_parquet(tmp_path / "b" / run_id / "scores.parquet")
+    key = ["architecture", "llm", "judge", "qid", "metric"]
+    assert not b.duplicated(key).any() and len(a) == len(b)
+    merged = a.merge(b, on=key, suffixes=("_a", "_b"))
+    quality = merged[merged.judge != "system"]  # latency differs between runs, scores must not
+    assert (quality.value_a.fillna(-1) == quality.value_b.fillna(-1)).all()
+    assert json.loads((tmp_path / "b" / run_id / "summary.json").read_text())["answers"] == 6
+
+
+@pytest.mark.slow
+def test_failed_generation_is_recorded_and_run_goes_on(tmp_path):
+    broken = dict(TINY, architectures=["bm25"], llms=[{"name": "down", "provider": "openai-compatible",
+                                                        "base_url": "http://127.0.0.1:9/v1", "model": "x",
+                                                        "max_retries": 0, "timeout_s": 2}])
+    result = _run(_write(tmp_path, broken), tmp_path / "r")
+    assert result.returncode == 0, result.stderr[-2000:]
+    run_dir = next((tmp_path / "r").iterdir())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["answers"] == 3 and sum(summary["answer_failures"].values()) == 3
+    scores = pd.read_parquet(run_dir / "scores.parquet")
+    offline = scores[scores.judge == "offline"]
+    assert offline["value"].isna().all() and (offline["reason"] == "no answer").all()
+
+
+@pytest.mark.slow
+def test_figures_and_sidecars(tmp_path):
+    config = dict(TINY, figures=True, name="figs")
+    results, figures = tmp_path / "r", tmp_path / "f"
+    env = {**os.environ, "HELPERS_RESULTS_DIR": str(results), "HELPERS_FIGURES_DIR": str(figures)}
+    done = subprocess.run([sys.executable, "-m", "helpers", "run", str(_write(tmp_path, config))],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    pngs = sorted(figures.glob("*.png"))
+    assert {p.stem.split("-", 2)[-1] for p in pngs} >= {"metric-bars", "heatmap-question", "pareto-latency", "judge-agreement"}
+    for png in pngs:
+        sidecar = json.loads(png.with_suffix(".json").read_text())
+        assert png.with_suffix(".pdf").exists() and sidecar["run_ids"] and sidecar["git_commit"]
+    assert "Paired permutation tests vs bm25" in done.stdout
