@@ -24,6 +24,7 @@ $(STAMP): requirements/lock.txt requirements/nodeps.txt pyproject.toml
 data: setup
 	$(PY) -m helpers prepare-data
 	$(PY) -m helpers train-reranker --if-missing
+	$(PY) -m helpers train-judge --if-missing
 
 run: data
 	$(PY) -m helpers summary

@@ -7,6 +7,8 @@ Commands:
   summary        print a summary of every dataset (sizes, RAGBench row counts, chunk statistics)
   retrieval-eval retrieval quality and latency per architecture on a labelled dataset
   train-reranker train the offline reranker (learning to rank over offline scorers)
+  train-judge    train the offline TRACe judge (non-test RAGBench splits)
+  judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
 """
 from __future__ import annotations
@@ -144,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--if-missing", action="store_true", help="do nothing when the artefact exists")
     tr.set_defaults(func=_train_reranker)
+    from helpers.trace.cli import add_cli
+
+    add_cli(sub)  # train-judge, judge-eval
     srv = sub.add_parser("serve-llm", help="serve the local model over the OpenAI chat protocol")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8011)

@@ -1,0 +1,68 @@
+"""Sub-commands `train-judge` and `judge-eval`, registered on the package CLI by `add_cli`:
+
+    python -m helpers train-judge [--out PATH] [--seed 0] [--ragbench-dir DIR]
+    python -m helpers judge-eval --ragbench-dir DIR --split test --judges offline[,llm] --out FILE.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _train_judge(args: argparse.Namespace) -> int:
+    from helpers.trace.offline_judge import DEFAULT_PATH, train_judge
+
+    if args.if_missing and Path(args.out or DEFAULT_PATH).exists():
+        print(f"offline judge present: {args.out or DEFAULT_PATH}")
+        return 0
+    info = train_judge(out_path=args.out, seed=args.seed, ragbench_dir=args.ragbench_dir)
+    print(json.dumps(info, indent=2))
+    return 0
+
+
+def _load_llm_config(text: str | None) -> dict | None:
+    """--llm-config: inline JSON or a path to a JSON/YAML file."""
+    if not text:
+        return None
+    if text.lstrip().startswith("{"):
+        return json.loads(text)
+    path = Path(text)
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _judge_eval(args: argparse.Namespace) -> int:
+    from helpers.trace.judge_eval import format_table, judge_eval, save_result
+
+    result = judge_eval(args.ragbench_dir, split=args.split, judges=args.judges,
+                        llm_config=_load_llm_config(args.llm_config), limit=args.limit,
+                        judge_path=args.judge_path)
+    print(format_table(result))
+    if args.out:
+        save_result(result, args.out)
+        print(f"\nwritten: {args.out}")
+    return 0
+
+
+def add_cli(subparsers) -> None:
+    """Register `train-judge` and `judge-eval` on an argparse sub-parsers object."""
+    train = subparsers.add_parser("train-judge", help="train the offline TRACe judge (non-test RAGBench)")
+    train.add_argument("--out", default=None, help="artefact path (default data/models/offline_judge.joblib)")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--if-missing", action="store_true", help="do nothing when the artefact exists")
+    train.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
+    train.set_defaults(func=_train_judge)
+
+    evaluate = subparsers.add_parser("judge-eval", help="TRACe judges vs RAGBench baselines, per subset")
+    evaluate.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
+    evaluate.add_argument("--split", default="test")
+    evaluate.add_argument("--judges", default="offline", help="comma-separated: offline, llm")
+    evaluate.add_argument("--llm-config", default=None, help="LLM judge config: inline JSON or a JSON/YAML file")
+    evaluate.add_argument("--limit", type=int, default=None, help="first N rows per subset")
+    evaluate.add_argument("--judge-path", default=None, help="offline judge artefact")
+    evaluate.add_argument("--out", default=None, help="write the full result as JSON")
+    evaluate.set_defaults(func=_judge_eval)

@@ -1,0 +1,177 @@
+"""Judging the judges: our TRACe judges side by side with RAGBench's shipped baselines and the
+trivial training-mean predictor, on any directory laid out as `<subset>/<split>-*.parquet`.
+
+Metrics as in RAGBench (arXiv:2407.11005, Table 4): hallucination detection AUROC (positive class:
+adherence_score == False, scored by 1 - the judge's adherence score) and RMSE of relevance,
+utilization and completeness against the gold scores. Baselines (shipped columns):
+ragas (faithfulness, context_relevance), trulens (groundedness, context_relevance) and gpt3.5
+(gpt3_adherence, gpt3_context_relevance, gpt35_utilization); a metric a baseline has no column for
+is NaN. The trivial predictor is the mean of the training data (constant, so its AUROC is 0.5).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from helpers.trace.scoring import to_json
+
+# judge name -> {metric: shipped column}
+BASELINES = {
+    "ragas": {"adherence": "ragas_faithfulness", "relevance": "ragas_context_relevance"},
+    "trulens": {"adherence": "trulens_groundedness", "relevance": "trulens_context_relevance"},
+    "gpt3.5": {"adherence": "gpt3_adherence", "relevance": "gpt3_context_relevance",
+               "utilization": "gpt35_utilization"},
+}
+SCORED = ("relevance", "utilization", "completeness")
+GOLD = {"relevance": "relevance_score", "utilization": "utilization_score",
+        "completeness": "completeness_score"}
+
+
+def _auc(y: np.ndarray, s: np.ndarray) -> float:
+    """ROC AUC as the Mann-Whitney statistic (ties count 1/2; Hanley & McNeil 1982)."""
+    pos = y == 1
+    n_pos, n_neg = pos.sum(), (~pos).sum()
+    ranks = rankdata(s)
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def auroc(hallucinated, adherence_score, n_boot: int = 500, seed: int = 0) -> dict:
+    """AUROC of detecting hallucinations (adherence False) from 1 - adherence score, with a 95%
+    percentile-bootstrap interval; NaN scores are dropped, NaN when a class is missing."""
+    y = np.asarray(hallucinated, float)
+    s = -np.asarray(adherence_score, float)
+    keep = ~(np.isnan(y) | np.isnan(s))
+    y, s = y[keep], s[keep]
+    if y.size == 0 or y.min() == y.max():
+        return {"auroc": math.nan, "auroc_ci95": [math.nan, math.nan], "n": int(y.size)}
+    rng = np.random.default_rng(seed)
+    boots = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, y.size, y.size)
+        if y[idx].min() != y[idx].max():
+            boots.append(_auc(y[idx], s[idx]))
+    return {"auroc": _auc(y, s),
+            "auroc_ci95": [float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))],
+            "n": int(y.size)}
+
+
+def rmse(predicted, gold) -> float:
+    p, g = np.asarray(predicted, float), np.asarray(gold, float)
+    keep = ~(np.isnan(p) | np.isnan(g))
+    return float(np.sqrt(np.mean((p[keep] - g[keep]) ** 2))) if keep.any() else math.nan
+
+
+def score_predictions(frame: pd.DataFrame, predictions: dict[str, np.ndarray]) -> dict:
+    """Metrics of one judge on one subset. `predictions`: metric -> array (may lack metrics)."""
+    hallucinated = 1.0 - frame["adherence_score"].astype(float).to_numpy()
+    out = {}
+    if "adherence" in predictions:
+        out.update(auroc(hallucinated, predictions["adherence"]))
+    else:
+        out.update({"auroc": math.nan, "auroc_ci95": [math.nan, math.nan]})
+    for metric in SCORED:
+        out[f"rmse_{metric}"] = (rmse(predictions[metric], frame[GOLD[metric]])
+                                 if metric in predictions else math.nan)
+    scored = predictions.get("relevance", predictions.get("adherence"))
+    out["n_scored"] = int(np.sum(~np.isnan(np.asarray(scored, float)))) if scored is not None else 0
+    return out
+
+
+def _judge_predictions(name: str, frame: pd.DataFrame, offline_judge, llm_config) -> tuple[dict, list]:
+    """(metric -> predictions, failure reasons) of one of our judges."""
+    if name == "offline":
+        judgements = offline_judge.judge_frame(frame)
+        scores = [j.scores for j in judgements]
+    elif name == "llm":
+        from helpers.trace.llm_judge import llm_judge_frame
+
+        judgements = llm_judge_frame(frame, llm_config)
+        scores = [j.scores for j in judgements]
+    else:
+        raise ValueError(f"unknown judge {name!r}; valid: offline, llm")
+    preds = {m: np.array([getattr(s, m) for s in scores], float) for m in SCORED}
+    preds["adherence"] = np.array([s.adherence_score for s in scores], float)
+    failures = [s.error for s in scores if s.error]
+    return preds, failures
+
+
+def training_means(ragbench_dir=None, offline_judge=None) -> dict:
+    """The trivial predictor: the offline judge's training means, else the non-test splits'."""
+    if offline_judge is not None and "training_means" in offline_judge.meta:
+        return offline_judge.meta["training_means"]
+    from helpers.trace.offline_judge import training_frame
+
+    try:
+        frame = training_frame(ragbench_dir)
+    except Exception:
+        frame = training_frame(None)
+    return {m: float(frame[GOLD[m]].mean()) for m in SCORED} | {
+        "adherence": float(frame["adherence_score"].astype(float).mean())}
+
+
+def judge_eval(ragbench_dir=None, split: str = "test", judges=("offline",), llm_config: dict | None = None,
+               limit: int | None = None, judge_path: str | Path | None = None) -> dict:
+    """Per subset: AUROC and RMSEs of our judges, the shipped baselines and the trivial predictor."""
+    from helpers.data import list_splits, load_ragbench
+    from helpers.trace.offline_judge import OfflineJudge
+
+    judges = [j.strip() for j in (judges.split(",") if isinstance(judges, str) else judges) if j.strip()]
+    offline = OfflineJudge.load(judge_path) if "offline" in judges else None
+    means = training_means(ragbench_dir, offline)
+    result = {"split": split, "ragbench_dir": str(ragbench_dir or "default"), "judges": judges,
+              "baselines": list(BASELINES), "trivial_means": means, "limit": limit, "subsets": {}}
+    for subset, splits in list_splits(ragbench_dir).items():
+        if split not in splits:
+            continue
+        frame = load_ragbench(subset, split, ragbench_dir)
+        frame = frame.head(limit) if limit else frame
+        rows = {}
+        for name in judges:
+            preds, failures = _judge_predictions(name, frame, offline, llm_config)
+            rows[name] = score_predictions(frame, preds) | {"n_failed": len(failures),
+                                                            "failures": failures[:5]}
+        for name, columns in BASELINES.items():
+            preds = {m: frame[c].astype(float).to_numpy() for m, c in columns.items()}
+            rows[name] = score_predictions(frame, preds)
+        trivial = {m: np.full(len(frame), means[m]) for m in SCORED} | {"adherence": np.full(len(frame), 0.5)}
+        rows["trivial"] = score_predictions(frame, trivial)
+        result["subsets"][subset] = {"n": len(frame),
+                                     "n_hallucinated": int((~frame["adherence_score"].astype(bool)).sum()),
+                                     "judges": rows}
+    return result
+
+
+def result_frame(result: dict) -> pd.DataFrame:
+    """One row per (subset, judge): auroc, rmse_relevance, rmse_utilization, rmse_completeness."""
+    rows = []
+    for subset, block in result["subsets"].items():
+        for judge, metrics in block["judges"].items():
+            rows.append({"subset": subset, "judge": judge, "n": block["n"],
+                         "n_hallucinated": block["n_hallucinated"],
+                         **{k: metrics.get(k, math.nan) for k in
+                            ("auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness")}})
+    return pd.DataFrame(rows)
+
+
+def format_table(result: dict) -> str:
+    """Plain-text table, subsets by judge; '—' where a judge has no score for a metric."""
+    frame = result_frame(result)
+    if frame.empty:
+        return f"(no subset has a '{result['split']}' split)"
+    lines = [f"split: {result['split']}   AUROC: hallucination detection (higher is better); "
+             "RMSE vs gold (lower is better)",
+             f"{'subset':12s} {'judge':9s} {'n':>5s} {'halluc':>6s} {'AUROC':>7s} {'RMSE rel':>9s} "
+             f"{'RMSE util':>9s} {'RMSE comp':>9s}"]
+    fmt = lambda v: "      —" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:7.3f}"
+    for _, r in frame.iterrows():
+        lines.append(f"{r.subset:12s} {r.judge:9s} {r.n:5d} {r.n_hallucinated:6d} {fmt(r.auroc)} "
+                     f"  {fmt(r.rmse_relevance)}   {fmt(r.rmse_utilization)}   {fmt(r.rmse_completeness)}")
+    return "\n".join(lines)
+
+
+def save_result(result: dict, path: str | Path) -> str:
+    return to_json(result, path)

@@ -1,0 +1,94 @@
+"""judge_eval on a tiny RAGBench-shaped directory written from real rows, and the CLI wiring."""
+import argparse
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers import paths
+
+
+@pytest.fixture(scope="module")
+def tiny_ragbench(tmp_path_factory, raw_ready):
+    """<tmp>/<subset>/<split>-00000-of-00001.parquet for covidqa and hotpotqa, from real rows."""
+    root = tmp_path_factory.mktemp("ragbench")
+    source = paths.RAW_DIR / "ragbench"
+    for subset in ("covidqa", "hotpotqa"):
+        (root / subset).mkdir()
+        for split, n in (("validation", 30), ("test", 24)):
+            frame = pd.read_parquet(next((source / subset).glob(f"{split}-*.parquet")))
+            if split == "test":  # keep some hallucinations so the AUROC is defined
+                frame = pd.concat([frame[~frame.adherence_score.astype(bool)].head(6),
+                                   frame[frame.adherence_score.astype(bool)].head(n - 6)])
+            frame.head(n).to_parquet(root / subset / f"{split}-00000-of-00001.parquet")
+    return root
+
+
+@pytest.fixture(scope="module")
+def tiny_judge(tiny_ragbench, tmp_path_factory):
+    from helpers.trace.offline_judge import train_judge
+
+    out = tmp_path_factory.mktemp("judge") / "judge.joblib"
+    info = train_judge(out_path=out, ragbench_dir=tiny_ragbench, max_iter=15)
+    assert info["trained_on"] == ["covidqa/validation", "hotpotqa/validation"]
+    return out
+
+
+def test_judge_eval_side_by_side(tiny_ragbench, tiny_judge, tmp_path):
+    from helpers.trace.judge_eval import format_table, judge_eval, result_frame, save_result
+
+    result = judge_eval(tiny_ragbench, split="test", judges=["offline"], judge_path=tiny_judge)
+    assert set(result["subsets"]) == {"covidqa", "hotpotqa"}
+    block = result["subsets"]["covidqa"]
+    assert block["n"] == 24 and block["n_hallucinated"] == 6
+    assert set(block["judges"]) == {"offline", "ragas", "trulens", "gpt3.5", "trivial"}
+    offline = block["judges"]["offline"]
+    assert 0.0 <= offline["auroc"] <= 1.0 and offline["n_failed"] == 0
+    for metric in ("rmse_relevance", "rmse_utilization", "rmse_completeness"):
+        assert 0.0 <= offline[metric] <= 1.0
+    assert block["judges"]["trivial"]["auroc"] == 0.5
+    assert math.isnan(block["judges"]["ragas"]["rmse_utilization"])   # ragas has no utilization column
+    assert not math.isnan(block["judges"]["gpt3.5"]["rmse_utilization"])
+    table = format_table(result)
+    assert "covidqa" in table and "hotpotqa" in table and "offline" in table and "gpt3.5" in table
+    assert len(result_frame(result)) == 10
+    save_result(result, tmp_path / "eval.json")
+    assert json.loads((tmp_path / "eval.json").read_text())["split"] == "test"
+
+
+def test_judge_eval_trivial_rmse_matches_by_hand(tiny_ragbench, tiny_judge):
+    from helpers.data import load_ragbench
+    from helpers.trace.judge_eval import judge_eval
+
+    result = judge_eval(tiny_ragbench, split="test", judges=["offline"], judge_path=tiny_judge, limit=10)
+    frame = load_ragbench("hotpotqa", "test", tiny_ragbench).head(10)
+    mean = result["trivial_means"]["relevance"]
+    expected = float(np.sqrt(np.mean((frame.relevance_score - mean) ** 2)))
+    assert result["subsets"]["hotpotqa"]["judges"]["trivial"]["rmse_relevance"] == pytest.approx(expected)
+    assert result["subsets"]["hotpotqa"]["n"] == 10
+
+
+def test_judge_eval_records_llm_failures(tiny_ragbench, tiny_judge, monkeypatch):
+    """An LLM judge that cannot answer yields NaN scores and recorded reasons, not a crash."""
+    from helpers.trace import judge_eval as module
+
+    result = module.judge_eval(tiny_ragbench, split="test", judges="llm",
+                               llm_config={"provider": "openai-compatible", "base_url": "http://127.0.0.1:9",
+                                           "max_retries": 0, "timeout_s": 1, "cache": "off",
+                                           "api_key_env": "HELPERS_TEST_NO_SUCH_KEY"}, limit=2)
+    llm = result["subsets"]["covidqa"]["judges"]["llm"]
+    assert llm["n_failed"] == 2 and llm["failures"] and math.isnan(llm["rmse_relevance"])
+
+
+def test_add_cli_registers_both_commands():
+    from helpers.trace.cli import add_cli
+
+    parser = argparse.ArgumentParser()
+    add_cli(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["judge-eval", "--ragbench-dir", "d", "--split", "test",
+                              "--judges", "offline,llm", "--out", "f.json"])
+    assert (args.ragbench_dir, args.split, args.judges, args.out) == ("d", "test", "offline,llm", "f.json")
+    args = parser.parse_args(["train-judge", "--seed", "3"])
+    assert args.seed == 3 and callable(args.func)
