@@ -22,13 +22,14 @@ def side_by_side(retrievers: dict, queries: dict[str, str], *, k: int = 3, snipp
 
 
 def load_reports(paths: list[str | Path]) -> pd.DataFrame:
-    """Long table (dataset, architecture, metric, value) from retrieval-eval JSON reports."""
+    """Long table (dataset, architecture, metric, value) from retrieval-eval JSON reports; the
+    dataset column is the report's file name, so a sampled report stays apart from a full one."""
     rows = []
     for path in paths:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
         for architecture, entry in report["results"].items():
             for metric, value in entry.items():
-                rows.append({"dataset": report["dataset"], "architecture": architecture,
+                rows.append({"dataset": Path(path).stem, "architecture": architecture,
                              "metric": metric, "value": value, "queries": entry["queries"]})
     return pd.DataFrame(rows)
 
