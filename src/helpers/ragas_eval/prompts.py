@@ -1,0 +1,175 @@
+"""The four ragas metrics, built with traced prompts and, for Spanish, adjusted instructions.
+
+ragas 0.4.3's prompts are English (instruction + English few-shot examples + the input as JSON).
+With Spanish inputs a judge tends to (a) write the extracted statements / generated questions in
+English, which lowers answer relevancy (cross-language cosine similarity is lower even with a
+multilingual embedder) and makes statement-vs-context matching a translation task, and (b) judge
+wording instead of meaning. For `language="es"` each prompt therefore gets:
+  * one extra sentence in its instruction: keep statements/questions in the input's language,
+    never translate, and judge meaning (paraphrases and synonyms count as support);
+  * one hand-written Spanish few-shot example (general medicine, deliberately not taken from the
+    obstetrics guideline or the seed document's worked examples, which are the measurement set).
+The English examples and ragas's output schemas stay as they are, so parsing and the score
+formulas are ragas's own. `ragas`'s `adapt_prompts()` (LLM-translated examples) is not used: it
+needs a strong judge and its output would be unreviewed.
+
+Traced prompts record every parsed judge output of the (sample, metric) being scored (a
+contextvar set by the runner) so each score can be shown with the judge's reasons, and cap
+ragas's output-repair attempts (`parse_retries`, default 1: one "fix the JSON" call).
+"""
+from __future__ import annotations
+
+import contextvars
+
+from ragas.metrics._answer_relevance import (ResponseRelevanceInput, ResponseRelevanceOutput,
+                                             ResponseRelevancePrompt, ResponseRelevancy)
+from ragas.metrics._context_precision import (QAC, ContextPrecisionPrompt,
+                                              LLMContextPrecisionWithReference, Verification)
+from ragas.metrics._context_recall import (QCA, ContextRecallClassification,
+                                           ContextRecallClassificationPrompt, ContextRecallClassifications,
+                                           LLMContextRecall)
+from ragas.metrics._faithfulness import (Faithfulness, NLIStatementInput, NLIStatementOutput,
+                                         NLIStatementPrompt, StatementFaithfulnessAnswer,
+                                         StatementGeneratorInput, StatementGeneratorOutput,
+                                         StatementGeneratorPrompt)
+
+# Parsed judge outputs of the current (sample, metric): a list of (role, dict); None elsewhere.
+PROMPT_OUTPUTS: contextvars.ContextVar[list | None] = contextvars.ContextVar("prompt_outputs", default=None)
+
+METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+
+
+class _Traced:
+    role = "output"
+    parse_retries = 1
+
+    async def generate_multiple(self, llm, data, n=1, temperature=None, stop=None, callbacks=None,
+                                retries_left=3):
+        return await super().generate_multiple(llm=llm, data=data, n=n, temperature=temperature, stop=stop,
+                                               callbacks=callbacks,
+                                               retries_left=min(retries_left, self.parse_retries))
+
+    def process_output(self, output, input):
+        output = super().process_output(output, input)
+        outputs = PROMPT_OUTPUTS.get()
+        if outputs is not None:
+            outputs.append((self.role, output.model_dump()))
+        return output
+
+
+def _traced(base, role: str, parse_retries: int, language: str | None):
+    cls = type(base.__name__, (_Traced, base), {})  # same class name: same ragas prompt name
+    prompt = cls()
+    prompt.role, prompt.parse_retries = role, parse_retries
+    if language == "es":
+        extra_instruction, example = SPANISH[role]
+        prompt.instruction = base.instruction + " " + extra_instruction
+        prompt.examples = list(base.examples) + [example]
+        prompt.language = "spanish"
+    return prompt
+
+
+# ----------------------------------------------------------------------------- Spanish adjustments
+SPANISH = {
+    "statements": (
+        "The question and answer may be in Spanish: write every statement in the language of the "
+        "answer, without translating it.",
+        (StatementGeneratorInput(
+            question="¿Qué es la hipertensión arterial y cómo se diagnostica?",
+            answer="Es la elevación persistente de la presión arterial. Se diagnostica cuando la presión es "
+                   "de 140/90 mmHg o más en dos tomas separadas."),
+         StatementGeneratorOutput(statements=[
+             "La hipertensión arterial es la elevación persistente de la presión arterial.",
+             "La hipertensión arterial se diagnostica cuando la presión es de 140/90 mmHg o más en dos "
+             "tomas separadas."])),
+    ),
+    "verdicts": (
+        "The context and statements may be in Spanish: copy each statement word for word in its own "
+        "language, and judge meaning, not wording: a statement that says what the context says in "
+        "other words (synonyms, paraphrase, another word order) gets 1; one the context does not "
+        "support or contradicts gets 0.",
+        (NLIStatementInput(
+            context="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad. Está "
+                    "contraindicada en personas con alergia grave a una dosis previa.",
+            statements=["La vacuna contra la influenza se aplica anualmente.",
+                        "La vacuna contra la influenza se aplica desde el nacimiento.",
+                        "Quien tuvo una reacción alérgica grave a una dosis previa no debe recibir la vacuna."]),
+         NLIStatementOutput(statements=[
+             StatementFaithfulnessAnswer(statement="La vacuna contra la influenza se aplica anualmente.",
+                                         reason="'Cada año' significa lo mismo que 'anualmente'.", verdict=1),
+             StatementFaithfulnessAnswer(statement="La vacuna contra la influenza se aplica desde el nacimiento.",
+                                         reason="El contexto dice a partir de los 6 meses, no desde el nacimiento.",
+                                         verdict=0),
+             StatementFaithfulnessAnswer(
+                 statement="Quien tuvo una reacción alérgica grave a una dosis previa no debe recibir la vacuna.",
+                 reason="'Contraindicada' dice lo mismo con otras palabras.", verdict=1)])),
+    ),
+    "question": (
+        "The answer may be in Spanish: write the question in the same language as the answer. An answer "
+        "saying that the information was not found in the documents is noncommittal.",
+        (ResponseRelevanceInput(response="La vacuna contra la influenza se aplica cada año a partir de los "
+                                         "6 meses de edad."),
+         ResponseRelevanceOutput(question="¿Con qué frecuencia y desde qué edad se aplica la vacuna contra la "
+                                          "influenza?", noncommittal=0)),
+    ),
+    "context_verdict": (
+        "The question, context and answer may be in Spanish: judge by meaning, whatever the wording, "
+        "whether the context was useful in arriving at the answer.",
+        (QAC(question="¿Desde qué edad se aplica la vacuna contra la influenza?",
+             context="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad.",
+             answer="A partir de los 6 meses de edad."),
+         Verification(reason="El contexto da la edad de inicio que está en la respuesta.", verdict=1)),
+    ),
+    "classifications": (
+        "The context and answer may be in Spanish: keep each sentence of the answer in its own language "
+        "(do not translate it) and judge by meaning: a sentence is attributed when the context states "
+        "the same facts, even in other words.",
+        (QCA(question="¿Cómo se diagnostica la hipertensión arterial?",
+             context="La hipertensión se diagnostica con cifras de 140/90 mmHg o más en dos tomas separadas.",
+             answer="Se diagnostica con 140/90 mmHg o más en dos tomas. Debe confirmarse con un monitoreo "
+                    "ambulatorio de 24 horas."),
+         ContextRecallClassifications(classifications=[
+             ContextRecallClassification(statement="Se diagnostica con 140/90 mmHg o más en dos tomas.",
+                                         reason="El contexto da el mismo umbral y las dos tomas.", attributed=1),
+             ContextRecallClassification(statement="Debe confirmarse con un monitoreo ambulatorio de 24 horas.",
+                                         reason="El contexto no menciona el monitoreo ambulatorio.",
+                                         attributed=0)])),
+    ),
+}
+
+
+def build_metrics(names=METRIC_NAMES, *, llm=None, embeddings=None, language: str = "en",
+                  strictness: int = 3, parse_retries: int = 1) -> dict:
+    """{name: ragas metric} for the names in METRIC_NAMES, with traced prompts; `language="es"`
+    adds the Spanish adjustments above (any other language: ragas's prompts unchanged).
+
+    Scores follow ragas 0.4.3 (Es et al. 2023, arXiv:2309.15217; ragas docs "Available metrics"):
+      faithfulness      = supported statements / statements extracted from the answer
+      answer_relevancy  = mean cosine(question, q_i) over `strictness` questions q_i generated from
+                          the answer; 0 if every generation marks the answer noncommittal
+      context_precision = sum_k (precision@k * v_k) / (sum_k v_k + 1e-10), v_k the 0/1 verdict
+                          "context k was useful for the reference", k in ranking order
+      context_recall    = reference sentences attributed to the contexts / reference sentences
+    """
+    unknown = set(names) - set(METRIC_NAMES)
+    if unknown:
+        raise ValueError(f"unknown metrics {sorted(unknown)}; valid: {list(METRIC_NAMES)}")
+    lang = "es" if (language or "").lower().startswith("es") else None
+    metrics = {}
+    for name in names:
+        if name == "faithfulness":
+            metric = Faithfulness(llm=llm)
+            metric.statement_generator_prompt = _traced(StatementGeneratorPrompt, "statements", parse_retries, lang)
+            metric.nli_statements_prompt = _traced(NLIStatementPrompt, "verdicts", parse_retries, lang)
+        elif name == "answer_relevancy":
+            metric = ResponseRelevancy(llm=llm, embeddings=embeddings, strictness=strictness)
+            metric.question_generation = _traced(ResponseRelevancePrompt, "question", parse_retries, lang)
+        elif name == "context_precision":
+            metric = LLMContextPrecisionWithReference(llm=llm)
+            metric.context_precision_prompt = _traced(ContextPrecisionPrompt, "context_verdict", parse_retries, lang)
+        else:
+            metric = LLMContextRecall(llm=llm)
+            metric.context_recall_prompt = _traced(ContextRecallClassificationPrompt, "classifications",
+                                                   parse_retries, lang)
+        metrics[name] = metric
+    return metrics

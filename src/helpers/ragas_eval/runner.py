@@ -1,0 +1,253 @@
+"""Score answers with ragas, one (sample, metric) at a time, recording a reason for every value.
+
+    judge = RagasJudge(LLM({...}), language="es")
+    result = judge.score(samples_from_records(records, ds.answers))
+    result.rows            # long format: qid, metric, value, reason, error_kind, judge_calls, seconds, detail
+    result.nan_counts()    # {metric: NaN count}
+
+A sample whose metric cannot be computed gets NaN and the reason (parse failure, timeout, refusal,
+failed LLM call, nothing to judge); the run goes on. Every judge call goes through the LLM layer
+(cache, rate limits, retries, accounting): `result.totals` is its accounting for this run.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pandas as pd
+from langchain_core.exceptions import OutputParserException
+from pydantic import ValidationError
+from ragas.dataset_schema import SingleTurnSample
+from ragas.exceptions import RagasOutputParserException
+from ragas.prompt.utils import extract_json
+
+from helpers.llm import LLM, LLMError
+from helpers.ragas_eval.adapters import (JUDGE_CALLS, default_embedder, judge_run_config, make_ragas_embeddings,
+                                         make_ragas_llm)
+from helpers.ragas_eval.prompts import METRIC_NAMES, PROMPT_OUTPUTS, build_metrics
+
+log = logging.getLogger(__name__)
+
+NEEDS = {"faithfulness": ("answer", "contexts"), "answer_relevancy": ("answer",),
+         "context_precision": ("contexts", "reference"), "context_recall": ("contexts", "reference")}
+_REFUSAL = re.compile(r"\b(I'?m sorry|I am sorry|I can(?:no|')t (?:help|assist|comply|provide)|as an AI|"
+                      r"lo siento|no puedo (?:ayudar|responder|hacer))", re.I)
+
+
+@dataclass
+class RagasSample:
+    qid: str
+    question: str
+    answer: str | None
+    contexts: list[str]
+    reference: str | None = None
+    generation_error: str | None = None
+
+
+def samples_from_records(records, references: dict[str, str] | None = None) -> list[RagasSample]:
+    """RAGAS samples from `helpers.generation.AnswerRecord`s: the contexts exactly as prompted."""
+    references = references or {}
+    return [RagasSample(r.qid, r.question, r.answer, r.context_texts, references.get(r.qid), r.error)
+            for r in records]
+
+
+@dataclass
+class RagasResult:
+    rows: pd.DataFrame
+    totals: dict = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    def nan_counts(self) -> dict[str, int]:
+        return {m: int(g["value"].isna().sum()) for m, g in self.rows.groupby("metric", sort=False)}
+
+    def summary(self) -> pd.DataFrame:
+        """Per metric: mean over computed values, n, NaN count and rate, NaN kinds."""
+        out = []
+        for metric, g in self.rows.groupby("metric", sort=False):
+            kinds = g.loc[g["value"].isna(), "error_kind"].value_counts().to_dict()
+            out.append({"metric": metric, "mean": g["value"].mean(), "n": len(g), "nan": int(g["value"].isna().sum()),
+                        "nan_rate": float(g["value"].isna().mean()), "nan_kinds": kinds,
+                        "seconds": round(float(g["seconds"].sum()), 1)})
+        return pd.DataFrame(out)
+
+    def wide(self) -> pd.DataFrame:
+        return self.rows.pivot(index="qid", columns="metric", values="value")
+
+
+def _unparsed(texts: list[str]) -> list[str]:
+    """The judge outputs that hold no JSON object ragas could read."""
+    out = []
+    for text in texts:
+        try:
+            json.loads(extract_json(text))
+        except (ValueError, TypeError):
+            out.append(text)
+    return out
+
+
+def classify_failure(exc: BaseException, texts: list[str]) -> tuple[str, str]:
+    """(error kind, reason) for an exception raised while scoring; `texts` are the judge's raw
+    outputs for this (sample, metric), repair attempts included."""
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return "timeout", "timeout: the judge did not finish in time"
+    if isinstance(exc, (RagasOutputParserException, OutputParserException, ValidationError, json.JSONDecodeError)):
+        bad = _unparsed(texts) or [t for t in texts if t] or [""]
+        refusal = next((t for t in bad if _REFUSAL.search(t)), None)
+        if refusal is not None:
+            return "refusal", f"refusal: {refusal[:200]!r}"
+        return "parse", f"parse failure: judge output was not the expected JSON: {bad[0][:200]!r}"
+    if isinstance(exc, LLMError):
+        return f"llm_{getattr(exc, 'kind', None) or 'error'}", f"LLM call failed: {str(exc)[:300]}"
+    return "error", f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
+def _nan_reason(metric: str) -> tuple[str, str]:
+    return "empty", {
+        "faithfulness": "no statements could be extracted from the answer",
+        "answer_relevancy": "the judge generated only empty questions",
+        "context_recall": "the judge classified no reference statements",
+        "context_precision": "no verdicts",
+    }[metric]
+
+
+def explain(metric: str, outputs: list[tuple[str, dict]]) -> str:
+    """The judge's reasons behind a score, in a few lines."""
+    def mark(v):
+        return "✓" if v else "✗"
+
+    if metric == "faithfulness":
+        verdicts = [s for role, o in outputs if role == "verdicts" for s in o["statements"]]
+        ok = sum(bool(s["verdict"]) for s in verdicts)
+        return f"{ok}/{len(verdicts)} statements supported. " + " ".join(
+            f"{mark(s['verdict'])} {s['statement']!r}: {s['reason']}" for s in verdicts)
+    if metric == "answer_relevancy":
+        qs = [o for role, o in outputs if role == "question"]
+        return "questions generated from the answer: " + " | ".join(
+            f"{o['question']!r}" + (" (noncommittal)" if o["noncommittal"] else "") for o in qs)
+    if metric == "context_precision":
+        vs = [o for role, o in outputs if role == "context_verdict"]
+        return f"verdicts by rank {[int(bool(o['verdict'])) for o in vs]}. " + " ".join(
+            f"[{i}] {mark(o['verdict'])} {o['reason']}" for i, o in enumerate(vs, 1))
+    cls = [c for role, o in outputs if role == "classifications" for c in o["classifications"]]
+    ok = sum(bool(c["attributed"]) for c in cls)
+    return f"{ok}/{len(cls)} reference statements attributed. " + " ".join(
+        f"{mark(c['attributed'])} {c['statement']!r}: {c['reason']}" for c in cls)
+
+
+class RagasJudge:
+    """The four ragas metrics with a workbench judge.
+
+    judge: an `LLM` (wrapped in `WorkbenchChatModel`) or any LangChain chat model.
+    embedder: a workbench embedder for answer relevancy (default: the cached bundled one for the
+      language). language: "es" adjusts the prompts for Spanish (see `prompts`).
+    strictness: questions generated per answer for answer relevancy (ragas default 3), drawn as
+      separate samples, one request each. timeout_s: per (sample, metric). parse_retries: ragas's
+      "fix the JSON" calls after an unparseable output. concurrency: (sample, metric) pairs scored
+      at once (default: 1 for the local model, the provider's concurrency otherwise)."""
+
+    def __init__(self, judge, embedder=None, *, language: str = "en", metrics=METRIC_NAMES,
+                 strictness: int = 3, timeout_s: float = 180, max_tokens: int | None = None,
+                 parse_retries: int = 1, concurrency: int | None = None):
+        self.judge, self.language, self.timeout_s = judge, language, timeout_s
+        self.llm = make_ragas_llm(judge, max_tokens=max_tokens, timeout_s=timeout_s)
+        embeddings = None
+        if "answer_relevancy" in metrics:
+            embeddings = make_ragas_embeddings(embedder if embedder is not None else default_embedder(language))
+        self.metrics = build_metrics(metrics, llm=self.llm, embeddings=embeddings, language=language,
+                                     strictness=strictness, parse_retries=parse_retries)
+        for metric in self.metrics.values():
+            metric.init(judge_run_config(timeout_s))
+        if concurrency is None:
+            concurrency = 1 if not isinstance(judge, LLM) or judge.config.provider == "local" else judge.config.concurrency
+        self.concurrency = max(1, concurrency)
+
+    async def _score_one(self, sample: RagasSample, name: str, gate: asyncio.Semaphore) -> dict:
+        row = {"qid": sample.qid, "metric": name, "value": math.nan, "reason": "", "error_kind": None,
+               "judge_calls": 0, "seconds": 0.0, "detail": "[]"}
+        missing = [need for need in NEEDS[name] if not getattr(sample, need)]
+        if missing:
+            why = {"answer": "no answer" + (f" (generation failed: {sample.generation_error[:200]})"
+                                            if sample.generation_error else ""),
+                   "contexts": "no retrieved contexts", "reference": "no reference answer"}
+            row.update(error_kind="skipped", reason="not computed: " + "; ".join(why[m] for m in missing))
+            return row
+        async with gate:
+            calls, outputs = [], []
+            JUDGE_CALLS.set(calls)
+            PROMPT_OUTPUTS.set(outputs)
+            ragas_sample = SingleTurnSample(user_input=sample.question, response=sample.answer or None,
+                                            retrieved_contexts=list(sample.contexts), reference=sample.reference)
+            start = time.perf_counter()
+            try:
+                value = await self.metrics[name].single_turn_ascore(ragas_sample, timeout=self.timeout_s)
+            except Exception as exc:  # every failure becomes a recorded NaN; the run goes on
+                kind, reason = classify_failure(exc, [t for c in calls for t in c["texts"]])
+                row.update(error_kind=kind, reason=reason)
+                log.info("ragas %s on %s: NaN (%s)", name, sample.qid, reason[:120])
+            else:
+                value = float(value) if value is not None else math.nan
+                row["value"] = value
+                if math.isnan(value):
+                    row["error_kind"], row["reason"] = _nan_reason(name)
+                else:
+                    row["reason"] = explain(name, outputs)
+            row["seconds"] = round(time.perf_counter() - start, 3)
+            row["judge_calls"] = sum(c["n"] for c in calls)
+            row["detail"] = json.dumps([{"role": r, **o} for r, o in outputs], ensure_ascii=False)
+            return row
+
+    async def ascore(self, samples: list[RagasSample]) -> RagasResult:
+        gate = asyncio.Semaphore(self.concurrency)
+        before = len(self.judge.calls) if isinstance(self.judge, LLM) else 0
+        start = time.perf_counter()
+        ragas_log = logging.getLogger("ragas")
+        level = ragas_log.level
+        ragas_log.setLevel(logging.CRITICAL)  # its parse-failure logs: every failure is a row here
+        try:
+            tasks = [asyncio.ensure_future(self._score_one(s, name, gate)) for s in samples for name in self.metrics]
+            rows = await asyncio.gather(*tasks)
+        finally:
+            ragas_log.setLevel(level)
+        result = RagasResult(pd.DataFrame(rows, columns=["qid", "metric", "value", "reason", "error_kind",
+                                                          "judge_calls", "seconds", "detail"]),
+                             wall_s=round(time.perf_counter() - start, 2))
+        if isinstance(self.judge, LLM):
+            result.totals = _totals(self.judge.calls[before:])
+        log.info("ragas: %d samples scored in %.1fs; NaN per metric %s", len(samples), result.wall_s,
+                 result.nan_counts())
+        return result
+
+    def score(self, samples: list[RagasSample]) -> RagasResult:
+        """Synchronous; also works where an event loop is already running (Jupyter): the
+        scoring then runs on its own loop in a worker thread."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.ascore(samples))
+        box: dict = {}
+
+        def work():
+            try:
+                box["result"] = asyncio.run(self.ascore(samples))
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=work, name="ragas-scoring")
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+
+def _totals(calls) -> dict:
+    return {"calls": len(calls), "cache_hits": sum(r.cached for r in calls),
+            "errors": sum(r.error is not None for r in calls),
+            "input_tokens": sum(r.input_tokens for r in calls), "output_tokens": sum(r.output_tokens for r in calls),
+            "cost_usd": round(sum(r.cost_usd for r in calls), 6), "latency_s": round(sum(r.latency_s for r in calls), 3)}

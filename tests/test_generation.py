@@ -1,0 +1,97 @@
+"""Answer generation: prompts per language, numbered contexts, the token budget, records, and
+failures recorded without stopping the batch; end to end with the local model and its server."""
+import importlib.util
+
+import pytest
+
+from helpers.generation import (AnswerRecord, build_messages, estimate_tokens, generate_answers, prompt_language,
+                                records_frame, select_contexts)
+from helpers.llm import LLM, LLMError, ResponseCache
+from helpers.llm.backends import Completion
+
+CORPUS = {"d1": {"text": "Se recomienda un programa de diez citas para primigestantes."},
+          "d2": {"text": "Para una mujer multípara se recomienda un programa de siete citas."},
+          "d3": {"text": "El parto debe ocurrir en un centro médico adecuado. " * 30}}
+RUN = {"q1": {"d2": 0.7, "d1": 0.9, "d3": 0.1}}
+
+
+class EchoBackend:
+    """Answers with the number of contexts it saw; fails on demand."""
+
+    def __init__(self, fail_on=None, error=None):
+        self.fail_on, self.error, self.prompts = fail_on, error, []
+
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout):
+        prompt = messages[-1]["content"]
+        self.prompts.append(messages)
+        if self.fail_on and self.fail_on in prompt:
+            raise self.error
+        return Completion(f"Diez citas [1] ({prompt.count('] ')} contextos)", len(prompt) // 3, 7)
+
+
+def test_prompt_per_language_with_numbered_contexts():
+    es = build_messages("¿Cuántas citas?", ["uno", "dos"], "es")
+    assert "Responde en español" in es[0]["content"] and "[1] uno\n\n[2] dos" in es[1]["content"]
+    assert es[1]["content"].endswith("Pregunta: ¿Cuántas citas?\nRespuesta:")
+    en = build_messages("How many?", ["one"], "fr")  # every non-Spanish language: English
+    assert "Answer in English" in en[0]["content"] and "[1] one" in en[1]["content"]
+    assert prompt_language("es-CO") == "es" and prompt_language("en") == "en"
+    assert "no context" in build_messages("q", [], "en")[1]["content"]
+
+
+def test_token_estimate_and_budget():
+    assert estimate_tokens("a" * 27, "es") == 10 and estimate_tokens("a" * 40, "en") == 10
+    contexts, dropped = select_contexts(RUN["q1"], CORPUS, k=3, max_context_tokens=60, language="es")
+    assert [c["doc_id"] for c in contexts] == ["d1", "d2"] and dropped == ["d3"]  # ranking order; d3 over budget
+    assert [c["rank"] for c in contexts] == [1, 2] and contexts[0]["score"] == 0.9
+    contexts, dropped = select_contexts(RUN["q1"], CORPUS, k=3, max_context_tokens=200, language="es")
+    assert contexts[2]["truncated"] and contexts[2]["text"].endswith("…") and not dropped
+    assert sum(estimate_tokens(c["text"], "es") for c in contexts) <= 200
+    assert select_contexts(RUN["q1"], CORPUS, k=1)[0][0]["doc_id"] == "d1"
+
+
+def test_records_and_failures_never_stop_the_batch(tmp_path):
+    backend = EchoBackend(fail_on="¿Falla?", error=LLMError("rejected (400)"))
+    llm = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0},
+              cache=ResponseCache(tmp_path / "c.sqlite"), backend=backend)
+    queries = {"q1": "¿Cuántas citas?", "q2": "¿Falla?", "q3": "¿Sin contexto?"}
+    run = {"q1": RUN["q1"], "q2": RUN["q1"]}
+    records = generate_answers(llm, queries, run, CORPUS, language="es", k=2)
+    assert [r.qid for r in records] == ["q1", "q2", "q3"]
+    ok, failed, empty = records
+    assert ok.answer.startswith("Diez citas") and ok.error is None and ok.model == "llama-3.1-8b-instant"
+    assert [c["doc_id"] for c in ok.contexts] == ["d1", "d2"] and ok.contexts[0]["text"] == CORPUS["d1"]["text"]
+    assert ok.input_tokens > 0 and ok.output_tokens == 7 and ok.cost_usd > 0 and ok.latency_s >= 0
+    assert failed.answer is None and "rejected" in failed.error and failed.error_kind == "error"
+    assert empty.contexts == [] and empty.answer  # no retrieved contexts: still asked, told so
+    frame = records_frame(records)
+    assert list(frame["doc_ids"][0]) == ["d1", "d2"] and frame["answer"].isna().sum() == 1
+
+
+def test_unexpected_backend_exception_is_recorded():
+    llm = LLM({"provider": "local", "cache": "off", "max_retries": 0},
+              backend=EchoBackend(fail_on="Pregunta", error=ValueError("context window exceeded")))
+    record = generate_answers(llm, {"q1": "x"}, RUN, CORPUS, language="es")[0]
+    assert isinstance(record, AnswerRecord) and record.answer is None
+    assert record.error_kind == "exception" and "context window" in record.error
+
+
+def _backend():
+    return "llama-cpp" if importlib.util.find_spec("llama_cpp") else "transformers"
+
+
+@pytest.mark.slow
+def test_local_model_and_server_answer_in_spanish(tmp_path):
+    from helpers.llm.server import local_server
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    llm = LLM({"provider": "local", "local_backend": _backend(), "max_tokens": 48}, cache=cache)
+    record = generate_answers(llm, {"q1": "¿Cuántas citas prenatales se recomiendan para primigestantes?"},
+                              RUN, CORPUS, language="es", k=2)[0]
+    assert record.error is None and record.answer and record.output_tokens > 0
+    with local_server(local_backend=_backend(), startup_timeout=300) as base_url:
+        remote = LLM({"provider": "openai-compatible", "model": "smollm2", "base_url": base_url, "max_tokens": 48,
+                      "timeout_s": 120}, cache=cache)
+        served = generate_answers(remote, {"q1": "¿Cuántas citas prenatales se recomiendan?"}, RUN, CORPUS,
+                                  language="es", k=2)[0]
+    assert served.error is None and served.answer and served.provider == "openai-compatible"
