@@ -125,7 +125,6 @@ def test_hyde_and_multi_query_with_local_model(tmp_path):
     run = multi.retrieve({"q": "¿Cómo se trata la preeclampsia?"}, 2)
     assert next(iter(run["q"])) == "e3"
     # unusable model output (one token): the original query alone, and the fallback recorded
-    terse = LLM({"provider": "local", "max_tokens": 1}, cache=ResponseCache(tmp_path / "c.sqlite"))
-    multi = MultiQuery(BM25("es"), terse, n=2, language="es").index(CORPUS_ES)
+    multi = MultiQuery(BM25("es"), llm, n=2, language="es", max_tokens=1).index(CORPUS_ES)
     run = multi.retrieve({"q": "¿Cómo se trata la preeclampsia?"}, 2)
     assert next(iter(run["q"])) == "e3" and "no usable rewrite" in multi.fallbacks["q"]

@@ -45,7 +45,9 @@ def summary(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
 def comparisons(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
     stats = (config or {}).get("statistics", {})
     baseline = stats.get("baseline", "bm25")
-    quality = quality_scores(scores)
+    quality = quality_scores(scores).dropna(subset=["value"])
+    if quality["architecture"].nunique() < 2:
+        return pd.DataFrame()  # nothing to compare (one architecture, or every score failed)
     if baseline not in set(quality["architecture"]):
         baseline = sorted(set(quality["architecture"]))[0]
     return compare_to_baseline(quality, baseline, alpha=stats.get("alpha", 0.05),
@@ -171,6 +173,8 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
     if len(seed):
         parts += ["", "RAGAS (seed benchmark form):", seed.to_string()]
     table = summary(scores, config)
+    if table.empty:
+        return "\n".join(parts + ["", "no quality scores to summarise"])
     table["mean [95% CI]"] = table.apply(lambda r: f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]", axis=1)
     parts += ["", "Means with bootstrap intervals:",
               table.pivot(index="architecture", columns="metric", values="mean [95% CI]").to_string()]
