@@ -32,7 +32,7 @@ class Tokenizer:
         stopwords = bm25s.stopwords.STOPWORDS_SPANISH if language == "es" else bm25s.stopwords.STOPWORDS_EN
         self.stopwords = sorted({fold_accents(w.lower()) for w in stopwords})
 
-    def __call__(self, texts: list[str], *, return_ids: bool = False, vocab=None):
+    def __call__(self, texts: list[str]) -> list[list[str]]:
         import bm25s
 
         folded = [fold_accents(t.lower()) for t in texts]
