@@ -70,8 +70,7 @@ def main(argv=None) -> int:
         print(" ", row)
     out = Path(args.out)
     save_result(result, out.with_name(out.stem + "-eval.json"))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    paths.write_json(out, report)
     print(f"\nwritten: {out}")
     return 0
 

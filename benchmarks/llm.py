@@ -8,7 +8,6 @@ call; the overhead of the layer vs calling the OpenAI SDK directly against the l
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 import helpers  # noqa: F401  (offline defaults)
+from helpers import paths
 from helpers.llm import LLM, ResponseCache
 from helpers.llm.backends import make_backend
 from helpers.llm.config import LLMConfig
@@ -76,10 +76,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     report = {"backends": [bench_backend(b) for b in args.backends.split(",") if b],
               "layer": bench_layer(args.calls)}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(json.dumps(report, indent=2))
+    paths.write_json(args.out, report, echo=True)
     return 0
 
 

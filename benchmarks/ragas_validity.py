@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import time
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from helpers import paths
 from helpers.llm import LLM
 from helpers.ragas_eval import RagasJudge
 from helpers.ragas_eval.spanish import measure_seed_examples
-from helpers.ragas_eval.validity import ragbench_samples, sample_ragbench, validity_table
+from helpers.ragas_eval.validity import ragbench_samples, sample_ragbench, shipped_auroc_full, validity_table
 
 
 def make_judge(args) -> LLM:
@@ -58,7 +57,9 @@ def hallucination_detection(args, judge: LLM) -> dict:
            "ours_reason"]].to_csv(out / "ragas_validity_rows.csv", index=False)
     return {"judge": judge.name, "sample": {"subsets": args.subsets, "per_subset": args.per_subset, "seed": args.seed,
                                             "max_context_chars": args.max_context_chars, "rows": len(frame)},
-            "table": table.to_dict("records"), "nan_kinds": frame["ours_error_kind"].value_counts().to_dict(),
+            "table": table.to_dict("records"),
+            "shipped_full_splits": shipped_auroc_full(args.subsets.split(",")).to_dict("records"),
+            "nan_kinds": frame["ours_error_kind"].value_counts().to_dict(),
             "judge_totals": result.totals, "wall_s": round(time.perf_counter() - start, 1)}
 
 
@@ -95,8 +96,7 @@ def main(argv=None) -> dict:
     if args.spanish:
         report["spanish_examples"] = spanish(args, judge)
     report["judge_totals_all"] = judge.totals()
-    (Path(args.out) / "ragas_validity.json").write_text(json.dumps(report, indent=2, default=str, ensure_ascii=False))
-    print(json.dumps(report, indent=2, default=str, ensure_ascii=False))
+    paths.write_json(Path(args.out) / "ragas_validity.json", report, echo=True)
     return report
 
 

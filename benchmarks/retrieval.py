@@ -11,13 +11,13 @@ ratio re-indexes a subset of the corpus into Chroma with an empty vs a filled em
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import helpers  # noqa: F401
+from helpers import paths
 from helpers.data import load_dataset
 from helpers.retrieval import BM25, Dense, Hybrid
 from helpers.retrieval.base import doc_text
@@ -120,10 +120,7 @@ def main(argv=None) -> int:
               "ratios": {"bm25_queries_per_s": round(ours["bm25"]["queries_per_s"] / theirs["bm25"]["queries_per_s"], 1),
                          "hybrid_queries_per_s": round(ours["hybrid"]["queries_per_s"] / theirs["hybrid"]["queries_per_s"], 1)},
               "rebuild": rebuild(data, args.rebuild_docs)}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(json.dumps(report, indent=2))
+    paths.write_json(args.out, report, echo=True)
     return 0
 
 

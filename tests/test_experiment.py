@@ -44,8 +44,19 @@ def test_unknown_key_is_named(tmp_path):
         load_config(_write(tmp_path, bad))
     with pytest.raises(ConfigError, match=r"unknown architecture\(s\) \['colbert'\]; valid names"):
         load_config(_write(tmp_path, dict(TINY, architectures=["colbert"])))
+    with pytest.raises(ConfigError, match=r"ragas_architectures names \['dense'\], not in architectures"):
+        load_config(_write(tmp_path, dict(TINY, judges={**TINY["judges"], "ragas_architectures": ["dense"]})))
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_configs_load(path):
+    config = load_config(path)
+    assert config.architectures and config.llms
+    for name in (config.generation_llm, config.judges.ragas, config.judges.trace_llm):
+        if name:
+            config.llm(name)  # every LLM a config names is defined in its llms
 
 
 @pytest.mark.slow

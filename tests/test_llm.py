@@ -51,6 +51,8 @@ def test_cache_hit_miss_and_replay(cache):
     llm.complete(HELLO, temperature=0.7)
     llm.complete(HELLO, sample=1)                  # another independent sample
     assert len(cache) == 4 and llm.totals()["cache_hits"] == 1
+    assert llm.totals(since=1) == {**llm.totals(since=1), "calls": 4, "cache_hits": 1}  # one stage's share
+    assert llm.totals(since=2)["cache_hits"] == 0 and llm.totals(since=5)["calls"] == 0
     replay = LLM({"provider": "local", "max_tokens": 12, "cache": "replay"}, cache=cache)
     assert replay.complete(HELLO).text == first.text
     with pytest.raises(CacheMissError, match="replay mode: no cached answer for 'Never asked"):

@@ -86,6 +86,19 @@ def test_save_load_roundtrip(tmp_path, dense_en):
     assert list(a) == list(b) and a == pytest.approx(b, abs=1e-5)
 
 
+def test_dense_reindex_reuses_the_collection_only_when_nothing_changed(tmp_path, dense_en):
+    first = Dense("minilm", directory=tmp_path / "d").index(CORPUS)
+    marker = (tmp_path / "d" / "fingerprint.txt").stat().st_mtime_ns
+    again = Dense("minilm", directory=tmp_path / "d").index(CORPUS)          # warm rerun: reused
+    assert (tmp_path / "d" / "fingerprint.txt").stat().st_mtime_ns == marker
+    before = first.retrieve({"q": "qubits"}, 4)["q"]
+    assert again.retrieve({"q": "qubits"}, 4)["q"] == pytest.approx(before)
+    changed = dict(CORPUS, d3={"title": "", "text": "Penguins live in Antarctica."})
+    rebuilt = Dense("minilm", directory=tmp_path / "d").index(changed)       # a text changed: rebuilt
+    assert next(iter(rebuilt.retrieve({"q": "birds of the south pole"}, 1)["q"])) == "d3"
+    assert rebuilt.retrieve({"q": "qubits"}, 4)["q"]["d3"] < before["d3"] - 0.2
+
+
 def test_langchain_adapter(dense_en):
     from helpers.retrieval.langchain import WorkbenchRetriever
 

@@ -21,3 +21,16 @@ SHARED_DATA_DIR = _dir("HELPERS_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "
 FIGURES_DIR = _dir("HELPERS_FIGURES_DIR", PROJECT_ROOT / "figures")
 RESULTS_DIR = _dir("HELPERS_RESULTS_DIR", PROJECT_ROOT / "results")
 CONFIGS_DIR = PROJECT_ROOT / "configs"
+
+
+def write_json(path: str | Path, obj, *, echo: bool = False) -> Path:
+    """Write `obj` as indented UTF-8 JSON (parents created); print it too when `echo`."""
+    import json
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(obj, indent=2, default=str, ensure_ascii=False)
+    path.write_text(text, encoding="utf-8")
+    if echo:
+        print(text)
+    return path

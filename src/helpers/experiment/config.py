@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from helpers.llm.config import LLMConfig
 
@@ -38,6 +38,7 @@ class JudgesConfig(Strict):
                                                               "context_precision", "context_recall"])
     ragas_questions: list[str] | None = Field(None, description="qids scored with RAGAS, for every "
                                               "architecture (RAGAS is slow on the local model); None: all")
+    ragas_architectures: list[str] | None = Field(None, description="architectures scored with RAGAS; None: all")
 
 
 class StatisticsConfig(Strict):
@@ -69,6 +70,13 @@ class ExperimentConfig(Strict):
         if unknown:
             raise ValueError(f"unknown architecture(s) {unknown}; valid names: {sorted(BUILDERS)}")
         return names
+
+    @model_validator(mode="after")
+    def _ragas_architectures_run(self):
+        extra = set(self.judges.ragas_architectures or []) - set(self.architectures)
+        if extra:
+            raise ValueError(f"judges.ragas_architectures names {sorted(extra)}, not in architectures {self.architectures}")
+        return self
 
     def llm(self, name: str | None) -> NamedLLM:
         for llm in self.llms:

@@ -119,31 +119,39 @@ class Experiment:
                            desc="TRACe LLM judge", unit="answer"):
             if not answer.get("answer"):
                 values, reasons = {m: None for m in TRACE_METRICS}, {m: "no answer" for m in TRACE_METRICS}
+                usage = None
             else:
+                mark = len(llm.calls)
                 judgement = llm_judge(llm, answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"])
                 values = {m: getattr(judgement.scores, m) for m in TRACE_METRICS}
                 reasons = {m: judgement.error or "" for m in TRACE_METRICS}
-            self.store.add(f"score|trace_llm|{answer['key']}", {"kind": "score", "rows": _score_rows(answer, "trace_llm", values, reasons)})
+                usage = llm.totals(since=mark)
+            self.store.add(f"score|trace_llm|{answer['key']}", {"kind": "score", "judge": "trace_llm", "usage": usage,
+                                                                "rows": _score_rows(answer, "trace_llm", values, reasons)})
 
     def score_ragas(self, answers: list[dict], data) -> None:
         from helpers.ragas_eval.runner import RagasJudge, RagasSample
 
         cfg = self.config.judges
-        chosen = [a for a in answers if cfg.ragas_questions is None or a["qid"] in cfg.ragas_questions]
+        chosen = [a for a in answers if (cfg.ragas_questions is None or a["qid"] in cfg.ragas_questions)
+                  and (cfg.ragas_architectures is None or a["architecture"] in cfg.ragas_architectures)]
         todo = [a for a in chosen if not self.store.has(f"score|ragas|{a['key']}")]
         if not todo:
             return
-        judge = RagasJudge(self.llm(cfg.ragas), language=data.language, metrics=cfg.ragas_metrics)
+        llm = self.llm(cfg.ragas)
+        judge = RagasJudge(llm, language=data.language, metrics=cfg.ragas_metrics)
         for answer in tqdm(todo, desc="RAGAS judge", unit="answer"):
             sample = RagasSample(answer["qid"], answer["question"], answer.get("answer"),
                                  [c["text"] for c in answer.get("contexts", [])], data.answers.get(answer["qid"]),
                                  answer.get("error"))
+            mark = len(llm.calls)
             result = judge.score([sample]).rows
             rows = [{"architecture": answer["architecture"], "llm": answer["llm"], "judge": "ragas",
                      "qid": answer["qid"], "metric": r["metric"],
                      "value": None if pd.isna(r["value"]) else float(r["value"]), "reason": r["reason"]}
                     for r in result.to_dict("records")]
-            self.store.add(f"score|ragas|{answer['key']}", {"kind": "score", "rows": rows})
+            self.store.add(f"score|ragas|{answer['key']}", {"kind": "score", "judge": "ragas",
+                                                            "usage": llm.totals(since=mark), "rows": rows})
 
     # ------------------------------------------------------------------ driver
     def run(self) -> dict:
@@ -187,8 +195,13 @@ class Experiment:
         self.store.write_table(records.astype({"contexts": str}), "records.parquet")
         failures = Counter(a.get("error_kind") for a in answers if a.get("error"))
         nan_reasons = Counter((r["judge"], r["metric"]) for r in rows if r["value"] is None)
+        judge_usage: dict[str, Counter] = {}  # tokens, calls, cost and time of each LLM judge
+        for rec in self.store.of_kind("score"):
+            if rec.get("usage"):
+                judge_usage.setdefault(rec["judge"], Counter()).update(rec["usage"] | {"samples": 1})
         summary = {"run_id": self.run_id, "directory": str(self.store.directory), "answers": len(answers),
                    "answer_failures": dict(failures), "nan_scores": {f"{j}/{m}": n for (j, m), n in nan_reasons.items()},
+                   "judge_usage": {j: {k: round(v, 6) for k, v in u.items()} for j, u in judge_usage.items()},
                    "seconds": round(seconds, 1), "score_rows": len(scores)}
         self.store.write_json(summary, "summary.json")
         return summary

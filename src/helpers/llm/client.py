@@ -167,9 +167,10 @@ class LLM:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(one, batch))
 
-    def totals(self) -> dict:
-        """Accounting over every call made through this object."""
-        calls = self.calls
+    def totals(self, since: int = 0) -> dict:
+        """Accounting over every call made through this object (or those after `since`, an index
+        into `calls`, to account for one stage or sample)."""
+        calls = self.calls[since:]
         return {
             "calls": len(calls),
             "cache_hits": sum(r.cached for r in calls),

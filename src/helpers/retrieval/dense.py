@@ -88,10 +88,20 @@ class Dense(Retriever):
             digest = hashlib.sha256((self.embedder.name + json.dumps(sorted(corpus))).encode()).hexdigest()[:16]
             self.directory = paths.CACHE_DIR / "indexes" / f"dense-{digest}"
         doc_ids = list(corpus)
-        vectors = self.embedder.embed_documents([doc_text(corpus[d]) for d in doc_ids])
+        texts = [doc_text(corpus[d]) for d in doc_ids]
+        # the same model, ids and texts as the collection already on disk: reuse it (warm reruns)
+        fingerprint = hashlib.sha256(json.dumps([self.embedder.name, doc_ids, texts]).encode()).hexdigest()
+        marker = self.directory / "fingerprint.txt"
+        if marker.exists() and marker.read_text() == fingerprint:
+            self._collection = self._open(self.directory / "chroma", create=False)
+            if self._collection.count() == len(doc_ids):
+                return
+        marker.unlink(missing_ok=True)
+        vectors = self.embedder.embed_documents(texts)
         self._collection = self._open(self.directory / "chroma", create=True)
         for i in range(0, len(doc_ids), _MAX_BATCH):
             self._collection.add(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
+        marker.write_text(fingerprint)
 
     def search_vectors(self, vectors: dict[str, np.ndarray], k: int) -> dict[str, dict[str, float]]:
         """Nearest documents to given query vectors (used by HyDE)."""

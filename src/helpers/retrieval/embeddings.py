@@ -133,13 +133,19 @@ class CachedEmbedder:
         found = self.cache.get_many(self.name, list(dict.fromkeys(hashes)))
         todo = list(dict.fromkeys(h for h in hashes if h not in found))
         if todo:
+            from tqdm import tqdm
+
             first_text = {h: t for h, t in zip(hashes, texts)}
+            bar = tqdm(total=len(todo), desc=f"embedding ({self.name.split('|')[0]})", unit="text",
+                       disable=len(todo) <= self.batch_size)  # a bar only for real indexing work
             for i in range(0, len(todo), self.batch_size):
                 part = todo[i:i + self.batch_size]
                 vectors = fn([first_text[h] for h in part])
                 new = dict(zip(part, vectors))
                 self.cache.put_many(self.name, new)  # saved batch by batch: an interrupt loses little
                 found.update(new)
+                bar.update(len(part))
+            bar.close()
             self.computed += len(todo)
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, 0), np.float32)
 
