@@ -116,3 +116,18 @@ def test_figures_and_sidecars(tmp_path):
         sidecar = json.loads(png.with_suffix(".json").read_text())
         assert png.with_suffix(".pdf").exists() and sidecar["run_ids"] and sidecar["git_commit"]
     assert "Paired permutation tests vs bm25" in done.stdout
+
+
+def test_seed_table_keeps_unscored_cells_visible():
+    from helpers.experiment.analysis import seed_table
+
+    rows = [("bm25", "q1", "faithfulness", 1.0), ("bm25", "q2", "faithfulness", 0.5),
+            ("bm25", "q1", "context_recall", None), ("bm25", "q2", "context_recall", None),
+            ("dense", "q1", "faithfulness", None), ("dense", "q1", "context_recall", 0.25)]
+    scores = pd.DataFrame([{"judge": "ragas", "architecture": a, "qid": q, "metric": m, "value": v} for a, q, m, v in rows])
+    table = seed_table(scores)
+    assert list(table.columns) == ["faithfulness", "context_recall", "samples", "nan_scores"]
+    assert table.loc["bm25", "faithfulness"] == 0.75 and pd.isna(table.loc["bm25", "context_recall"])
+    assert table.loc["bm25", "samples"] == 2 and table.loc["bm25", "nan_scores"] == 2
+    assert table.loc["dense", "context_recall"] == 0.25 and table.loc["dense", "nan_scores"] == 1
+    assert seed_table(scores.assign(judge="offline")).empty

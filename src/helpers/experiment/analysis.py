@@ -55,10 +55,17 @@ def comparisons(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFram
 
 
 def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
-    """The seed benchmark's table: architectures x the four RAGAS metrics (means)."""
+    """The seed benchmark's table: architectures x the four RAGAS metrics (means over the scored
+    samples; NaN where none could be scored), with how many samples were judged and how many
+    of their scores are NaN, so an empty cell is never mistaken for a low score."""
     ragas = scores[(scores.judge == "ragas") & scores.metric.isin(RAGAS_COLUMNS)]
-    table = ragas.pivot_table(index="architecture", columns="metric", values="value", aggfunc="mean")
-    return table.reindex(columns=[c for c in RAGAS_COLUMNS if c in table.columns]).round(3)
+    if ragas.empty:
+        return pd.DataFrame()
+    by = ragas.groupby(["architecture", "metric"])["value"]
+    table = by.mean().unstack().reindex(columns=[c for c in RAGAS_COLUMNS if c in set(ragas.metric)]).round(3)
+    table["samples"] = ragas.groupby("architecture")["qid"].nunique()
+    table["nan_scores"] = ragas["value"].isna().groupby(ragas["architecture"]).sum()
+    return table
 
 
 def _bars(table: pd.DataFrame):
@@ -71,6 +78,9 @@ def _bars(table: pd.DataFrame):
         ax.set_title(metric, fontsize=9)
         ax.set_ylim(0, 1.05)
         ax.tick_params(axis="x", rotation=60, labelsize=8)
+        if part["mean"].isna().all():  # say why a panel is empty rather than leave it blank
+            ax.text(0.5, 0.5, "no sample could be scored\n(NaN: see reasons in scores)", ha="center",
+                    va="center", fontsize=8, transform=ax.transAxes)
     fig.suptitle("Mean per architecture with 95% bootstrap intervals", fontsize=10)
     fig.tight_layout()
     return fig
