@@ -84,13 +84,13 @@ class Dense(Retriever):
         return client.get_collection(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder))
 
     def _index(self, corpus):
-        if self.directory is None:
-            digest = hashlib.sha256((self.embedder.name + json.dumps(sorted(corpus))).encode()).hexdigest()[:16]
-            self.directory = paths.CACHE_DIR / "indexes" / f"dense-{digest}"
         doc_ids = list(corpus)
         texts = [doc_text(corpus[d]) for d in doc_ids]
-        # the same model, ids and texts as the collection already on disk: reuse it (warm reruns)
+        # one hash of model, ids and texts names the default directory and marks a finished build,
+        # so a warm rerun reuses the collection on disk and any changed text rebuilds it
         fingerprint = hashlib.sha256(json.dumps([self.embedder.name, doc_ids, texts]).encode()).hexdigest()
+        if self.directory is None:
+            self.directory = paths.CACHE_DIR / "indexes" / f"dense-{fingerprint[:16]}"
         marker = self.directory / "fingerprint.txt"
         if marker.exists() and marker.read_text() == fingerprint:
             self._collection = self._open(self.directory / "chroma", create=False)

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from helpers import paths
 from helpers.offline import resolve_model_path
@@ -133,8 +134,6 @@ class CachedEmbedder:
         found = self.cache.get_many(self.name, list(dict.fromkeys(hashes)))
         todo = list(dict.fromkeys(h for h in hashes if h not in found))
         if todo:
-            from tqdm import tqdm
-
             first_text = {h: t for h, t in zip(hashes, texts)}
             bar = tqdm(total=len(todo), desc=f"embedding ({self.name.split('|')[0]})", unit="text",
                        disable=len(todo) <= self.batch_size)  # a bar only for real indexing work
