@@ -1,4 +1,57 @@
+"""Test-session set-up. The tests never write into the project's own data/cache,
+data/processed, results/ or figures/: before anything imports `helpers` (whose paths are read
+at import), those folders are pointed at one temporary directory for the session, which
+subprocesses and notebook kernels inherit. The project's embedding cache, if any, is copied in
+first (read, never written) so that slow tests on whole datasets do not re-embed them."""
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+SESSION_DIR = Path(tempfile.mkdtemp(prefix="helpers-tests-"))
+ISOLATED = {"HELPERS_CACHE_DIR": "cache", "HELPERS_PROCESSED_DIR": "processed",
+            "HELPERS_RESULTS_DIR": "results", "HELPERS_FIGURES_DIR": "figures"}
+
+
+def _isolate() -> None:
+    for variable, name in ISOLATED.items():
+        os.environ[variable] = str(SESSION_DIR / name)
+        (SESSION_DIR / name).mkdir(parents=True, exist_ok=True)
+    project_cache = Path(os.environ.get("HELPERS_DATA_DIR", PROJECT / "data")) / "cache" / "embeddings.sqlite"
+    # copied as files, database and write-ahead log: even a read-only sqlite connection would
+    # create -shm/-wal files beside the project's database
+    for suffix in ("", "-wal"):
+        source = project_cache.with_name(project_cache.name + suffix)
+        if source.exists():
+            shutil.copyfile(source, SESSION_DIR / "cache" / source.name)
+    atexit.register(shutil.rmtree, SESSION_DIR, ignore_errors=True)
+
+
+_isolate()
+
+GUARDED = [PROJECT / "data" / "cache", PROJECT / "data" / "processed", PROJECT / "results", PROJECT / "figures"]
+
+
+def _snapshot() -> dict:
+    """Every file under the project's own output folders, with its size and modification time."""
+    return {str(f): (f.stat().st_size, f.stat().st_mtime_ns) for folder in GUARDED if folder.exists()
+            for f in folder.rglob("*") if f.is_file()}
+
+
+BEFORE = _snapshot()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the session if any test wrote into the project's cache, processed data, results or figures."""
+    after = _snapshot()
+    changed = sorted(set(after) ^ set(BEFORE) | {f for f in after if f in BEFORE and after[f] != BEFORE[f]})
+    if changed:
+        print(f"\ntests wrote into the project's own folders (use the session's temporary ones): {changed[:10]}")
+        session.exitstatus = 1
 
 
 @pytest.fixture(scope="session")
@@ -7,3 +60,9 @@ def raw_ready():
     from helpers.data import prepare_data
 
     return prepare_data()
+
+
+@pytest.fixture(scope="session")
+def session_dir() -> Path:
+    """The temporary folder that stands in for the project's cache, results and figures."""
+    return SESSION_DIR

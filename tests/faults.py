@@ -23,6 +23,7 @@ class FaultProxy:
         self.upstream = upstream.rstrip("/")  # e.g. http://127.0.0.1:PORT (no /v1)
         self.faults: deque = deque()
         self.requests = 0
+        self._lock = threading.Lock()  # handlers run in threads: count and pop atomically
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -45,8 +46,9 @@ class FaultProxy:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                proxy.requests += 1
-                fault = proxy.faults.popleft() if proxy.faults else None
+                with proxy._lock:
+                    proxy.requests += 1
+                    fault = proxy.faults.popleft() if proxy.faults else None
                 kind, arg = fault if fault else (None, None)
                 if kind == "429":
                     return self._reply(429, b'{"error": {"message": "rate limited"}}', {"Retry-After": str(arg)})

@@ -1,9 +1,8 @@
-"""The experiment runner: config errors, resume after a real kill, failure isolation, figures."""
+"""The experiment runner: config errors and figures (whole runs: tests/test_runs.py)."""
 import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -57,49 +56,6 @@ def test_shipped_configs_load(path):
     for name in (config.generation_llm, config.judges.ragas, config.judges.trace_llm):
         if name:
             config.llm(name)  # every LLM a config names is defined in its llms
-
-
-@pytest.mark.slow
-def test_resume_after_kill_gives_the_same_table(tmp_path):
-    config = _write(tmp_path, TINY)
-    straight = _run(config, tmp_path / "a")
-    assert straight.returncode == 0, straight.stderr[-2000:]
-    # the same run, killed as soon as its first answer is on disk, then resumed
-    process = _run(config, tmp_path / "b", wait=False)
-    records = tmp_path / "b" / load_config(config).resolved_run_id() / "records.jsonl"
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and not (records.exists() and records.read_text().count("\n") >= 1):
-        time.sleep(0.2)
-    process.kill()
-    process.wait()
-    with open(records, "a") as fh:
-        fh.write('{"key": "answer|torn')  # as if killed in the middle of a write
-    resumed = _run(config, tmp_path / "b")
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
-    run_id = load_config(config).resolved_run_id()
-    a = pd.read_parquet(tmp_path / "a" / run_id / "scores.parquet")
-    b = pd.read_parquet(tmp_path / "b" / run_id / "scores.parquet")
-    key = ["architecture", "llm", "judge", "qid", "metric"]
-    assert not b.duplicated(key).any() and len(a) == len(b)
-    merged = a.merge(b, on=key, suffixes=("_a", "_b"))
-    quality = merged[merged.judge != "system"]  # latency differs between runs, scores must not
-    assert (quality.value_a.fillna(-1) == quality.value_b.fillna(-1)).all()
-    assert json.loads((tmp_path / "b" / run_id / "summary.json").read_text())["answers"] == 6
-
-
-@pytest.mark.slow
-def test_failed_generation_is_recorded_and_run_goes_on(tmp_path):
-    broken = dict(TINY, architectures=["bm25"], llms=[{"name": "down", "provider": "openai-compatible",
-                                                        "base_url": "http://127.0.0.1:9/v1", "model": "x",
-                                                        "max_retries": 0, "timeout_s": 2}])
-    result = _run(_write(tmp_path, broken), tmp_path / "r")
-    assert result.returncode == 0, result.stderr[-2000:]
-    run_dir = next((tmp_path / "r").iterdir())
-    summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["answers"] == 3 and sum(summary["answer_failures"].values()) == 3
-    scores = pd.read_parquet(run_dir / "scores.parquet")
-    offline = scores[scores.judge == "offline"]
-    assert offline["value"].isna().all() and (offline["reason"] == "no answer").all()
 
 
 @pytest.mark.slow

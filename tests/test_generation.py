@@ -1,11 +1,13 @@
 """Answer generation: prompts per language, numbered contexts, the token budget, records, and
 failures recorded without stopping the batch; end to end with the local model and its server."""
 import importlib.util
+import threading
 
 import pytest
 
-from helpers.generation import (AnswerRecord, build_messages, estimate_tokens, generate_answers, prompt_language,
-                                records_frame, select_contexts)
+from helpers.answer_checks import check_answer, invents_question, loop_phrase, repeated_ngram_share
+from helpers.generation import (AnswerRecord, answer_stops, build_messages, estimate_tokens, generate_answers,
+                                prompt_language, records_frame, select_contexts)
 from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 
@@ -16,17 +18,21 @@ RUN = {"q1": {"d2": 0.7, "d1": 0.9, "d3": 0.1}}
 
 
 class EchoBackend:
-    """Answers with the number of contexts it saw; fails on demand."""
+    """Answers with the number of contexts it saw, then runs on into an invented exchange, as the
+    local model does without stops (a backend that ignores `stop`, like some servers); fails on
+    demand."""
 
     def __init__(self, fail_on=None, error=None):
-        self.fail_on, self.error, self.prompts = fail_on, error, []
+        self.fail_on, self.error, self.prompts, self.stops = fail_on, error, [], []
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout):
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=()):
         prompt = messages[-1]["content"]
         self.prompts.append(messages)
+        self.stops.append(list(stop))
         if self.fail_on and self.fail_on in prompt:
             raise self.error
-        return Completion(f"Diez citas [1] ({prompt.count('] ')} contextos)", len(prompt) // 3, 7)
+        return Completion(f"Diez citas [1] ({prompt.count('] ')} contextos)\nPregunta: ¿Y luego?\nRespuesta: Nada.",
+                          len(prompt) // 3, 7)
 
 
 def test_prompt_per_language_with_numbered_contexts():
@@ -95,3 +101,70 @@ def test_local_model_and_server_answer_in_spanish(tmp_path):
         served = generate_answers(remote, {"q1": "¿Cuántas citas prenatales se recomiendan?"}, RUN, CORPUS,
                                   language="es", k=2)[0]
     assert served.error is None and served.answer and served.provider == "openai-compatible"
+
+
+LOOP = ("Durante la primera cita se debe: " + "que se debe realizar durante la primera cita de control prenatal, " * 5)
+
+
+def test_answer_checks_on_known_strings():
+    clean = "Se recomienda un programa de diez citas para primigestantes [1]."
+    assert check_answer(clean) == {"repeated_4gram_share": 0.0, "loop": None, "invents_question": False}
+    # seq-rep-4: 1 - unique/total; "a b c d a b c d" has 5 4-grams, 4 unique
+    assert repeated_ngram_share("a b c d a b c d") == pytest.approx(1 - 4 / 5)
+    assert repeated_ngram_share("tres palabras solas") == 0.0
+    assert repeated_ngram_share(LOOP) > 0.7
+    assert loop_phrase(LOOP) == "que se debe realizar durante la primera cita de control"  # 10 words, 5 times
+    assert loop_phrase("Diez citas. Siete citas para multíparas. Diez citas.") is None  # short sentence, once
+    assert loop_phrase("El control es mensual hasta la semana 36. El control es mensual hasta la semana 36.")
+    assert loop_phrase("el cual debe " * 4) == "el cual debe el cual"  # a 5-word phrase, 3 times
+    # list numbers do not hide a loop; other numbers keep different items apart
+    assert loop_phrase("".join(f"{i}. IMC pre-gestacional\n" for i in range(1, 8))) is not None
+    assert loop_phrase("1. IMC entre 20 y 24,9 kg/m2\n2. IMC entre 25 y 29,9 kg/m2\n3. IMC > 30 kg/m2") is None
+    assert invents_question("Diez citas [1]. Pregunta: ¿Y para multíparas? Respuesta: siete [2].")
+    assert invents_question("Ten visits [1].\nQuestion 2: and then?") and invents_question("Diez.\nRespuesta: otra")
+    assert not invents_question("Respuesta: diez citas [1].")            # echoing the prompt's label
+    assert not invents_question("La pregunta: no está en los documentos.")  # not a label
+
+
+def test_answer_stops_reach_the_llm_and_cut_the_invented_exchange(tmp_path):
+    backend = EchoBackend()
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    llm = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0}, cache=cache, backend=backend)
+    record = generate_answers(llm, {"q1": "¿Cuántas citas?"}, RUN, CORPUS, language="es", k=2)[0]
+    assert backend.stops[-1] == answer_stops("es") == ["\nPregunta:", "\nContextos:"]
+    assert record.answer == "Diez citas [1] (2 contextos)" and not invents_question(record.answer)
+    assert answer_stops("en")[0] == "\nQuestion:"
+    # `stop: []` in the config turns the prompt's stops off, and is another cache entry
+    raw = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0, "stop": []},
+              cache=cache, backend=backend)
+    unstopped = generate_answers(raw, {"q1": "¿Cuántas citas?"}, RUN, CORPUS, language="es", k=2)[0]
+    assert backend.stops[-1] == [] and not unstopped.cached and invents_question(unstopped.answer)
+    assert len(cache) == 2
+
+
+class BarrierBackend:
+    """Answers only once `parties` calls are in flight together (or times out): proves how many
+    run at once. Records the threads that called."""
+
+    def __init__(self, parties):
+        self.barrier, self.threads = threading.Barrier(parties, timeout=5), set()
+
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=()):
+        self.threads.add(threading.get_ident())
+        self.barrier.wait()
+        return Completion("ok", 1, 1)
+
+
+def test_one_worker_rule_local_serial_hosted_parallel(tmp_path):
+    queries = {f"q{i}": f"¿Pregunta {i}?" for i in range(3)}
+    # its own key variable: its own rate limiter (limiters are shared per provider and key)
+    hosted = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "concurrency": 3, "max_retries": 0,
+                  "api_key_env": "TEST_WORKERS_KEY"},
+                 cache=ResponseCache(tmp_path / "c.sqlite"), backend=BarrierBackend(3))
+    assert hosted.workers == 3
+    assert all(r.answer == "ok" for r in generate_answers(hosted, queries, {}, CORPUS, language="es"))
+    backend = BarrierBackend(1)
+    local = LLM({"provider": "local", "concurrency": 3, "cache": "off", "max_retries": 0}, backend=backend)
+    assert local.workers == 1
+    assert all(r.answer == "ok" for r in generate_answers(local, queries, {}, CORPUS, language="es"))
+    assert len(backend.threads) == 1  # one at a time, whatever `concurrency` says

@@ -92,3 +92,74 @@ def test_add_cli_registers_both_commands():
     assert (args.ragbench_dir, args.split, args.judges, args.out) == ("d", "test", "offline,llm", "f.json")
     args = parser.parse_args(["train-judge", "--seed", "3"])
     assert args.seed == 3 and callable(args.func)
+
+
+# ---- RAGBench's shipped baselines and the trained judge on the full test splits (data/raw/ragbench)
+
+# Hallucination AUROC of RAGBench's shipped judge columns on the whole test splits (positive class:
+# adherence_score False; score: minus the shipped faithfulness / groundedness), as judge-eval
+# computed them before helpers.stats existed.
+SHIPPED_AUROC = {("covidqa", "ragas"): 0.627, ("covidqa", "trulens"): 0.651, ("delucionqa", "ragas"): 0.698,
+                 ("emanual", "trulens"): 0.609, ("hotpotqa", "trulens"): 0.665}
+
+
+@pytest.fixture(scope="module")
+def baselines_on_test(raw_ready):
+    """judge-eval's result for the shipped baselines alone (no judge of ours), default data dir."""
+    from helpers.trace.judge_eval import judge_eval
+
+    return judge_eval(split="test", judges=[])
+
+
+def test_shipped_baseline_auroc_pins(baselines_on_test):
+    subsets = baselines_on_test["subsets"]
+    assert set(subsets) == {"covidqa", "delucionqa", "emanual", "hotpotqa"}
+    for (subset, judge), expected in SHIPPED_AUROC.items():
+        result = subsets[subset]["judges"][judge]
+        assert result["auroc"] == pytest.approx(expected, abs=0.001), (subset, judge)
+        low, high = result["auroc_ci95"]
+        assert low < result["auroc"] < high
+    for subset, block in subsets.items():
+        assert block["judges"]["trivial"]["auroc"] == 0.5, subset     # constant score: all ties
+
+
+def test_inverted_score_gives_one_minus_auroc(raw_ready):
+    from helpers.data import load_ragbench
+    from helpers.trace.judge_eval import hallucination_auroc
+
+    frame = load_ragbench("covidqa", "test")
+    hallucinated = 1.0 - frame["adherence_score"].astype(float).to_numpy()
+    faithfulness = frame["ragas_faithfulness"].astype(float).to_numpy()
+    right = hallucination_auroc(hallucinated, faithfulness, n_resamples=200)
+    inverted = hallucination_auroc(hallucinated, -faithfulness, n_resamples=200)
+    assert right["auroc"] == pytest.approx(0.627, abs=0.001)
+    assert inverted["auroc"] == pytest.approx(1 - right["auroc"], abs=1e-12)
+    assert inverted["n"] == right["n"] == int(np.isfinite(faithfulness).sum())
+
+
+
+@pytest.fixture(scope="module")
+def offline_test_eval(raw_ready):
+    """judge-eval of the shipped artefact (data/models/, trained by `make data`) on the test splits."""
+    from helpers.trace.judge_eval import judge_eval
+    from helpers.trace.offline_judge import DEFAULT_PATH
+
+    assert DEFAULT_PATH.exists(), f"{DEFAULT_PATH} is not trained: run `make data`"
+    return judge_eval(split="test", judges=["offline"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("subset", ["covidqa", "delucionqa", "emanual", pytest.param("hotpotqa", marks=pytest.mark.xfail(
+    strict=True, reason="hallucination AUROC 0.49: the lexical judge cannot see wrong inferences over words the "
+                        "documents contain; the trained evidence model (issue 12) is the fix"))])
+def test_trained_judge_beats_trivial_predictor(offline_test_eval, subset):
+    """On every test subset: hallucination AUROC above the trivial predictor's 0.5 and relevance /
+    utilization RMSE below the trivial (training-mean) predictor's, as `python -m helpers
+    judge-eval` reports them. (strict xfail: when hotpotqa is fixed, this says so.)"""
+    block = offline_test_eval["subsets"][subset]
+    ours, trivial = block["judges"]["offline"], block["judges"]["trivial"]
+    assert ours["n_failed"] == 0, ours["failures"]
+    assert trivial["auroc"] == 0.5
+    assert ours["rmse_relevance"] < trivial["rmse_relevance"]
+    assert ours["rmse_utilization"] < trivial["rmse_utilization"]
+    assert ours["auroc"] > trivial["auroc"], f"{subset}: AUROC {ours['auroc']:.3f} <= 0.5"

@@ -1,18 +1,21 @@
 """The LLM layer against real parts: the bundled model, and a real OpenAI-compatible server on
 127.0.0.1 serving it, with a fault-injecting proxy in between."""
 import logging
-import sqlite3
 
 import pytest
 from pydantic import BaseModel
 
 from faults import FaultProxy
+from helpers.errors import UserError
 from helpers.llm import (LLM, CacheMissError, LLMConfig, LLMError, MissingKeyError, ResponseCache,
                          complete_json, extract_json)
 from helpers.llm.limits import RateLimiter, backoff_delay
 from helpers.llm.server import local_server
 
 HELLO = [{"role": "user", "content": "Say hello in Spanish."}]
+# Greedy SmolLM2 answers this with a numbered list "1. 1\n2. 2\n3. 3\n..." that runs to the token
+# limit: a stop at "\n5." cuts it, and the repeat penalty changes it (measured, llama.cpp 0.3.36).
+COUNT = [{"role": "user", "content": "Count from 1 to 20, separated by commas."}]
 SECRET = "sk-test-SECRET-0123456789"
 
 
@@ -77,8 +80,10 @@ def test_missing_key_names_the_variable(monkeypatch, cache):
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     monkeypatch.setattr("helpers.llm.backends.read_api_key", lambda variable: None)
     llm = LLM({"provider": "groq", "model": "llama-3.1-8b-instant"}, cache=cache)
-    with pytest.raises(MissingKeyError, match="GROQ_API_KEY"):
+    with pytest.raises(MissingKeyError, match="GROQ_API_KEY") as caught:
         llm.complete(HELLO)
+    # the user's to fix: the command line reports a UserError on one line; callers still catch LLMError
+    assert isinstance(caught.value, UserError) and isinstance(caught.value, LLMError)
 
 
 @pytest.mark.parametrize("faults,kind", [
@@ -198,3 +203,83 @@ def test_bad_config_and_messages(cache):
         LLMConfig(provider="anthropic")
     with pytest.raises(ValueError, match=r"messages\[0\]"):
         LLM({"provider": "local"}, cache=cache).complete([{"role": "user"}])
+
+
+def test_local_stop_and_repeat_penalty_are_applied(cache):
+    plain = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.0, "stop": []}, cache=cache)
+    full = plain.complete(COUNT)
+    assert "\n5." in full.text and full.record.output_tokens == 40
+    stopped = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.0, "stop": ["\n5."]},
+                  cache=cache).complete(COUNT)
+    # llama.cpp stopped generating there (fewer tokens), and the stop itself is not in the text
+    assert full.text.startswith(stopped.text) and "5." not in stopped.text and stopped.text.strip()
+    assert stopped.record.output_tokens < full.record.output_tokens
+    penalised = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.3, "stop": []},
+                    cache=cache).complete(COUNT)
+    assert penalised.text != full.text and not penalised.record.cached
+    # the prompt's own stops (complete(stop=...)) apply unless the config sets its own
+    by_prompt = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.0}, cache=cache)
+    assert by_prompt.complete(COUNT, stop=["\n5."]).text == stopped.text
+    assert plain.complete(COUNT, stop=["\n5."]).text == full.text  # config stop: [] turns them off
+
+
+def test_cache_key_covers_sampling_settings(cache):
+    def key(**config):
+        return LLM({"provider": "local", **config}, cache=cache).key_for(HELLO)
+
+    assert len({key(), key(repeat_penalty=1.0), key(stop=["\nPregunta:"]), key(local_backend="transformers")}) == 4
+    local = LLM({"provider": "local"}, cache=cache)
+    assert local.key_for(HELLO, stop=["x"]) != local.key_for(HELLO)
+    assert key(stop=[]) == key()  # no stops either way: the same request
+    # hosted providers never receive repeat_penalty: it cannot make their answers stale
+    groq = {"provider": "groq", "model": "llama-3.1-8b-instant"}
+    assert LLM({**groq, "repeat_penalty": 1.0}, cache=cache).key_for(HELLO) == LLM(groq, cache=cache).key_for(HELLO)
+    with pytest.raises(ValueError, match="at most 4"):
+        LLMConfig(stop=["a", "b", "c", "d", "e"])  # OpenAI's and Groq's limit
+    with pytest.raises(ValueError, match="at least 1 character"):
+        LLMConfig(stop=[""])
+
+
+def test_server_honours_stop_and_repeat_penalty(server_url, cache, monkeypatch):
+    import json
+    from urllib.error import HTTPError
+    from urllib.request import Request, urlopen
+
+    from openai import OpenAI
+
+    client = OpenAI(base_url=server_url, api_key="not-needed", max_retries=0)
+
+    def ask(**extra):
+        out = client.chat.completions.create(model="smollm2", messages=COUNT, max_tokens=40, temperature=0, **extra)
+        return out.choices[0].message.content, out.usage.completion_tokens
+
+    full, full_tokens = ask(extra_body={"repeat_penalty": 1.0})
+    stopped, stopped_tokens = ask(stop="\n5.", extra_body={"repeat_penalty": 1.0})
+    assert full.startswith(stopped) and "5." not in stopped and stopped_tokens < full_tokens
+    assert ask(extra_body={"repetition_penalty": 1.3})[0] != full  # vLLM's name for it works too
+    request = Request(f"{server_url}/chat/completions", data=json.dumps({"messages": COUNT, "stop": [3]}).encode(),
+                      headers={"Content-Type": "application/json"})
+    with pytest.raises(HTTPError) as rejected:
+        urlopen(request, timeout=30)
+    assert rejected.value.code == 400
+    # through the layer: the SDK backends send the stops
+    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    result = _oai(server_url, cache, max_tokens=40, stop=["\n5."]).complete(COUNT)
+    assert "5." not in result.text and result.record.output_tokens < full_tokens
+
+
+@pytest.mark.slow
+def test_transformers_backend_runs_with_stops_and_penalty(cache):
+    """transformers' GGUF loader (~30 s to load): text, token counts, stops, the penalty."""
+    config = {"provider": "local", "local_backend": "transformers", "max_tokens": 40, "stop": []}
+    plain = LLM({**config, "repeat_penalty": 1.0}, cache=cache)
+    full = plain.complete(COUNT)
+    assert full.text.strip() and full.record.input_tokens > 10 and full.record.output_tokens == 40
+    assert "\n5." in full.text
+    stopped = LLM({**config, "repeat_penalty": 1.0, "stop": ["\n5."]}, cache=cache).complete(COUNT)
+    assert full.text.startswith(stopped.text) and "5." not in stopped.text and stopped.text.strip()
+    assert stopped.record.output_tokens < full.record.output_tokens  # ended at the stop, not max_tokens
+    penalised = LLM({**config, "repeat_penalty": 1.3}, cache=cache).complete(COUNT)
+    assert penalised.text != full.text
+    llama = LLM({**config, "repeat_penalty": 1.0, "local_backend": "llama-cpp"}, cache=cache)
+    assert llama.key_for(COUNT) != plain.key_for(COUNT)  # another backend, another cache entry

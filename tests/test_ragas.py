@@ -20,7 +20,8 @@ from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 from helpers.ragas_eval import RagasJudge, RagasSample
 from helpers.ragas_eval.spanish import looks_spanish, seed_examples, verdict_agreement
-from helpers.ragas_eval.validity import _auc_ranks, hallucination_auroc, validity_table
+from helpers.ragas_eval.validity import hallucination_auroc, validity_table
+from helpers.stats import auroc
 
 KINDS = {"did not satisfy the constraints": "fix",  # first: a repair prompt quotes the original prompt
          "Break down each sentence": "statements", "judge the faithfulness of a series": "verdicts",
@@ -285,7 +286,7 @@ def test_auroc_and_validity_table():
     assert table.loc["all", "rows"] == 8
     rng = np.random.default_rng(1)
     y, score = rng.random(40) < 0.5, rng.integers(0, 5, 40) / 4  # ties, as faithfulness has
-    assert _auc_ranks(~y, 1 - score) == pytest.approx(hallucination_auroc(y, score))
+    assert auroc(~y, 1 - score) == pytest.approx(hallucination_auroc(y, score))
 
 
 # ----------------------------------------------------------------------------- real local model

@@ -1,9 +1,10 @@
 """Retrieval architectures: ranks on a tiny corpus and on labelled queries, fusion arithmetic,
-save/load, the LangChain adapter, and bad input."""
+save/load, the LangChain adapter, typed options per architecture, and bad input."""
 import math
 
 import pytest
 
+from helpers import paths
 from helpers.llm import LLM, ResponseCache
 from helpers.retrieval import BM25, Dense, Hybrid, HyDE, MultiQuery, RetrievalError, build_retriever
 from helpers.retrieval.composed import parse_rewrites
@@ -22,6 +23,14 @@ CORPUS_ES = {
     "e3": {"title": "", "text": "La preeclampsia se trata con sulfato de magnesio."},
     "e4": {"title": "", "text": "El parto debe ocurrir en una institución de salud."},
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_cache(tmp_path_factory):
+    """Indexes and embeddings of this module go to a temporary directory, never data/cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(paths, "CACHE_DIR", tmp_path_factory.mktemp("cache"))
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +61,99 @@ def test_hybrid_returns_exactly_k(dense_en):
     assert next(iter(hybrid.retrieve({"q": "cat on a mat"}, k=1)["q"])) == "d1"
     score = Hybrid(dense_en, BM25("en"), method="score").index(CORPUS)
     assert next(iter(score.retrieve({"q": "Shakespeare tragedy"}, k=3)["q"])) == "d4"
+
+
+def test_bm25_scores_documents_as_it_retrieves():
+    bm25 = BM25("en").index(CORPUS)
+    run = bm25.retrieve({"q": "cats on mats"}, k=4)["q"]
+    assert list(bm25.score_documents("cats on mats", list(run))) == pytest.approx(list(run.values()))
+    assert bm25.score_documents("cats on mats", ["d3"]) == pytest.approx([0.0])  # no shared term
+    assert list(bm25.score_documents("zebra", ["d1", "d2"])) == [0.0, 0.0]     # unknown to the corpus
+    assert bm25.tokenize("The Cats?") == ["cat"]
+    with pytest.raises(RetrievalError, match="'d9' is not in the index"):
+        bm25.score_documents("cats", ["d9"])
+
+
+def test_options_are_typed_per_architecture():
+    with pytest.raises(RetrievalError, match=r"unknown option 'candidate' for hybrid; valid: alpha, candidates, method, rrf_k"):
+        build_retriever("hybrid", options={"hybrid": {"candidate": 50}})
+    with pytest.raises(RetrievalError, match=r"unknown option 'embeder' for dense; valid: embedder"):
+        build_retriever("rerank", options={"dense": {"embeder": "minilm"}})
+    sections = "valid: bm25, dense, hybrid, hyde, multi_query, rerank"
+    with pytest.raises(RetrievalError, match=rf"unknown retrieval section 'hybird'.*{sections}"):
+        build_retriever("hybrid", options={"hybird": {"candidates": 50}})
+    with pytest.raises(RetrievalError, match=rf"unknown retrieval section 'candidates'.*{sections}"):
+        build_retriever("rerank", options={"candidates": 50})  # the old flat form: ambiguous, refused
+    with pytest.raises(RetrievalError, match=r"hybrid.method: Input should be 'rrf' or 'score'"):
+        build_retriever("hybrid", options={"hybrid": {"method": "max"}})
+    with pytest.raises(RetrievalError, match=r"rerank.base: Input should be 'dense', 'bm25', 'hybrid', 'hyde' or 'multi_query'"):
+        build_retriever("rerank", options={"rerank": {"base": "rerank"}})
+    with pytest.raises(RetrievalError, match="scorer_path is the LTR artefact and needs scorer 'ltr'"):
+        build_retriever("rerank", options={"rerank": {"scorer": "some/cross-encoder", "scorer_path": "x.joblib"}})
+    # each architecture reads its own section, and composed ones their parts' sections
+    options = {"dense": {"embedder": "minilm"}, "bm25": {"k1": 1.2, "b": 0.5},
+               "hybrid": {"candidates": 20, "method": "score", "alpha": 0.3}}
+    hybrid = build_retriever("hybrid", options=options)
+    assert (hybrid.candidates, hybrid.method, hybrid.alpha) == (20, "score", 0.3)
+    assert (hybrid.sparse.k1, hybrid.sparse.b, hybrid.dense.embedder_name) == (1.2, 0.5, "minilm")
+
+
+def test_config_and_dataset_options_name_the_valid_ones(tmp_path):
+    import yaml
+
+    from helpers.data import DataError, dataset_options, load_dataset
+    from helpers.experiment.config import ConfigError, load_config
+
+    def config(**overrides):
+        path = tmp_path / "c.yaml"
+        path.write_text(yaml.safe_dump({"dataset": {"name": "scifact"}, "architectures": ["bm25"], **overrides}))
+        return path
+
+    cfg = load_config(config(retrieval={"k": 3, "hybrid": {"candidates": 80}, "rerank": {"candidates": 20}}))
+    assert (cfg.retrieval.k, cfg.retrieval.hybrid.candidates, cfg.retrieval.rerank.candidates) == (3, 80, 20)
+    assert cfg.retrieval.options.hybrid.candidates == 80 and not hasattr(cfg.retrieval.options, "k")
+    with pytest.raises(ConfigError, match=r"retrieval.hybrid.*unknown option 'candidate' for hybrid; valid: alpha, candidates, method, rrf_k"):
+        load_config(config(retrieval={"hybrid": {"candidate": 80}}))
+    with pytest.raises(ConfigError, match=r"unknown retrieval section 'options'.*valid: bm25, dense, hybrid, hyde, k, multi_query, rerank"):
+        load_config(config(retrieval={"options": {"candidates": 80}}))
+    with pytest.raises(ConfigError, match=r"dataset 'scifact': unknown option 'splt'; valid: path, split"):
+        load_config(config(dataset={"name": "scifact", "options": {"splt": "train"}}))
+    with pytest.raises(DataError, match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, pages, pdf_path, use_cache"):
+        load_dataset("obstetrics", chunk_sise=300)
+    with pytest.raises(DataError, match=r"unknown dataset; valid names: \['maternaqa', 'obstetrics'"):
+        load_dataset("obstetric")
+    assert dataset_options("xquad-es") == dataset_options("xquad-en") == ["path"]
+
+
+def test_retrieval_modules_import_each_other_without_a_cycle():
+    """Lazy imports inside functions count too: a cycle there still couples the modules."""
+    import ast
+    from pathlib import Path
+
+    import helpers.retrieval
+
+    package = Path(helpers.retrieval.__file__).parent
+    modules = {path.stem for path in package.glob("*.py") if path.stem != "__init__"}
+    graph = {}
+    for name in modules:
+        edges = set()
+        for node in ast.walk(ast.parse((package / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "helpers.retrieval":
+                edges |= {alias.name for alias in node.names if alias.name in modules}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("helpers.retrieval."):
+                edges.add(node.module.split(".")[2])
+            elif isinstance(node, ast.Import):
+                edges |= {a.name.split(".")[2] for a in node.names if a.name.startswith("helpers.retrieval.")}
+        graph[name] = edges & modules
+    assert graph["scorers"] >= {"features", "training"} and "scorers" not in graph["training"]
+
+    def visit(name, path):
+        assert name not in path, f"import cycle: {' -> '.join([*path, name])}"
+        for target in sorted(graph[name]):
+            visit(target, [*path, name])
+
+    for name in sorted(modules):
+        visit(name, [])
 
 
 def test_rrf_arithmetic():

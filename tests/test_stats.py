@@ -1,8 +1,10 @@
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from helpers.stats import bootstrap_ci, compare_to_baseline, holm, paired_permutation_test, summarize
+from helpers.stats import auroc, bootstrap_ci, compare_to_baseline, holm, paired_permutation_test, summarize
 
 
 def _long(values_by_arch):
@@ -52,3 +54,106 @@ def test_permutation_p_value_range_and_errors():
     assert 0 < paired_permutation_test([1, 2, 3, 4], [0, 1, 2, 3.5]) <= 1
     with pytest.raises(ValueError, match="baseline architecture 'nope'"):
         compare_to_baseline(_long({"bm25": [0.1, 0.2]}), "nope")
+
+
+# ---- auroc
+
+
+def test_auroc_known_values():
+    assert auroc([0, 0, 1, 1], [0.1, 0.2, 0.8, 0.9]) == 1.0                  # perfect
+    assert auroc([0, 0, 1, 1], [0.9, 0.8, 0.2, 0.1]) == 0.0                  # inverted
+    # positives 0.8, 0.4 vs negatives 0.6, 0.2: 3 of the 4 pairs ordered -> 0.75
+    assert auroc([True, False, True, False], [0.8, 0.6, 0.4, 0.2]) == 0.75
+    assert auroc([1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5]) == 0.5                  # all tied
+    assert auroc([1, 0, 1, 0], [0.7, 0.7, 0.9, 0.1]) == 0.875                # one tied pair counts 1/2
+    assert math.isnan(auroc([1, 1, 1], [0.1, 0.5, 0.9]))                     # one class
+    assert math.isnan(auroc([], []))
+    # NaN pairs dropped: same as without the row
+    assert auroc([1, 0, 1, 0], [0.8, np.nan, 0.4, 0.2]) == auroc([1, 1, 0], [0.8, 0.4, 0.2]) == 1.0
+
+
+def test_auroc_inverted_score_and_sklearn_agreement():
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(4)
+    y = rng.random(300) < 0.2
+    s = np.round(rng.random(300) + 0.3 * y, 1)     # rounded: many ties
+    value = auroc(y, s)
+    assert value == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert auroc(y, -s) == pytest.approx(1 - value, abs=1e-12)
+    assert auroc(~y, s) == pytest.approx(1 - value, abs=1e-12)
+    batch = auroc(np.vstack([y, y, np.ones(300)]), np.vstack([s, -s, s]))   # one AUROC per row
+    assert batch[:2] == pytest.approx([value, 1 - value]) and math.isnan(batch[2])
+
+
+def test_auroc_rejects_non_binary_labels_and_shape_mismatch():
+    with pytest.raises(ValueError, match="labels must be 0/1"):
+        auroc([0, 1, 2], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="differ in shape"):
+        auroc([0, 1], [0.1, 0.2, 0.3])
+
+
+# ---- bootstrap_ci
+
+
+def test_bootstrap_mean_matches_normal_theory():
+    # n = 400 draws of N(0, 1): the 95% interval of the mean is close to mean +- 1.96 sd / sqrt(n)
+    x = np.random.default_rng(5).normal(0, 1, 400)
+    mean, low, high = bootstrap_ci(x, n_resamples=4000)
+    half = 1.96 * x.std(ddof=1) / np.sqrt(len(x))
+    assert mean == pytest.approx(x.mean())
+    assert low == pytest.approx(mean - half, abs=0.15 * half) and high == pytest.approx(mean + half, abs=0.15 * half)
+    _, low90, high90 = bootstrap_ci(x, confidence=0.90, n_resamples=4000)
+    assert low < low90 < mean < high90 < high                      # a lower level, a narrower interval
+    assert bootstrap_ci(x, n_resamples=500, seed=7) == bootstrap_ci(x, n_resamples=500, seed=7)
+
+
+def test_bootstrap_degenerate_inputs():
+    estimate, low, high = bootstrap_ci([0.3, 0.3, 0.3])                     # constant: no spread
+    assert low == estimate == high == pytest.approx(0.3)
+    assert all(math.isnan(v) for v in bootstrap_ci([]))
+    assert all(math.isnan(v) for v in bootstrap_ci([1, 1, 1], [0.2, 0.5, 0.9], statistic=auroc))  # one class
+    with pytest.raises(ValueError, match="one length"):
+        bootstrap_ci([1, 0], [0.1, 0.2, 0.3], statistic=auroc)
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_ci([0.1, 0.2], confidence=95)
+
+
+def test_bootstrap_auroc_is_paired_and_skips_one_class_resamples():
+    assert bootstrap_ci([0, 0, 1, 1], [0.1, 0.2, 0.8, 0.9], statistic=auroc) == (1.0, 1.0, 1.0)
+    # 2 positives in 12 rows: (10/12)^12, about 1 resample in 9, holds no positive (AUROC undefined);
+    # positive 0.9 outranks all 10 negatives, positive 0.3 three of them: 13/20
+    y = np.array([1, 1] + [0] * 10)
+    s = np.array([0.9, 0.3] + list(np.linspace(0.1, 0.8, 10)))
+    estimate, low, high = bootstrap_ci(y, s, statistic=auroc, n_resamples=2000)
+    assert estimate == auroc(y, s) == pytest.approx(0.65)
+    assert 0 <= low < estimate < high <= 1
+    # a statistic of paired differences: resampling keeps the pairs, so a constant shift is exact
+    a = np.random.default_rng(6).random(30)
+    assert bootstrap_ci(a + 0.25, a, statistic=lambda u, v, axis: np.mean(u - v, axis=axis)) \
+        == pytest.approx((0.25, 0.25, 0.25))
+
+
+# ---- the run's confidence level reaches the report and the figure
+
+
+def test_analysis_uses_the_configured_confidence(tmp_path):
+    import yaml
+
+    from helpers.experiment import analysis
+
+    rng = np.random.default_rng(8)
+    scores = pd.DataFrame([{"architecture": a, "qid": f"q{i}", "judge": "ragas", "metric": "faithfulness",
+                            "value": float(v)} for a in ("bm25", "dense") for i, v in enumerate(rng.random(12))])
+    (tmp_path / "run").mkdir()
+    scores.to_parquet(tmp_path / "run" / "scores.parquet")
+    config = {"statistics": {"confidence": 0.9, "n_resamples": 500}}
+    (tmp_path / "run" / "config.yaml").write_text(yaml.safe_dump(config))
+    text = analysis.report("run", results_dir=tmp_path)
+    assert "mean [90% CI]" in text and "95%" not in text
+    table = analysis.summary(scores, config)
+    bm25 = scores[scores.architecture == "bm25"]["value"]
+    assert tuple(table.iloc[0][["mean", "ci_low", "ci_high"]]) == bootstrap_ci(bm25, confidence=0.9, n_resamples=500)
+    figure = analysis._bars(table, analysis.statistics_settings(config)["confidence"])
+    assert figure._suptitle.get_text() == "Mean per architecture with 90% bootstrap intervals"
+    assert analysis.statistics_settings(None)["confidence"] == 0.95        # StatisticsConfig's default

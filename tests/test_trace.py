@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.errors import UserError
+
 from helpers.trace import (aggregate, gold_scores, key_document, key_response, letters, parse_keys,
                            scores_from_probabilities, split_sentences, to_json, trace_scores)
 from helpers.trace.keys import letters_index, normalize_key
@@ -179,7 +181,7 @@ def test_train_judge_writes_a_small_artefact(tmp_path, raw_ready):
     assert info["trained_on"] == ["covidqa/validation", "hotpotqa/validation"]   # never test
     judge = OfflineJudge.load(tmp_path / "judge.joblib")
     assert judge.meta["training_means"]["relevance"] > 0
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(UserError, match="no trained judge; run `python -m helpers train-judge`"):
         OfflineJudge.load(tmp_path / "missing.joblib")
 
 

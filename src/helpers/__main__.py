@@ -10,6 +10,10 @@ Commands:
   train-judge    train the offline TRACe judge (non-test RAGBench splits)
   judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
+
+A user's mistake (a missing config, an unknown dataset or architecture, a missing directory) is
+answered on one line with exit status 2; `--debug` shows the traceback. A run that fails as a
+whole (see `max_failure_rate`) lists its failures and exits with status 1.
 """
 from __future__ import annotations
 
@@ -98,12 +102,27 @@ def _run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     summary = Experiment(config).run()
     print(json.dumps(summary, indent=2))
+    if not summary["ok"]:
+        print(format_failures(summary), file=sys.stderr)
+        return 1
     if config.figures:
         for name, path in make_figures(summary["run_id"]).items():
             print(f"figure {name}: {path}")
     print(report(summary["run_id"]))
     print(f"\nrun took {time.perf_counter() - start:.1f} s; results in {summary['directory']}")
     return 0
+
+
+def format_failures(summary: dict) -> str:
+    """What went wrong in a failed run: the rule it broke, then each kind with one example."""
+    why = (f"every sample failed for {', '.join(summary['all_failed'])}" if summary["all_failed"] else
+           f"failure rate {summary['failure_rate']:.0%} > max_failure_rate {summary['max_failure_rate']:.0%}")
+    lines = [f"run FAILED: {summary['failed_samples']} of {summary['answers']} samples failed ({why})"]
+    for kind, entry in sorted(summary["failures"].items(), key=lambda item: -item[1]["count"]):
+        lines.append(f"  {kind} x{entry['count']}: {entry['example']}")
+    lines.append(f"records kept in {summary['directory']}; fix the cause and rerun the same command: "
+                 "only the failed samples are redone")
+    return "\n".join(lines)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -119,6 +138,7 @@ def _report(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helpers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of a user error")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run an experiment from a YAML config (resumable)")
     run.add_argument("config", help="e.g. configs/default.yaml")
@@ -159,8 +179,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from helpers.errors import UserError
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UserError as exc:
+        if args.debug:
+            raise
+        message = " ".join(str(exc).split())  # one line, however the message was built
+        print(f"error: {message} (--debug for the traceback)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ PROMPTS = {
                    "documentos proporcionados.\" No inventes datos."),
         "user": "Contextos:\n{contexts}\n\nPregunta: {question}\nRespuesta:",
         "no_context": "(no se recuperó ningún contexto)",
+        "stop": ["\nPregunta:", "\nContextos:"],
     },
     "en": {
         "system": ("You are an assistant that answers questions using only the numbered contexts "
@@ -44,8 +45,12 @@ PROMPTS = {
                    "Do not make anything up."),
         "user": "Contexts:\n{contexts}\n\nQuestion: {question}\nAnswer:",
         "no_context": "(no context was retrieved)",
+        "stop": ["\nQuestion:", "\nContexts:"],
     },
 }
+# "stop": where an answer is over. A small model that has answered goes on with the prompt's
+# own pattern (a new "Pregunta: ... Respuesta:" exchange or another context block); the answer
+# ends before the prompt's labels reappear. At most 4 per prompt (OpenAI's and Groq's limit).
 
 
 def prompt_language(language: str | None) -> str:
@@ -116,6 +121,12 @@ def select_contexts(ranking: dict[str, float], corpus: dict[str, dict], *, k: in
     return contexts, dropped
 
 
+def answer_stops(language: str = "en") -> list[str]:
+    """The answer prompt's stop sequences for `language` (PROMPTS is the one place defining them);
+    `llm.config.stop`, when set, replaces them."""
+    return list(PROMPTS[prompt_language(language)]["stop"])
+
+
 def build_messages(question: str, contexts: list[str], language: str = "en") -> list[dict]:
     """The chat messages of the answer prompt: contexts numbered [1]..[k] in the given order."""
     prompt = PROMPTS[prompt_language(language)]
@@ -133,7 +144,7 @@ def generate_answer(llm: LLM, qid: str, question: str, contexts: list[dict], *, 
     start = time.perf_counter()
     try:
         result = llm.complete(build_messages(question, [c["text"] for c in contexts], language),
-                              max_tokens=max_tokens)
+                              max_tokens=max_tokens, stop=answer_stops(language))
     except LLMError as exc:
         call = getattr(exc, "record", None)
         record.error, record.error_kind = str(exc), getattr(exc, "kind", "error")
@@ -163,8 +174,7 @@ def generate_answers(llm: LLM, queries: dict[str, str], run: dict[str, dict[str,
         return generate_answer(llm, qid, queries[qid], contexts, language=language, dropped=dropped,
                                max_tokens=max_tokens)
 
-    workers = 1 if llm.config.provider == "local" else llm.config.concurrency
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=llm.workers) as pool:
         return list(pool.map(one, list(queries)))
 
 

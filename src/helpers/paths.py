@@ -14,13 +14,15 @@ def _dir(env: str, default: Path) -> Path:
 
 DATA_DIR = _dir("HELPERS_DATA_DIR", PROJECT_ROOT / "data")
 RAW_DIR = DATA_DIR / "raw"
-PROCESSED_DIR = DATA_DIR / "processed"
-CACHE_DIR = DATA_DIR / "cache"
+PROCESSED_DIR = _dir("HELPERS_PROCESSED_DIR", DATA_DIR / "processed")
+CACHE_DIR = _dir("HELPERS_CACHE_DIR", DATA_DIR / "cache")
 # ../shared/data beside the project root: the offline copy of every public source.
 SHARED_DATA_DIR = _dir("HELPERS_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data")
 FIGURES_DIR = _dir("HELPERS_FIGURES_DIR", PROJECT_ROOT / "figures")
 RESULTS_DIR = _dir("HELPERS_RESULTS_DIR", PROJECT_ROOT / "results")
 CONFIGS_DIR = PROJECT_ROOT / "configs"
+# the gitignored file API keys may come from (after the environment)
+ENV_FILE = _dir("HELPERS_ENV_FILE", PROJECT_ROOT / ".env")
 
 
 def write_json(path: str | Path, obj, *, echo: bool = False) -> Path:

@@ -1,24 +1,96 @@
-"""Statistics for comparing architectures on few questions: bootstrap intervals of means, and
-paired tests against a baseline with Holm's correction."""
+"""Statistics, defined once for the whole workbench: AUROC, a bootstrap interval of any statistic
+(a mean, or a statistic of paired arrays such as an AUROC), a paired permutation test against a
+baseline with Holm's correction, and the per-architecture tables built from them.
+
+    from helpers.stats import auroc, bootstrap_ci
+    auroc([1, 0, 1], [0.9, 0.2, 0.4])                         # 1.0
+    bootstrap_ci(values)                                      # (mean, low, high)
+    bootstrap_ci(labels, scores, statistic=auroc)             # (AUROC, low, high), rows resampled together
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+# Resampled rows held in memory at once by bootstrap_ci (resamples x rows), about 16 MB of floats.
+_BATCH_CELLS = 2_000_000
 
-def bootstrap_ci(values, *, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
-    """(mean, low, high): percentile bootstrap of the mean (scipy.stats.bootstrap); NaNs dropped.
-    One value: the interval is that value; none: NaNs."""
-    x = np.asarray(values, dtype=float)
-    x = x[~np.isnan(x)]
-    if len(x) == 0:
-        return (np.nan, np.nan, np.nan)
-    if len(x) == 1 or np.all(x == x[0]):
-        return (float(x.mean()), float(x.mean()), float(x.mean()))
-    res = stats.bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
-                          method="percentile", random_state=np.random.default_rng(seed))
-    return (float(x.mean()), float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+def auroc(labels, scores, *, axis: int = -1):
+    """Area under the ROC curve: the probability that a random positive scores above a random
+    negative, ties counting 1/2 (the Mann-Whitney U statistic over n_pos n_neg; Hanley & McNeil
+    1982), equal to sklearn.metrics.roc_auc_score.
+
+    labels: 1 / True is the positive class, 0 / False the negative one (anything else raises);
+    scores: higher means more positive (pass -score or 1 - score for the other direction).
+    1-D inputs: pairs with a NaN are dropped and a float is returned; NaN when a class is missing.
+    N-D inputs (used by bootstrap_ci): one AUROC per slice along `axis`, NaN for a slice with one
+    class or a NaN."""
+    y = np.asarray(labels, dtype=float)
+    s = np.asarray(scores, dtype=float)
+    if y.shape != s.shape:
+        raise ValueError(f"labels and scores differ in shape: {y.shape} vs {s.shape}")
+    if y.ndim == 1:
+        keep = ~(np.isnan(y) | np.isnan(s))
+        y, s = y[keep], s[keep]
+    finite = y[~np.isnan(y)]
+    if not np.isin(finite, (0.0, 1.0)).all():
+        raise ValueError(f"labels must be 0/1 or False/True; got {sorted(set(finite.tolist()))[:5]}")
+    y, s = np.moveaxis(y, axis, -1), np.moveaxis(s, axis, -1)
+    positive = y == 1
+    n_pos = positive.sum(axis=-1)
+    n_neg = (y == 0).sum(axis=-1)
+    ranks = stats.rankdata(s, axis=-1, nan_policy="propagate")   # mid-ranks for ties
+    u = np.where(positive, ranks, 0.0).sum(axis=-1) - n_pos * (n_pos + 1) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        area = np.where((n_pos > 0) & (n_neg > 0) & ~np.isnan(y).any(axis=-1), u / (n_pos * n_neg), np.nan)
+    return float(area) if area.ndim == 0 else area
+
+
+def bootstrap_ci(*arrays, statistic=np.mean, confidence: float = 0.95, n_resamples: int = 10_000,
+                 seed: int = 0) -> tuple[float, float, float]:
+    """(estimate, low, high): `statistic` of the arrays and its percentile-bootstrap interval
+    (Efron & Tibshirani 1993, ch. 13), resampling rows; several arrays are paired (row i of each is
+    resampled together, as labels and scores for an AUROC).
+
+    statistic: called as statistic(*arrays, axis=-1) on 1-D arrays for the estimate and on
+        (resamples, rows) arrays for the resamples (np.mean, np.median and auroc work as they are).
+    Rows with a NaN in any array are dropped. No rows, or an undefined estimate (an AUROC with one
+    class): (nan, nan, nan). One row or constant values: the interval is the estimate.
+    Written with numpy rather than scipy.stats.bootstrap so that resamples on which the statistic
+    is undefined (an AUROC resample holding one class) can be dropped instead of making the whole
+    interval NaN; the interval is then conditional on both classes being present."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if not arrays:
+        raise ValueError("bootstrap_ci needs at least one array")
+    data = [np.asarray(a, dtype=float) for a in arrays]
+    if any(d.ndim != 1 for d in data) or len({len(d) for d in data}) > 1:
+        raise ValueError(f"arrays must be 1-D and of one length; shapes: {[d.shape for d in data]}")
+    keep = ~np.any([np.isnan(d) for d in data], axis=0)
+    data = [d[keep] for d in data]
+    n = len(data[0])
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    estimate = float(statistic(*data, axis=-1))
+    if math.isnan(estimate):
+        return (math.nan, math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    batch = max(1, _BATCH_CELLS // n)
+    resampled = []
+    for start in range(0, n_resamples, batch):
+        rows = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
+        resampled.append(np.asarray(statistic(*(d[rows] for d in data), axis=-1), dtype=float))
+    values = np.concatenate(resampled)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return (estimate, math.nan, math.nan)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(values, [alpha, 1 - alpha])
+    return (estimate, float(low), float(high))
 
 
 def paired_permutation_test(a, b, *, n_resamples: int = 10_000, seed: int = 0) -> float:

@@ -5,29 +5,73 @@
 """
 from __future__ import annotations
 
+import inspect
+from pathlib import Path
 from typing import Callable
 
 from helpers.data.benchmarks import load_scifact, load_xquad
 from helpers.data.contracts import DataError, Dataset
 from helpers.data.fetch import DataSourceError, prepare_data
-from helpers.data.obstetrics import load_maternaqa, load_obstetrics, load_obstetrics_es
+from helpers.data.obstetrics import guideline_chunks, load_maternaqa, load_obstetrics, load_obstetrics_es
 from helpers.data.ragbench import list_splits, load_ragbench
+
+
+def load_xquad_es(path: str | Path | None = None) -> Dataset:
+    """XQuAD's Spanish side (`path`: the SQuAD-format JSON; default the prepared raw file)."""
+    return load_xquad("es", path=path)
+
+
+def load_xquad_en(path: str | Path | None = None) -> Dataset:
+    """XQuAD's English side (`path`: the SQuAD-format JSON; default the prepared raw file)."""
+    return load_xquad("en", path=path)
+
 
 DATASETS: dict[str, Callable[..., Dataset]] = {
     "obstetrics": load_obstetrics,
     "maternaqa": load_maternaqa,
     "obstetrics-es": load_obstetrics_es,
     "scifact": load_scifact,
-    "xquad-es": lambda **kw: load_xquad("es", **kw),
-    "xquad-en": lambda **kw: load_xquad("en", **kw),
+    "xquad-es": load_xquad_es,
+    "xquad-en": load_xquad_en,
 }
+# loaders that take **options hand them on to this function: its keywords are valid options too
+_FORWARDED = {load_obstetrics: guideline_chunks, load_obstetrics_es: guideline_chunks}
+
+
+def _keywords(function: Callable) -> set[str]:
+    """Keyword parameters of `function`, following **options to where they are forwarded."""
+    names = set()
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+            names.add(parameter.name)
+        elif parameter.kind is parameter.VAR_KEYWORD and function in _FORWARDED:
+            names |= _keywords(_FORWARDED[function])
+    return names
+
+
+def dataset_options(name: str) -> list[str]:
+    """The options the loader of dataset `name` accepts, sorted."""
+    check_dataset_name(name)
+    return sorted(_keywords(DATASETS[name]))
+
+
+def check_dataset_name(name: str) -> None:
+    if name not in DATASETS:
+        raise DataError(f"dataset {name!r}", f"unknown dataset; valid names: {sorted(DATASETS)}",
+                        fix="RAGBench: helpers.data.load_ragbench(subset, split)")
+
+
+def check_dataset_options(name: str, options: dict) -> None:
+    """DataError naming the first unknown option of dataset `name` and the valid ones."""
+    valid = dataset_options(name)
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise DataError(f"dataset {name!r}", f"unknown option {unknown[0]!r}; valid: {', '.join(valid) or 'none'}")
 
 
 def load_dataset(name: str, **options) -> Dataset:
     """Load a dataset by name; options go to its loader (e.g. chunk_size for obstetrics)."""
-    if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; valid names: {sorted(DATASETS)} "
-                         "(RAGBench: helpers.data.load_ragbench(subset, split))")
+    check_dataset_options(name, options)
     return DATASETS[name](**options)
 
 
@@ -41,5 +85,5 @@ def summarize_all() -> tuple[list[dict], list[dict]]:
     return rows, ragbench_rows
 
 
-__all__ = ["DATASETS", "DataError", "DataSourceError", "Dataset", "list_splits", "load_dataset",
-           "load_ragbench", "prepare_data", "summarize_all"]
+__all__ = ["DATASETS", "DataError", "DataSourceError", "Dataset", "check_dataset_options", "dataset_options",
+           "list_splits", "load_dataset", "load_ragbench", "prepare_data", "summarize_all"]

@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 from helpers.data.contracts import DataError, Dataset
+from helpers.errors import UserError
 from helpers.data.fetch import raw_path
 
 SCIFACT_ZIP = "beir_scifact/scifact.zip"
@@ -45,7 +46,7 @@ def load_scifact(path: str | Path | None = None, split: str = "test") -> Dataset
     set), 'train' = the train claims (for training rerankers, never for evaluation);
     qrels = the claims' cited documents."""
     if split not in SCIFACT_SPLITS:
-        raise ValueError(f"scifact split must be one of {sorted(SCIFACT_SPLITS)}, got {split!r}")
+        raise UserError(f"scifact split must be one of {sorted(SCIFACT_SPLITS)}, got {split!r}")
     path = Path(path) if path else raw_path(SCIFACT_ZIP)
     source = str(path)
     try:
@@ -77,7 +78,7 @@ def load_xquad(lang: str = "es", path: str | Path | None = None) -> Dataset:
     """XQuAD in one language: paragraphs as corpus, questions as queries, each question's
     paragraph as its qrel, the first gold answer as reference answer."""
     if lang not in {"es", "en"}:
-        raise ValueError(f"xquad language must be 'es' or 'en', got {lang!r}")
+        raise UserError(f"xquad language must be 'es' or 'en', got {lang!r}")
     path = Path(path) if path else raw_path(XQUAD_JSON.format(lang=lang))
     try:
         articles = json.loads(Path(path).read_text(encoding="utf-8"))["data"]

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import blingfire
 
+from helpers.errors import UserError
+
 _WORD = re.compile(r"\S+")
 
 
@@ -55,11 +57,11 @@ def chunk_spans(text: str, *, size: int = 500, overlap: int = 100, boundary: str
     Defaults match the seed benchmark (500 characters, 100 overlap).
     """
     if size <= 0:
-        raise ValueError(f"chunk size must be > 0, got {size}")
+        raise UserError(f"chunk_size must be > 0, got {size}")
     if not 0 <= overlap < size:
-        raise ValueError(f"chunk overlap must be in [0, size={size}), got {overlap}")
+        raise UserError(f"chunk_overlap must be in [0, size={size}), got {overlap}")
     if boundary not in {"sentence", "word"}:
-        raise ValueError(f"boundary must be 'sentence' or 'word', got {boundary!r}")
+        raise UserError(f"boundary must be 'sentence' or 'word', got {boundary!r}")
     if not text.strip():
         return []
     if boundary == "word":

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from helpers.errors import UserError
 
-class DataError(ValueError):
+
+class DataError(UserError):
     """Bad input data. The message names the file, the record and the field, and how to fix it."""
 
     def __init__(self, source: str, problem: str, *, record: str | None = None,

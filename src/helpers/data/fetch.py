@@ -14,11 +14,12 @@ from pathlib import Path
 import yaml
 
 from helpers import paths
+from helpers.errors import UserError
 
 SOURCES_FILE = Path(__file__).with_name("sources.yaml")
 
 
-class DataSourceError(RuntimeError):
+class DataSourceError(UserError, RuntimeError):
     """A raw data file is missing, or its checksum does not match."""
 
 
@@ -106,7 +107,7 @@ def prepare_data(datasets: list[str] | None = None, *, raw_dir: Path | None = No
     sources = load_sources()
     unknown = sorted(set(datasets or []) - set(sources))
     if unknown:
-        raise ValueError(f"unknown raw dataset(s) {unknown}; valid names: {sorted(sources)}")
+        raise DataSourceError(f"unknown raw dataset(s) {unknown}; valid names: {sorted(sources)}")
     report: dict[str, dict[str, str]] = {}
     errors = []
     for name in datasets or sorted(sources):

@@ -10,12 +10,27 @@ import pandas as pd
 import yaml
 
 from helpers import paths
+from helpers.errors import UserError
+from helpers.experiment.config import StatisticsConfig
 from helpers.figures import save_figure
+from helpers.ragas_eval import RAGAS_METRICS
 from helpers.stats import compare_to_baseline, summarize
+from helpers.trace.scoring import METRICS as TRACE_METRICS
 
-RAGAS_COLUMNS = ["faithfulness", "answer_relevancy", "context_precision", "context_recall"]
-QUALITY = {"ragas": RAGAS_COLUMNS, "offline": ["adherence", "relevance", "utilization", "completeness"],
-           "trace_llm": ["adherence", "relevance", "utilization", "completeness"]}
+RAGAS_COLUMNS = list(RAGAS_METRICS)
+# judge -> its quality metrics (the other score rows of a run are costs: latency, tokens, ...)
+QUALITY = {"ragas": RAGAS_COLUMNS, "offline": list(TRACE_METRICS), "trace_llm": list(TRACE_METRICS)}
+
+
+def statistics_settings(config: dict | None) -> dict:
+    """A run's `statistics` block (baseline, confidence, alpha, n_resamples, seed), with the
+    defaults of helpers.experiment.config.StatisticsConfig for keys it lacks."""
+    return StatisticsConfig().model_dump() | ((config or {}).get("statistics") or {})
+
+
+def _percent(confidence: float) -> str:
+    """0.95 -> '95%', 0.995 -> '99.5%'."""
+    return f"{100 * confidence:g}%"
 
 
 def run_dir(run_id: str, results_dir: Path | None = None) -> Path:
@@ -25,7 +40,7 @@ def run_dir(run_id: str, results_dir: Path | None = None) -> Path:
 def load_scores(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     path = run_dir(run_id, results_dir) / "scores.parquet"
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no scores; run `python -m helpers run CONFIG.yaml` first")
+        raise UserError(f"{path}: no scores; run `python -m helpers run CONFIG.yaml` first")
     return pd.read_parquet(path)
 
 
@@ -37,21 +52,22 @@ def quality_scores(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
-    stats = (config or {}).get("statistics", {})
-    return summarize(quality_scores(scores), confidence=stats.get("confidence", 0.95),
-                     n_resamples=stats.get("n_resamples", 10_000), seed=stats.get("seed", 0))
+    """Mean and bootstrap interval per (architecture, judge/metric), at the run's confidence."""
+    stats = statistics_settings(config)
+    return summarize(quality_scores(scores), confidence=stats["confidence"], n_resamples=stats["n_resamples"],
+                     seed=stats["seed"])
 
 
 def comparisons(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
-    stats = (config or {}).get("statistics", {})
-    baseline = stats.get("baseline", "bm25")
+    stats = statistics_settings(config)
+    baseline = stats["baseline"]
     quality = quality_scores(scores).dropna(subset=["value"])
     if quality["architecture"].nunique() < 2:
         return pd.DataFrame()  # nothing to compare (one architecture, or every score failed)
     if baseline not in set(quality["architecture"]):
         baseline = sorted(set(quality["architecture"]))[0]
-    return compare_to_baseline(quality, baseline, alpha=stats.get("alpha", 0.05),
-                               n_resamples=stats.get("n_resamples", 10_000), seed=stats.get("seed", 0))
+    return compare_to_baseline(quality, baseline, alpha=stats["alpha"], n_resamples=stats["n_resamples"],
+                               seed=stats["seed"])
 
 
 def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
@@ -68,7 +84,7 @@ def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _bars(table: pd.DataFrame):
+def _bars(table: pd.DataFrame, confidence: float):
     metrics = list(dict.fromkeys(table["metric"]))
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.6), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
@@ -81,7 +97,7 @@ def _bars(table: pd.DataFrame):
         if part["mean"].isna().all():  # say why a panel is empty rather than leave it blank
             ax.text(0.5, 0.5, "no sample could be scored\n(NaN: see reasons in scores)", ha="center",
                     va="center", fontsize=8, transform=ax.transAxes)
-    fig.suptitle("Mean per architecture with 95% bootstrap intervals", fontsize=10)
+    fig.suptitle(f"Mean per architecture with {_percent(confidence)} bootstrap intervals", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -151,7 +167,7 @@ def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | N
     table = summary(scores, config)
     written = {}
     figures = {
-        "metric-bars": lambda: _bars(table),
+        "metric-bars": lambda: _bars(table, statistics_settings(config)["confidence"]),
         "heatmap-architecture-metric": lambda: _heatmap(table.pivot(index="architecture", columns="metric", values="mean"),
                                                         "Mean score: architecture x metric"),
         "heatmap-question": lambda: _heatmap(
@@ -185,9 +201,11 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
     table = summary(scores, config)
     if table.empty:
         return "\n".join(parts + ["", "no quality scores to summarise"])
-    table["mean [95% CI]"] = table.apply(lambda r: f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]", axis=1)
-    parts += ["", "Means with bootstrap intervals:",
-              table.pivot(index="architecture", columns="metric", values="mean [95% CI]").to_string()]
+    level = _percent(statistics_settings(config)["confidence"])
+    column = f"mean [{level} CI]"
+    table[column] = table.apply(lambda r: f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]", axis=1)
+    parts += ["", f"Means with {level} bootstrap intervals, {column}:",
+              table.pivot(index="architecture", columns="metric", values=column).to_string()]
     comp = comparisons(scores, config)
     if len(comp):
         parts += ["", f"Paired permutation tests vs {comp['baseline'].iloc[0]} (Holm-corrected):",

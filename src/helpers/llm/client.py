@@ -2,13 +2,15 @@
 accounting. Keys never reach the cache, the records or the logs."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from helpers.llm.backends import make_backend
+from helpers.llm.backends import cut_at_stop, make_backend
 from helpers.llm.cache import ResponseCache, cache_key
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import CacheMissError, LLMError, RetryableError
@@ -54,6 +56,7 @@ class LLM:
         self.cache = cache if cache is not None else (ResponseCache() if self.config.cache != "off" else None)
         self.calls: list[CallRecord] = []
         self._rng = random.Random(self.config.seed)
+        self._tracking = threading.local()  # per thread: the lists that `track` blocks collect into
         self.limiter = RateLimiter.shared(
             (self.config.provider, self.config.base_url, self.config.resolved_api_key_env()),
             self.config.requests_per_minute, self.config.tokens_per_minute, self.config.concurrency)
@@ -68,32 +71,59 @@ class LLM:
     def name(self) -> str:
         return f"{self.config.provider}:{self.config.model}"
 
-    def _payload(self, messages, temperature, max_tokens, seed, sample) -> dict:
-        payload = {"provider": self.config.provider, "model": self.config.model, "messages": messages,
+    @property
+    def workers(self) -> int:
+        """How many calls to run at once: the provider's `concurrency`, but 1 for the local model
+        (one model per process whose calls are serialised: more threads would only queue, and
+        each would hold a prompt's worth of memory)."""
+        return 1 if self.config.provider == "local" else self.config.concurrency
+
+    def stops_for(self, stop=None) -> list[str]:
+        """The stop sequences a call uses: the config's when it sets them, else the prompt's own
+        (`stop`, e.g. helpers.generation's answer stops)."""
+        chosen = self.config.stop if self.config.stop is not None else (stop or [])
+        return list(chosen)
+
+    def _payload(self, messages, temperature, max_tokens, seed, sample, stop) -> dict:
+        """Everything that determines the answer. `stop` enters only when there is one and
+        `repeat_penalty` only for the local backends (hosted providers never receive it), so a
+        hosted provider's entries made before these settings existed keep their keys."""
+        c = self.config
+        payload = {"provider": c.provider, "model": c.model, "messages": messages,
                    "temperature": temperature, "max_tokens": max_tokens, "seed": seed, "sample": sample}
-        if self.config.provider == "local":
-            payload["local_backend"] = self.config.local_backend
-        elif self.config.provider == "openai-compatible":
-            payload["base_url"] = self.config.base_url
+        if stop:
+            payload["stop"] = stop
+        if c.provider == "local":
+            payload["local_backend"] = c.local_backend
+            payload["repeat_penalty"] = c.repeat_penalty  # only the local backends apply it
+        elif c.provider == "openai-compatible":
+            payload["base_url"] = c.base_url
         return payload
 
-    def key_for(self, messages, *, temperature=None, max_tokens=None, seed=None, sample=0) -> str:
+    def key_for(self, messages, *, temperature=None, max_tokens=None, seed=None, sample=0, stop=None) -> str:
         c = self.config
         return cache_key(self._payload(messages, c.temperature if temperature is None else temperature,
-                                       max_tokens or c.max_tokens, c.seed if seed is None else seed, sample))
+                                       max_tokens or c.max_tokens, c.seed if seed is None else seed, sample,
+                                       self.stops_for(stop)))
 
     def complete(self, messages: list[dict], *, temperature: float | None = None,
-                 max_tokens: int | None = None, seed: int | None = None, sample: int = 0) -> LLMResult:
+                 max_tokens: int | None = None, seed: int | None = None, sample: int = 0,
+                 stop: list[str] | None = None) -> LLMResult:
         """One chat completion. `sample` > 0 asks for another independent sample of the same
-        request (its own cache entry and seed): how n completions work on n=1-only providers."""
+        request (its own cache entry and seed): how n completions work on n=1-only providers.
+        `stop`: the prompt's stop sequences (default none), replaced by `config.stop` when set;
+        the text ends before the first one."""
         _check_messages(messages)
         c = self.config
         temperature = c.temperature if temperature is None else temperature
         max_tokens = max_tokens or c.max_tokens
         seed = (c.seed if seed is None else seed) + sample
-        key = cache_key(self._payload(messages, temperature, max_tokens, seed - sample, sample))
+        stop = self.stops_for(stop)
+        key = cache_key(self._payload(messages, temperature, max_tokens, seed - sample, sample, stop))
         record = CallRecord(c.provider, c.model, key)
         self.calls.append(record)
+        for tracked in getattr(self._tracking, "lists", ()):
+            tracked.append(record)
         start = time.perf_counter()
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -108,7 +138,7 @@ class LLM:
                 exc.record = record
                 raise exc
         try:
-            completion = self._call_with_retries(record, messages, temperature, max_tokens, seed)
+            completion = self._call_with_retries(record, messages, temperature, max_tokens, seed, stop)
         except LLMError as exc:
             record.error, record.error_kind = str(exc), getattr(exc, "kind", "error")
             record.latency_s = time.perf_counter() - start
@@ -125,16 +155,21 @@ class LLM:
                            input_tokens=completion.input_tokens, output_tokens=completion.output_tokens)
         return LLMResult(completion.text, record)
 
-    def _call_with_retries(self, record, messages, temperature, max_tokens, seed):
+    def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop):
         c = self.config
         estimate = sum(len(m.get("content") or "") for m in messages) // 4 + max_tokens
+        # `stop` is passed only when there is one, so a backend written before stops (a test
+        # double, a user's own) keeps working for calls without them
+        extra = {"stop": stop} if stop else {}
         last: RetryableError | None = None
         for attempt in range(c.max_retries + 1):
             record.attempts = attempt + 1
             self.limiter.acquire(estimate)
             try:
-                return self.backend.chat(messages, temperature=temperature, max_tokens=max_tokens,
-                                         seed=seed, timeout=c.timeout_s)
+                completion = self.backend.chat(messages, temperature=temperature, max_tokens=max_tokens,
+                                               seed=seed, timeout=c.timeout_s, **extra)
+                completion.text = cut_at_stop(completion.text, stop)
+                return completion
             except RetryableError as exc:
                 last = exc
                 record.retried.append(exc.kind)
@@ -163,14 +198,34 @@ class LLM:
             except LLMError as exc:
                 return LLMResult(None, exc.record)
 
-        workers = 1 if self.config.provider == "local" else self.config.concurrency
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
             return list(pool.map(one, batch))
+
+    @contextlib.contextmanager
+    def track(self):
+        """The calls this thread makes inside the block, as a list of CallRecords: one sample's own
+        calls even while other threads call the same LLM for other samples.
+
+            with llm.track() as calls:
+                ...
+            llm.usage(calls)
+        """
+        lists = self._tracking.__dict__.setdefault("lists", [])
+        calls: list[CallRecord] = []
+        lists.append(calls)
+        try:
+            yield calls
+        finally:
+            lists.remove(calls)
 
     def totals(self, since: int = 0) -> dict:
         """Accounting over every call made through this object (or those after `since`, an index
-        into `calls`, to account for one stage or sample)."""
-        calls = self.calls[since:]
+        into `calls`)."""
+        return self.usage(self.calls[since:])
+
+    @staticmethod
+    def usage(calls: list[CallRecord]) -> dict:
+        """Calls, cache hits, errors, tokens, cost and latency summed over `calls`."""
         return {
             "calls": len(calls),
             "cache_hits": sum(r.cached for r in calls),

@@ -1,9 +1,12 @@
 """Typed LLM settings: one `provider` string chooses the backend."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# OpenAI's chat API (and Groq's, which mirrors it) accept at most 4 stop sequences.
+MAX_STOP_SEQUENCES = 4
 
 Provider = Literal["local", "groq", "openai-compatible"]
 
@@ -35,6 +38,18 @@ class LLMConfig(BaseModel):
     local_backend: Literal["llama-cpp", "transformers"] = "llama-cpp"
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(256, gt=0)
+    # 1.1: the default of llama-cpp-python's OpenAI-compatible server (llama_cpp/server/types.py,
+    # `repeat_penalty_field`) and llama.cpp's long-time CLI default; the CTRL penalty (Keskar et
+    # al. 2019) over the last 64 tokens. The bundled GGUF carries no sampling settings and
+    # SmolLM2's model card suggests none (its example samples at temperature 0.2, top_p 0.9);
+    # without a penalty the 135M model loops on the Spanish answers (benchmarks/answer_quality.py).
+    repeat_penalty: float = Field(1.1, gt=0, le=2, description=(
+        "local backends only: divide the logits of tokens seen in the last 64 by this (1.0 = off); "
+        "hosted providers have no such parameter and never receive it"))
+    stop: list[Annotated[str, Field(min_length=1)]] | None = Field(None, max_length=MAX_STOP_SEQUENCES, description=(
+        "stop sequences for every call (all providers). None (default): each prompt's own, e.g. "
+        "the answer prompt stops at a new 'Pregunta:'/'Question:' line (helpers.generation); "
+        "[]: none at all"))
     seed: int = 0
     n_ctx: int = Field(8192, gt=0, description="context window of the local model")
     timeout_s: float = Field(60.0, gt=0, description="per-call timeout")

@@ -1,6 +1,8 @@
 """Errors of the LLM layer. Retryable ones are retried with backoff; the rest fail the call."""
 from __future__ import annotations
 
+from helpers.errors import UserError
+
 
 class LLMError(RuntimeError):
     """A call failed for good (after retries, or not retryable)."""
@@ -19,7 +21,10 @@ class RetryableError(LLMError):
         self.kind = kind
 
 
-class MissingKeyError(LLMError):
+class MissingKeyError(LLMError, UserError):
+    """No API key for a hosted provider: the user's to fix, so the command line reports it on one
+    line (a UserError) while callers of the LLM layer still catch it as an LLMError."""
+
     kind = "missing_key"
 
 

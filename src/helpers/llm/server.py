@@ -21,6 +21,25 @@ from helpers.llm.backends import make_backend
 from helpers.llm.config import LLMConfig
 
 
+def sampling_options(request: dict) -> dict:
+    """`stop` (a string or a list, as in OpenAI's API) and a repeat penalty, under llama.cpp's
+    server name `repeat_penalty` or vLLM's `repetition_penalty` (clients send either through
+    `extra_body`); absent, the server's own setting applies."""
+    options = {}
+    stop = request.get("stop")
+    if stop:
+        stop = [stop] if isinstance(stop, str) else stop
+        if not isinstance(stop, list) or not all(isinstance(s, str) and s for s in stop):
+            raise ValueError("stop must be a non-empty string or a list of them")
+        options["stop"] = stop
+    penalty = request.get("repeat_penalty", request.get("repetition_penalty"))
+    if penalty is not None:
+        if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or penalty <= 0:
+            raise ValueError("repeat_penalty must be a positive number")
+        options["repeat_penalty"] = float(penalty)
+    return options
+
+
 def make_handler(backend, model_name: str):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -51,11 +70,15 @@ def make_handler(backend, model_name: str):
                 return self._send(400, {"error": {"message": f"bad request: {exc}"}})
             if request.get("stream"):
                 return self._send(400, {"error": {"message": "streaming is not supported"}})
+            try:
+                sampling = sampling_options(request)
+            except ValueError as exc:
+                return self._send(400, {"error": {"message": f"bad request: {exc}"}})
             choices, prompt_tokens, completion_tokens = [], 0, 0
             for i in range(int(request.get("n") or 1)):
                 out = backend.chat(messages, temperature=float(request.get("temperature") or 0.0),
                                    max_tokens=int(request.get("max_tokens") or 256),
-                                   seed=int(request.get("seed") or 0) + i, timeout=None)
+                                   seed=int(request.get("seed") or 0) + i, timeout=None, **sampling)
                 prompt_tokens = out.input_tokens
                 completion_tokens += out.output_tokens
                 choices.append({"index": i, "finish_reason": "stop",

@@ -9,12 +9,36 @@ judge call goes through `helpers.llm` (cached, rate-limited, retried, accounted)
 relevancy's n questions are n separate samples (n=1-only providers work); Spanish inputs get
 adjusted prompts (`helpers.ragas_eval.prompts`); a metric that cannot be computed is NaN with its
 reason, and the run goes on.
-"""
-from helpers.ragas_eval.adapters import (WorkbenchEmbeddings, WorkbenchRagasLLM, default_embedder,
-                                         make_ragas_embeddings, make_ragas_llm)
-from helpers.ragas_eval.prompts import METRIC_NAMES, build_metrics
-from helpers.ragas_eval.runner import RagasJudge, RagasResult, RagasSample, classify_failure, samples_from_records
 
-__all__ = ["RagasJudge", "RagasResult", "RagasSample", "samples_from_records", "classify_failure",
-           "build_metrics", "METRIC_NAMES", "WorkbenchRagasLLM", "WorkbenchEmbeddings", "make_ragas_llm",
-           "make_ragas_embeddings", "default_embedder"]
+RAGAS_METRICS is the one definition of the four metric names. It is defined here, and the rest of
+the package is imported on first use (PEP 562 module __getattr__), so that
+`from helpers.ragas_eval import RAGAS_METRICS` does not import ragas (several seconds).
+"""
+from __future__ import annotations
+
+import importlib
+
+# The RAGAS metric names as ragas 0.4.3 names its columns, in the seed benchmark's order.
+RAGAS_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+
+# public name -> submodule that defines it (imported lazily)
+_LAZY = {
+    "RagasJudge": "runner", "RagasResult": "runner", "RagasSample": "runner", "classify_failure": "runner",
+    "samples_from_records": "runner", "build_metrics": "prompts", "METRIC_NAMES": "prompts",
+    "WorkbenchRagasLLM": "adapters", "WorkbenchEmbeddings": "adapters", "make_ragas_llm": "adapters",
+    "make_ragas_embeddings": "adapters", "default_embedder": "adapters",
+}
+
+__all__ = ["RAGAS_METRICS", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"helpers.ragas_eval.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'helpers.ragas_eval' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -33,10 +33,11 @@ from ragas.metrics._faithfulness import (Faithfulness, NLIStatementInput, NLISta
                                          StatementGeneratorInput, StatementGeneratorOutput,
                                          StatementGeneratorPrompt)
 
+from helpers.errors import UserError
+from helpers.ragas_eval import RAGAS_METRICS as METRIC_NAMES
+
 # Parsed judge outputs of the current (sample, metric): a list of (role, dict); None elsewhere.
 PROMPT_OUTPUTS: contextvars.ContextVar[list | None] = contextvars.ContextVar("prompt_outputs", default=None)
-
-METRIC_NAMES = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 
 
 class _Traced:
@@ -153,7 +154,7 @@ def build_metrics(names=METRIC_NAMES, *, llm=None, embeddings=None, language: st
     """
     unknown = set(names) - set(METRIC_NAMES)
     if unknown:
-        raise ValueError(f"unknown metrics {sorted(unknown)}; valid: {list(METRIC_NAMES)}")
+        raise UserError(f"unknown metrics {sorted(unknown)}; valid: {list(METRIC_NAMES)}")
     lang = "es" if (language or "").lower().startswith("es") else None
     metrics = {}
     for name in names:

@@ -149,7 +149,8 @@ class RagasJudge:
     strictness: questions generated per answer for answer relevancy (ragas default 3), drawn as
       separate samples, one request each. timeout_s: per (sample, metric). parse_retries: ragas's
       "fix the JSON" calls after an unparseable output. concurrency: (sample, metric) pairs scored
-      at once (default: 1 for the local model, the provider's concurrency otherwise)."""
+      at once (default: the LLM's `workers`, i.e. 1 for the local model and the provider's
+      concurrency otherwise; 1 for a LangChain chat model)."""
 
     def __init__(self, judge, embedder=None, *, language: str = "en", metrics=METRIC_NAMES,
                  strictness: int = 3, timeout_s: float = 180, max_tokens: int | None = None,
@@ -164,7 +165,7 @@ class RagasJudge:
         for metric in self.metrics.values():
             metric.init(judge_run_config(timeout_s))
         if concurrency is None:
-            concurrency = 1 if not isinstance(judge, LLM) or judge.config.provider == "local" else judge.config.concurrency
+            concurrency = judge.workers if isinstance(judge, LLM) else 1  # LLM.workers: the one rule
         self.concurrency = max(1, concurrency)
 
     async def _score_one(self, sample: RagasSample, name: str, gate: asyncio.Semaphore) -> dict:

@@ -3,18 +3,18 @@
 RAGBench (Friel et al. 2024, arXiv:2407.11005) labels each response: `adherence_score` is False
 when some response sentence is unsupported by the documents (a hallucination). Low faithfulness
 should flag those rows: AUROC of (1 - faithfulness) against `adherence_score == False`
-(sklearn.metrics.roc_auc_score; 0.5 = chance). The paper's own ragas run (GPT-3.5 judge) ships as
-the `ragas_faithfulness` column, so the same rows give a reference AUROC.
+(helpers.stats.auroc; 0.5 = chance), with a percentile-bootstrap interval
+(helpers.stats.bootstrap_ci). The paper's own ragas run (GPT-3.5 judge) ships as the
+`ragas_faithfulness` column, so the same rows give a reference AUROC.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
-from sklearn.metrics import roc_auc_score
 
 from helpers.data import load_ragbench
 from helpers.ragas_eval.runner import RagasSample
+from helpers.stats import auroc, bootstrap_ci
 
 
 def sample_ragbench(subsets=("covidqa", "delucionqa", "emanual", "hotpotqa"), *, per_subset: int = 6,
@@ -49,40 +49,15 @@ def ragbench_samples(frame: pd.DataFrame) -> list[RagasSample]:
 
 def hallucination_auroc(labels_adherent, faithfulness) -> float:
     """AUROC of (1 - faithfulness) for detecting adherence == False; NaN if a class is missing."""
-    y = ~np.asarray(labels_adherent, dtype=bool)
-    score = 1.0 - np.asarray(faithfulness, dtype=float)
-    if y.all() or not y.any():
-        return float("nan")
-    return float(roc_auc_score(y, score))
+    return auroc(~np.asarray(labels_adherent, dtype=bool), 1.0 - np.asarray(faithfulness, dtype=float))
 
 
-def _auc_ranks(y: np.ndarray, score: np.ndarray) -> float:
-    """The same AUROC via the Mann-Whitney U statistic (ties get mid-ranks), fast enough to
-    bootstrap: AUC = (R_pos - n_pos (n_pos + 1) / 2) / (n_pos n_neg)."""
-    n_pos = int(y.sum())
-    n_neg = len(y) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return float("nan")
-    ranks = rankdata(score)
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-def bootstrap_ci(labels_adherent, faithfulness, *, n_boot: int = 2000, seed: int = 0,
-                 level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap CI of the AUROC (resampling rows; resamples with one class skipped)."""
-    y = ~np.asarray(labels_adherent, dtype=bool)
-    s = 1.0 - np.asarray(faithfulness, dtype=float)
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, len(y), len(y))
-        value = _auc_ranks(y[idx], s[idx])
-        if not np.isnan(value):
-            values.append(value)
-    if not values:
-        return float("nan"), float("nan")
-    alpha = (1 - level) / 2
-    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+def hallucination_auroc_ci(labels_adherent, faithfulness, *, confidence: float = 0.95, n_resamples: int = 2000,
+                           seed: int = 0) -> tuple[float, float, float]:
+    """(AUROC, low, high): hallucination_auroc with a percentile-bootstrap interval over rows
+    (helpers.stats.bootstrap_ci; resamples holding one class are dropped)."""
+    return bootstrap_ci(~np.asarray(labels_adherent, dtype=bool), 1.0 - np.asarray(faithfulness, dtype=float),
+                        statistic=auroc, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
 
 def validity_table(frame: pd.DataFrame, ours: str = "ours_faithfulness",
@@ -94,7 +69,8 @@ def validity_table(frame: pd.DataFrame, ours: str = "ours_faithfulness",
     groups = [(subset, g) for subset, g in frame.groupby("subset")] + [("all", frame)]
     for name, g in groups:
         defined = g[g[ours].notna()]
-        lo, hi = bootstrap_ci(defined["adherence_score"], defined[ours]) if name == "all" else (np.nan, np.nan)
+        _, lo, hi = (hallucination_auroc_ci(defined["adherence_score"], defined[ours]) if name == "all"
+                     else (np.nan, np.nan, np.nan))
         rows.append({
             "subset": name, "rows": len(g), "hallucinated": int((~g["adherence_score"].astype(bool)).sum()),
             "ours_nan": int(g[ours].isna().sum()),

@@ -6,8 +6,10 @@ import json
 from abc import ABC, abstractmethod
 from pathlib import Path
 
+from helpers.errors import UserError
 
-class RetrievalError(ValueError):
+
+class RetrievalError(UserError):
     """Bad input to a retriever (empty corpus, empty query, k <= 0, not indexed)."""
 
 

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from helpers.retrieval.base import Retriever, top_k
+from helpers.retrieval.base import RetrievalError, Retriever, top_k
 from helpers.retrieval.fusion import rrf, score_fusion
 
 PROMPTS = {
@@ -35,7 +35,7 @@ class Hybrid(Retriever):
                  rrf_k: int = 60, alpha: float = 0.5):
         super().__init__()
         if method not in {"rrf", "score"}:
-            raise ValueError(f"hybrid method must be 'rrf' or 'score', got {method!r}")
+            raise RetrievalError(f"hybrid method must be 'rrf' or 'score', got {method!r}")
         self.dense, self.sparse, self.method = dense, sparse, method
         self.candidates, self.rrf_k, self.alpha = candidates, rrf_k, alpha
 
@@ -170,12 +170,18 @@ class MultiQuery(Retriever):
 
 
 class Rerank(Retriever):
-    """Second stage: re-score the first stage's top `candidates` with `scorer`
-    (`scorer.score(query, doc_ids, retriever) -> scores`), return the top k."""
+    """Second stage: the first stage (`base`) retrieves its top max(k, `candidates`), `scorer`
+    re-scores them, and the top k by the new score come out (ties by doc_id).
+
+    `scorer` follows helpers.retrieval.scorers.Scorer, the one protocol of every scorer:
+    `scorer.score(query, first_stage, retriever) -> np.ndarray`, with `first_stage` the query's
+    candidates {doc_id: score} best first, `retriever` the first stage itself (`base`, whose
+    `.corpus` holds the documents), and one score per candidate, aligned with list(first_stage).
+    """
 
     name = "rerank"
 
-    def __init__(self, base, scorer, *, candidates: int = 50):
+    def __init__(self, base: Retriever, scorer, *, candidates: int = 50):
         super().__init__()
         self.base, self.scorer, self.candidates = base, scorer, candidates
 
@@ -187,12 +193,15 @@ class Rerank(Retriever):
         first = self.base.retrieve(queries, max(k, self.candidates))
         run = {}
         for qid, query in queries.items():
-            doc_ids = list(first.get(qid, {}))
-            if not doc_ids:
+            ranked = top_k(first.get(qid, {}), len(first.get(qid, {})))  # best first, as promised
+            if not ranked:
                 run[qid] = {}
                 continue
-            scores = self.scorer.score(query, doc_ids, first[qid], self)
-            run[qid] = top_k(dict(zip(doc_ids, map(float, scores))), k)
+            scores = np.asarray(self.scorer.score(query, ranked, self.base), dtype=float).reshape(-1)
+            if len(scores) != len(ranked):  # a scorer bug, not a user's mistake
+                raise RuntimeError(f"{self.describe()['scorer']} returned {len(scores)} scores for "
+                                   f"{len(ranked)} candidates")
+            run[qid] = top_k(dict(zip(ranked, scores.tolist())), k)
         return run
 
     def describe(self):

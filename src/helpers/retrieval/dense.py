@@ -11,7 +11,7 @@ import numpy as np
 
 from helpers import paths
 from helpers.retrieval.base import Retriever, doc_text
-from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
+from helpers.retrieval.embeddings import CachedEmbedder, EmbeddingCache, make_embedder
 
 _MAX_BATCH = 4000  # below chroma's max batch size
 
@@ -57,10 +57,13 @@ class Dense(Retriever):
 
     name = "dense"
 
-    def __init__(self, embedder: str | None = None, *, language: str = "en", directory: str | Path | None = None):
+    def __init__(self, embedder: str | None = None, *, language: str = "en", directory: str | Path | None = None,
+                 cache: EmbeddingCache | None = None):
+        """directory: where the Chroma index lives (default data/cache/indexes/dense-<fingerprint>);
+        cache: the embedding cache (default data/cache/embeddings.sqlite)."""
         super().__init__()
         self.embedder_name, self.language = embedder, language
-        self.embedder = CachedEmbedder(make_embedder(embedder, language))
+        self.embedder = CachedEmbedder(make_embedder(embedder, language), cache)
         self.directory = Path(directory) if directory else None
         self._collection = None
 

@@ -12,6 +12,8 @@ import random
 import time
 from pathlib import Path
 
+from helpers.retrieval.options import RetrievalOptions, parse_options
+
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 
 
@@ -27,13 +29,16 @@ def evaluate_run(qrels: dict, run: dict, metrics=METRICS) -> dict[str, float]:
 
 def retrieval_eval(dataset: str, architectures: list[str], *, qa_file: str | None = None,
                    llm_config: dict | None = None, limit: int | None = None, llm_limit: int | None = 50,
-                   seed: int = 0, options: dict | None = None) -> dict:
+                   seed: int = 0, options: RetrievalOptions | dict | None = None) -> dict:
     """Evaluate architectures on `dataset` (same queries for all). Architectures that call the LLM
     per query (hyde, multi_query) run on a seeded sample of `llm_limit` queries, reported with
-    the others' scores on that same sample for a fair comparison."""
+    the others' scores on that same sample for a fair comparison. `options`: sections per
+    architecture (helpers.retrieval.options; default None: every default)."""
     from helpers.data import load_dataset
     from helpers.llm import LLM
     from helpers.retrieval.registry import build_retriever
+
+    options = parse_options(options)  # a misspelt option fails before any data is loaded
 
     data = load_dataset(dataset, **({"qa_file": qa_file} if qa_file else {}))
     queries = {q: data.queries[q] for q in data.qrels}
@@ -44,7 +49,8 @@ def retrieval_eval(dataset: str, architectures: list[str], *, qa_file: str | Non
     llm = LLM(llm_config or {"provider": "local"}) if needs_llm & set(architectures) else None
     shared: dict = {}
     report = {"dataset": dataset, "language": data.language, "documents": len(data.corpus),
-              "queries": len(queries), "llm_sample_queries": len(llm_sample) if llm else 0, "results": {}}
+              "queries": len(queries), "llm_sample_queries": len(llm_sample) if llm else 0,
+              "options": options.model_dump(), "results": {}}
     runs = {}
     for name in architectures:
         retriever = build_retriever(name, language=data.language, llm=llm, options=options, shared=shared)

@@ -1,76 +1,84 @@
 """One registry maps architecture names in configs to builders.
 
-    retriever = build_retriever("rerank", language="es", llm=llm, options={"candidates": 50})
+    retriever = build_retriever("rerank", language="es", llm=llm,
+                                options={"hybrid": {"candidates": 100}, "rerank": {"candidates": 50}})
     retriever.index(corpus).retrieve(queries, k=10)
 
-Architectures built together through one `shared` dict reuse their parts (one dense index,
-one BM25 index per corpus).
+Options come in one section per architecture (helpers.retrieval.options); a composed
+architecture builds its parts with the parts' own sections (rerank's hybrid first stage uses the
+`hybrid` section, every dense part the `dense` section). Architectures built together through
+one `shared` dict reuse their parts (one dense index, one BM25 index per corpus).
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from helpers.retrieval.base import Retriever
+from helpers.retrieval.base import RetrievalError, Retriever
+from helpers.retrieval.options import RetrievalOptions, parse_options
 
 
-def _dense(language, llm, options, shared):
+def _dense(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     from helpers.retrieval.dense import Dense
 
-    key = ("dense", options.get("embedder"))
+    key = ("dense", language, options.dense)
     if key not in shared:
-        shared[key] = Dense(options.get("embedder"), language=language)
+        shared[key] = Dense(options.dense.embedder, language=language)
     return shared[key]
 
 
-def _bm25(language, llm, options, shared):
+def _bm25(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     from helpers.retrieval.sparse import BM25
 
-    key = ("bm25", options.get("k1", 1.5), options.get("b", 0.75))
+    key = ("bm25", language, options.bm25)
     if key not in shared:
-        shared[key] = BM25(language, k1=options.get("k1", 1.5), b=options.get("b", 0.75))
+        shared[key] = BM25(language, k1=options.bm25.k1, b=options.bm25.b)
     return shared[key]
 
 
-def _hybrid(language, llm, options, shared):
+def _hybrid(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     from helpers.retrieval.composed import Hybrid
 
-    key = ("hybrid", options.get("method", "rrf"), options.get("alpha", 0.5), options.get("embedder"))
+    # the parts' sections are in the key too: another dense model is another hybrid
+    key = ("hybrid", language, options.dense, options.bm25, options.hybrid)
     if key not in shared:
+        section = options.hybrid
         shared[key] = Hybrid(_dense(language, llm, options, shared), _bm25(language, llm, options, shared),
-                             method=options.get("method", "rrf"), candidates=options.get("candidates", 100),
-                             alpha=options.get("alpha", 0.5))
+                             method=section.method, candidates=section.candidates, rrf_k=section.rrf_k,
+                             alpha=section.alpha)
     return shared[key]
 
 
-def _needs_llm(name, llm):
+def _needs_llm(name: str, llm) -> None:
     if llm is None:
-        raise ValueError(f"architecture '{name}' needs an LLM: pass llm=LLM(...)")
+        raise RetrievalError(f"architecture '{name}' needs an LLM: pass llm=LLM(...)")
 
 
-def _hyde(language, llm, options, shared):
+def _hyde(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     from helpers.retrieval.composed import HyDE
 
     _needs_llm("hyde", llm)
     return HyDE(_dense(language, llm, options, shared), llm, language=language,
-                include_query=options.get("include_query", True))
+                include_query=options.hyde.include_query, max_tokens=options.hyde.max_tokens)
 
 
-def _multi_query(language, llm, options, shared):
+def _multi_query(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     from helpers.retrieval.composed import MultiQuery
 
     _needs_llm("multi_query", llm)
-    base = BUILDERS[options.get("base", "hybrid")](language, llm, options, shared)
-    return MultiQuery(base, llm, n=options.get("n", 3), language=language)
+    section = options.multi_query
+    base = BUILDERS[section.base](language, llm, options, shared)
+    return MultiQuery(base, llm, n=section.n, language=language, candidates=section.candidates,
+                      max_tokens=section.max_tokens)
 
 
-def _rerank(language, llm, options, shared):
+def _rerank(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     from helpers.retrieval.composed import Rerank
-    from helpers.retrieval.scorers import CrossEncoderScorer, LTRScorer
+    from helpers.retrieval.scorers import make_scorer
 
-    scorer_name = options.get("scorer", "ltr")
-    scorer = LTRScorer.load(options.get("scorer_path")) if scorer_name == "ltr" else CrossEncoderScorer(scorer_name)
-    base = BUILDERS[options.get("base", "hybrid")](language, llm, options, shared)
-    return Rerank(base, scorer, candidates=options.get("candidates", 50))
+    section = options.rerank
+    scorer = make_scorer(section.scorer, scorer_path=section.scorer_path, batch_size=section.batch_size)
+    base = BUILDERS[section.base](language, llm, options, shared)
+    return Rerank(base, scorer, candidates=section.candidates)
 
 
 BUILDERS: dict[str, Callable[..., Retriever]] = {
@@ -79,9 +87,15 @@ BUILDERS: dict[str, Callable[..., Retriever]] = {
 }
 
 
-def build_retriever(name: str, *, language: str = "en", llm=None, options: dict | None = None,
+def build_retriever(name: str, *, language: str = "en", llm=None, options: RetrievalOptions | dict | None = None,
                     shared: dict | None = None) -> Retriever:
-    """Build the architecture `name`; its error lists the valid names."""
+    """Build the architecture `name` (errors list the valid names).
+
+    language: the corpus language ('en' default; picks the embedder and the BM25 stemmer).
+    llm: an LLM, needed by hyde and multi_query (default None).
+    options: RetrievalOptions, or a dict of sections {architecture: {option: value}}; None: defaults.
+    shared: a dict kept across calls so that architectures reuse one dense and one BM25 index.
+    """
     if name not in BUILDERS:
-        raise ValueError(f"unknown architecture {name!r}; valid names: {sorted(BUILDERS)}")
-    return BUILDERS[name](language, llm, dict(options or {}), shared if shared is not None else {})
+        raise RetrievalError(f"unknown architecture {name!r}; valid names: {sorted(BUILDERS)}")
+    return BUILDERS[name](language, llm, parse_options(options), shared if shared is not None else {})

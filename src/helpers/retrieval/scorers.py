@@ -1,118 +1,81 @@
-"""Second-stage scorers for `Rerank`.
+"""Second-stage scorers for `Rerank`, and the one protocol they share (`Scorer`).
 
-- CrossEncoderScorer: sentence-transformers' CrossEncoder by hub id or path (online default: a
-  multilingual MS MARCO reranker).
+- CrossEncoderScorer: any sentence-transformers CrossEncoder by path or hub id (a hub id needs
+  the hub on, or the model in the local Hugging Face cache).
 - LTRScorer: the offline reranker. No cross-encoder weights ship in any package, so it is a
   learning-to-rank model (gradient-boosted trees, pointwise) over signals the workbench has
-  offline and already computed: the first stage's rank, BM25, the dense model's similarity (the
-  embeddings are cached by the first stage, so reranking embeds nothing new), query term,
-  bigram (proximity) and title coverage, and length. Every feature is normalised within the
-  candidate list, so a model trained in English on MiniLM transfers to Spanish on e5. Trained by
+  offline and already computed (helpers.retrieval.features): the first stage's rank, BM25, the
+  dense model's similarity (the embeddings are cached by the first stage, so reranking embeds
+  nothing new), query term, bigram (proximity) and title coverage, and length. Trained by
   `python -m helpers train-reranker` on SciFact's *train* claims (BEIR evaluates on its
   validation claims). Deterministic; artefact in data/models/.
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 from helpers.offline import resolve_model_path
-from helpers.retrieval.base import doc_text
-from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
+from helpers.retrieval.base import Retriever, doc_text
+from helpers.retrieval.features import FeatureExtractor
+from helpers.retrieval.training import load_reranker
 
 ONLINE_CROSS_ENCODER = "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1"
-FEATURES = ["first_stage_norm", "first_stage_rrank", "bm25_norm", "bm25_z", "dense_z", "dense_rrank",
-            "coverage", "bigram_coverage", "title_coverage", "log_len"]
+
+
+class Scorer(Protocol):
+    """What `Rerank` asks of a second stage.
+
+    `name`: shown in Rerank.describe().
+    `score(query, first_stage, retriever) -> np.ndarray`:
+        query: the query text;
+        first_stage: the first stage's candidates for this query, {doc_id: score}, best first;
+        retriever: the first stage itself (Rerank's `base`, indexed): `retriever.corpus` holds
+            the documents, and its parts (a Dense with cached embeddings, a BM25) may be reused;
+        returns one score per candidate, aligned with `list(first_stage)`; higher is better.
+    """
+
+    name: str
+
+    def score(self, query: str, first_stage: dict[str, float], retriever: Retriever) -> np.ndarray: ...
 
 
 class CrossEncoderScorer:
-    def __init__(self, model: str = ONLINE_CROSS_ENCODER, batch_size: int = 32):
+    """Scores (query, title + text) pairs with a CrossEncoder (`model`: path or hub id;
+    default ONLINE_CROSS_ENCODER, a multilingual MS MARCO reranker; `batch_size` 32)."""
+
+    def __init__(self, model: str = ONLINE_CROSS_ENCODER, *, batch_size: int = 32):
         from sentence_transformers import CrossEncoder
 
         self.name = f"cross-encoder:{model}"
+        # on the CPU, as everything here: the same scores on every machine
         self.model = CrossEncoder(resolve_model_path(model, role="cross-encoder"), device="cpu")
         self.batch_size = batch_size
 
-    def prepare(self, corpus, language):
-        self.corpus = corpus
-
-    def score(self, query, doc_ids, first_scores, retriever):
-        pairs = [(query, doc_text(self.corpus[d])) for d in doc_ids]
-        return self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+    def score(self, query: str, first_stage: dict[str, float], retriever: Retriever) -> np.ndarray:
+        pairs = [(query, doc_text(retriever.corpus[doc_id])) for doc_id in first_stage]
+        return np.asarray(self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False,
+                                             convert_to_numpy=True), dtype=float)
 
 
-def _z(values: np.ndarray) -> np.ndarray:
-    std = values.std()
-    return (values - values.mean()) / std if std > 0 else np.zeros_like(values)
-
-
-def _rrank(values: np.ndarray) -> np.ndarray:
-    """1 / rank of each value (1 = highest), ties broken by position."""
-    order = np.argsort(-values, kind="stable")
-    out = np.empty(len(values))
-    out[order] = 1.0 / np.arange(1, len(values) + 1)
-    return out
-
-
-class FeatureExtractor:
-    """Per-candidate features for a query (see FEATURES)."""
-
-    def __init__(self, corpus: dict, language: str, embedder: str | None = None):
-        from helpers.retrieval.sparse import BM25
-
-        self.corpus, self.language = corpus, language
-        self.bm25 = BM25("es" if language == "es" else "en").index(corpus)
-        self.dense = CachedEmbedder(make_embedder(embedder, language))
-        self._index = {doc_id: i for i, doc_id in enumerate(self.bm25._doc_ids)}
-        self._doc_terms: dict[str, tuple[list[str], set[str]]] = {}
-
-    def _terms(self, text: str) -> list[str]:
-        return self.bm25.tokenizer([text])[0]
-
-    def _doc(self, doc_id: str) -> tuple[list[str], set[str]]:
-        """Stemmed terms of a document's text and title, memoised (candidates recur across queries)."""
-        if doc_id not in self._doc_terms:
-            doc = self.corpus[doc_id]
-            self._doc_terms[doc_id] = (self._terms(doc["text"]), set(self._terms(doc.get("title") or "")))
-        return self._doc_terms[doc_id]
-
-    def features(self, query: str, doc_ids: list[str], first_scores: dict[str, float]) -> np.ndarray:
-        n = len(doc_ids)
-        first = np.array([first_scores[d] for d in doc_ids], dtype=float)
-        terms = self._terms(query)
-        known = [t for t in terms if t in self.bm25._model.vocab_dict]
-        all_bm25 = self.bm25._model.get_scores(known) if known else np.zeros(len(self._index))
-        bm25 = np.array([all_bm25[self._index[d]] for d in doc_ids], dtype=float)
-        q = self.dense.embed_queries([query])[0]
-        dense = self.dense.embed_documents([doc_text(self.corpus[d]) for d in doc_ids]) @ q
-        query_terms, query_bigrams = set(terms), set(zip(terms, terms[1:]))
-        coverage, bigrams, titles, lengths = [], [], [], []
-        for doc_id in doc_ids:
-            doc_terms, title_terms = self._doc(doc_id)
-            coverage.append(len(query_terms & set(doc_terms)) / (len(query_terms) or 1))
-            bigrams.append(len(query_bigrams & set(zip(doc_terms, doc_terms[1:]))) / (len(query_bigrams) or 1))
-            titles.append(len(query_terms & title_terms) / (len(query_terms) or 1))
-            lengths.append(len(self.corpus[doc_id]["text"]))
-        return np.column_stack([
-            first / (first.max() or 1.0), _rrank(first), bm25 / (bm25.max() or 1.0), _z(bm25),
-            _z(dense), _rrank(dense), coverage, bigrams, titles, np.log1p(lengths),
-        ])
-
-
-def _find_dense(retriever):
-    """The dense part of a composed first stage, whose cached embeddings the features reuse."""
+def _first_stage_parts(retriever: Retriever) -> tuple[str, object | None]:
+    """(language, dense embedder or None) of a possibly composed first stage: the features reuse
+    its dense part's cached embedder and follow its language."""
     from helpers.retrieval.dense import Dense
 
-    stack = [retriever]
+    language, embedder, stack = None, None, [retriever]
     while stack:
         node = stack.pop()
-        if isinstance(node, Dense):
-            return node
-        stack += [getattr(node, a) for a in ("base", "dense") if hasattr(node, a)]
-    return None
+        if isinstance(node, Dense) and embedder is None:
+            embedder, language = node.embedder, node.language
+        language = language or getattr(node, "language", None)
+        stack += [getattr(node, part) for part in ("base", "dense", "sparse") if hasattr(node, part)]
+    return language or "en", embedder
 
 
 class LTRScorer:
-    """Offline learning-to-rank reranker; `LTRScorer.load()` reads the trained artefact."""
+    """Offline learning-to-rank reranker; `LTRScorer.load(path)` reads the trained artefact."""
 
     name = "ltr-offline"
 
@@ -120,22 +83,24 @@ class LTRScorer:
         self.model = model
         self.extractor: FeatureExtractor | None = None
 
-    def prepare(self, corpus, language, embedder=None):
-        self.extractor = FeatureExtractor(corpus, language, embedder)
-
-    def score(self, query, doc_ids, first_scores, retriever):
-        if self.extractor is None or self.extractor.corpus is not retriever.corpus:
-            dense = _find_dense(retriever)
-            self.prepare(retriever.corpus, dense.language if dense else "en",
-                         dense.embedder_name if dense else None)
+    def score(self, query: str, first_stage: dict[str, float], retriever: Retriever) -> np.ndarray:
         from threadpoolctl import threadpool_limits
 
-        features = self.extractor.features(query, doc_ids, first_scores)
+        if self.extractor is None or self.extractor.corpus is not retriever.corpus:
+            language, embedder = _first_stage_parts(retriever)
+            self.extractor = FeatureExtractor(retriever.corpus, language, embedder=embedder)
+        features = self.extractor.features(query, first_stage)
         with threadpool_limits(1, user_api="openmp"):  # 50 rows: OpenMP start-up would dominate
             return self.model.predict_proba(features)[:, 1]
 
     @classmethod
-    def load(cls, path=None):
-        from helpers.retrieval.training import load_reranker
-
+    def load(cls, path=None) -> "LTRScorer":
+        """The artefact at `path` (default data/models/reranker-ltr.joblib, trained when missing)."""
         return cls(load_reranker(path))
+
+
+def make_scorer(scorer: str = "ltr", *, scorer_path: str | None = None, batch_size: int = 32) -> Scorer:
+    """'ltr' -> LTRScorer (artefact `scorer_path`); anything else -> a CrossEncoder by path or hub id."""
+    if scorer == "ltr":
+        return LTRScorer.load(scorer_path)
+    return CrossEncoderScorer(scorer, batch_size=batch_size)

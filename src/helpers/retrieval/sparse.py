@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.retrieval.base import Retriever, doc_text
+from helpers.retrieval.base import RetrievalError, Retriever, doc_text
 
 _LANGUAGES = {"en": ("english", "en"), "es": ("spanish", "es")}
 
@@ -25,7 +25,7 @@ class Tokenizer:
         import Stemmer
 
         if language not in _LANGUAGES:
-            raise ValueError(f"BM25 language must be one of {sorted(_LANGUAGES)}, got {language!r}")
+            raise RetrievalError(f"BM25 language must be one of {sorted(_LANGUAGES)}, got {language!r}")
         stemmer_name, stop_name = _LANGUAGES[language]
         self.language = language
         self._stemmer = Stemmer.Stemmer(stemmer_name)
@@ -52,13 +52,33 @@ class BM25(Retriever):
         self.tokenizer = Tokenizer(language)
         self._model = None
         self._doc_ids: list[str] = []
+        self._position: dict[str, int] = {}
 
     def _index(self, corpus):
         import bm25s
 
         self._doc_ids = list(corpus)
+        self._position = {doc_id: i for i, doc_id in enumerate(self._doc_ids)}
         self._model = bm25s.BM25(k1=self.k1, b=self.b)
         self._model.index(self.tokenizer([doc_text(corpus[d]) for d in self._doc_ids]), show_progress=False)
+
+    def tokenize(self, text: str) -> list[str]:
+        """The terms BM25 sees: lower-cased, accents folded, stop words dropped, stemmed."""
+        return self.tokenizer([text])[0]
+
+    def score_documents(self, query: str, doc_ids: list[str]) -> np.ndarray:
+        """BM25 score of `query` for each of `doc_ids` (indexed documents), in that order; query
+        terms absent from the corpus contribute nothing, so an all-unknown query scores 0."""
+        if self.corpus is None:
+            raise RetrievalError(f"{self.name}: call index(corpus) (or load) before score_documents")
+        missing = [d for d in doc_ids if d not in self._position]
+        if missing:
+            raise RetrievalError(f"{self.name}: document {missing[0]!r} is not in the index")
+        known = [t for t in self.tokenize(query) if t in self._model.vocab_dict]
+        if not known:
+            return np.zeros(len(doc_ids))
+        scores = self._model.get_scores(known)  # over the whole corpus: bm25s has no subset scoring
+        return np.array([scores[self._position[d]] for d in doc_ids], dtype=float)
 
     def _retrieve(self, queries, k):
         qids = list(queries)
@@ -92,12 +112,5 @@ class BM25(Retriever):
         retriever.corpus = cls._load_corpus(directory)
         retriever._model = bm25s.BM25.load(str(directory / "bm25s"), show_progress=False)
         retriever._doc_ids = json.loads((directory / "doc_ids.json").read_text())
+        retriever._position = {doc_id: i for i, doc_id in enumerate(retriever._doc_ids)}
         return retriever
-
-    def term_coverage(self, query: str, doc_ids: list[str]) -> np.ndarray:
-        """Share of the query's (stemmed, stop-word-free) terms present in each document."""
-        query_terms = set(self.tokenizer([query])[0])
-        if not query_terms:
-            return np.zeros(len(doc_ids))
-        doc_tokens = self.tokenizer([doc_text(self.corpus[d]) for d in doc_ids])
-        return np.array([len(query_terms & set(toks)) / len(query_terms) for toks in doc_tokens])

