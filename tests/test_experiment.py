@@ -7,26 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from helpers.experiment.config import ConfigError, load_config
-
-TINY = {
-    "name": "tiny",
-    "dataset": {"name": "obstetrics", "options": {"pages": "124-135"}, "questions": ["q2", "q4", "q3"]},
-    "architectures": ["bm25", "hybrid"],
-    "retrieval": {"k": 3},
-    "llms": [{"name": "local", "provider": "local", "max_tokens": 24}],
-    "judges": {"offline": True, "trace_llm": None, "ragas": None},
-    "statistics": {"baseline": "bm25", "n_resamples": 200},
-    "figures": False,
-}
-
-
-def _write(tmp_path, config, name="config.yaml"):
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(config))
-    return path
+from runs import TINY, write_config
 
 
 def _run(config_path, results, *, wait=True):
@@ -40,11 +23,11 @@ def _run(config_path, results, *, wait=True):
 def test_unknown_key_is_named(tmp_path):
     bad = dict(TINY, judges={**TINY["judges"], "ragass": "local"})
     with pytest.raises(ConfigError, match=r"unknown key 'judges.ragass'"):
-        load_config(_write(tmp_path, bad))
+        load_config(write_config(tmp_path, bad))
     with pytest.raises(ConfigError, match=r"unknown architecture\(s\) \['colbert'\]; valid names"):
-        load_config(_write(tmp_path, dict(TINY, architectures=["colbert"])))
+        load_config(write_config(tmp_path, dict(TINY, architectures=["colbert"])))
     with pytest.raises(ConfigError, match=r"ragas_architectures names \['dense'\], not in architectures"):
-        load_config(_write(tmp_path, dict(TINY, judges={**TINY["judges"], "ragas_architectures": ["dense"]})))
+        load_config(write_config(tmp_path, dict(TINY, judges={**TINY["judges"], "ragas_architectures": ["dense"]})))
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "missing.yaml")
 
@@ -63,7 +46,7 @@ def test_figures_and_sidecars(tmp_path):
     config = dict(TINY, figures=True, name="figs")
     results, figures = tmp_path / "r", tmp_path / "f"
     env = {**os.environ, "HELPERS_RESULTS_DIR": str(results), "HELPERS_FIGURES_DIR": str(figures)}
-    done = subprocess.run([sys.executable, "-m", "helpers", "run", str(_write(tmp_path, config))],
+    done = subprocess.run([sys.executable, "-m", "helpers", "run", str(write_config(tmp_path, config))],
                           env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     pngs = sorted(figures.glob("*.png"))

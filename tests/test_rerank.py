@@ -3,13 +3,8 @@ offline LTR model, the independence of hybrid's and rerank's `candidates`, and (
 on SciFact pinned to the README's table."""
 import pytest
 
-from helpers import paths
 from helpers.retrieval import BM25, build_retriever
 from helpers.retrieval.training import DEFAULT_PATH as LTR_ARTEFACT
-
-# the session's cache (tests/conftest.py: a temporary copy of data/cache's embeddings), read
-# here, before this module points paths.CACHE_DIR at a directory of its own
-SESSION_CACHE = paths.CACHE_DIR
 
 CORPUS = {
     "a1": {"title": "Prenatal care", "text": "The first prenatal visit should happen before week 10 of pregnancy."},
@@ -28,14 +23,6 @@ QUERIES = {
     "q2": "How is severe preeclampsia treated?",
     "q3": "Which test screens for diabetes in pregnancy?",
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    """Indexes and embeddings of this module go to a temporary directory, never data/cache."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(paths, "CACHE_DIR", tmp_path_factory.mktemp("cache"))
-        yield
 
 
 @pytest.fixture(scope="module")
@@ -124,15 +111,13 @@ def test_hybrid_and_rerank_candidates_are_independent(cross_encoder_path):
 
 
 @pytest.mark.slow
-def test_scifact_ndcg_matches_the_readme(raw_ready, monkeypatch):
+def test_scifact_ndcg_matches_the_readme(raw_ready):
     """README, "Retrieval, nDCG@10": scifact (BEIR test, 300 queries) bm25 0.686, hybrid 0.716,
     rerank 0.739. Embeddings come from the session's cache: conftest's temporary copy of the
     one `make data` filled, so SciFact is not embedded again and data/cache is never written."""
     from helpers.retrieval.evaluate import retrieval_eval
 
     assert LTR_ARTEFACT.exists(), f"the offline reranker {LTR_ARTEFACT} is missing: run `make data`"
-    assert SESSION_CACHE != (paths.PROJECT_ROOT / "data" / "cache").resolve(), "tests must not write data/cache"
-    monkeypatch.setattr(paths, "CACHE_DIR", SESSION_CACHE)
     report = retrieval_eval("scifact", ["bm25", "hybrid", "rerank"])
     assert report["queries"] == 300
     ndcg = {name: entry["ndcg@10"] for name, entry in report["results"].items()}

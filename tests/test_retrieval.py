@@ -4,7 +4,6 @@ import math
 
 import pytest
 
-from helpers import paths
 from helpers.llm import LLM, ResponseCache
 from helpers.retrieval import BM25, Dense, Hybrid, HyDE, MultiQuery, RetrievalError, build_retriever
 from helpers.retrieval.composed import parse_rewrites
@@ -23,14 +22,6 @@ CORPUS_ES = {
     "e3": {"title": "", "text": "La preeclampsia se trata con sulfato de magnesio."},
     "e4": {"title": "", "text": "El parto debe ocurrir en una institución de salud."},
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    """Indexes and embeddings of this module go to a temporary directory, never data/cache."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(paths, "CACHE_DIR", tmp_path_factory.mktemp("cache"))
-        yield
 
 
 @pytest.fixture(scope="module")

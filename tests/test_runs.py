@@ -12,29 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from faults import FaultProxy
 from helpers.experiment.config import ExperimentConfig, load_config
 from helpers.experiment.runner import Experiment
 from helpers.llm.server import local_server
-
-TINY = {
-    "name": "tiny",
-    "dataset": {"name": "obstetrics", "options": {"pages": "124-135"}, "questions": ["q2", "q4", "q3"]},
-    "architectures": ["bm25", "hybrid"],
-    "retrieval": {"k": 3},
-    "llms": [{"name": "local", "provider": "local", "max_tokens": 24}],
-    "judges": {"offline": True, "trace_llm": None, "ragas": None},
-    "statistics": {"baseline": "bm25", "n_resamples": 200},
-    "figures": False,
-}
-
-
-def _write(tmp_path, config, name="config.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(config))
-    return path
+from runs import TINY, write_config
 
 
 def _env(tmp_path, **extra) -> dict:
@@ -55,7 +38,7 @@ def _keys(records: Path) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_killed_run_resumes_without_redoing_anything(tmp_path):
-    config = _write(tmp_path, TINY)
+    config = write_config(tmp_path, TINY)
     run_id = load_config(config).resolved_run_id()
     straight = _cli("run", str(config), env=_env(tmp_path / "a"))
     assert straight.returncode == 0, straight.stderr[-2000:]
@@ -133,7 +116,7 @@ def test_a_run_against_a_dead_server_exits_non_zero_and_names_the_failure(tmp_pa
     dead = dict(TINY, architectures=["bm25"], llms=[{"name": "down", "provider": "openai-compatible",
                                                      "base_url": "http://127.0.0.1:9/v1", "model": "x",
                                                      "max_retries": 0, "timeout_s": 2}])
-    result = _cli("run", str(_write(tmp_path, dead)), env=_env(tmp_path))
+    result = _cli("run", str(write_config(tmp_path, dead)), env=_env(tmp_path))
     assert result.returncode == 1
     assert "run FAILED: 3 of 3 samples failed (every sample failed for bm25/down)" in result.stderr
     assert "connection x3: " in result.stderr and "only the failed samples are redone" in result.stderr
@@ -179,7 +162,7 @@ def test_a_users_mistake_is_one_line_and_exit_2(args, message, tmp_path):
 
 
 def test_unknown_architecture_in_a_config_is_one_line(tmp_path):
-    result = _cli("run", str(_write(tmp_path, dict(TINY, architectures=["colbert"]))), env=_env(tmp_path), timeout=120)
+    result = _cli("run", str(write_config(tmp_path, dict(TINY, architectures=["colbert"]))), env=_env(tmp_path), timeout=120)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "unknown architecture(s) ['colbert']; valid names" in result.stderr
 
@@ -198,7 +181,7 @@ def test_api_keys_appear_nowhere_a_run_writes(server_url, tmp_path):
                   dataset=dict(TINY["dataset"], questions=["q2"]))
     config["llms"] = [dict(config["llms"][0], api_key_env="WORKBENCH_ENV_KEY"),
                       dict(config["llms"][0], name="judge", api_key_env="WORKBENCH_DOTENV_KEY", max_tokens=64)]
-    result = _cli("run", str(_write(tmp_path, config)), env=env)
+    result = _cli("run", str(write_config(tmp_path, config)), env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(next((tmp_path / "results").glob("*/summary.json")).read_text())
     assert summary["llm_usage"]["judge"]["calls"] >= 1  # the .env key was used for real calls

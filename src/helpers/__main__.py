@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
     from helpers.experiment.runner import Experiment
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "chromadb", "sentence_transformers", "ragas"):
+    for noisy in ("httpx", "chromadb", "sentence_transformers", "ragas", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     config = load_config(args.config)
     start = time.perf_counter()
