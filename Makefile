@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 CONFIG ?= configs/default.yaml
 PYTEST_ARGS ?=
 
-.PHONY: setup data run test test-fast lab lock bench clean
+.PHONY: setup data evidence-model run test test-fast lab lock bench clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,11 @@ data: setup
 	$(PY) -m helpers prepare-data
 	$(PY) -m helpers train-reranker --if-missing
 	$(PY) -m helpers train-judge --if-missing
+
+# The evidence model (a fine-tuned cross-encoder, about an hour on 2 cores, once): `make run` and
+# judge-eval stack it with the lexical judge when it is there.
+evidence-model: data
+	$(PY) -m helpers train-evidence --if-missing
 
 run: data
 	$(PY) -m helpers summary

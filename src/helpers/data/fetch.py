@@ -80,7 +80,7 @@ def prepare_file(src: SourceFile, raw_dir: Path, shared_dir: Path) -> str:
     if src.url is None:
         raise DataSourceError(
             f"{src.relpath} (dataset '{src.dataset}') is missing: it is not in {shared_dir} and has no "
-            f"public download (the shared copy carries a correction). Put the file at {shared} or {dest}."
+            f"direct public download (the shared copy carries a correction or was unpacked from an archive). Put the file at {shared} or {dest}."
         )
     try:
         _download(src.url, dest)

@@ -120,12 +120,15 @@ class Experiment:
                       output_tokens=usage["output_tokens"], cost_usd=usage["cost_usd"])
         return record
 
-    def _score(self, answers: list[dict], judge: str, desc: str, score_one) -> None:
+    def _score(self, answers: list[dict], judge: str, desc: str, score_one, artefact: str | None = None) -> None:
         """Score each answer not yet scored by `judge`; `score_one(answer) -> (values, reasons,
-        usage)`. A judge that raises on one answer records NaNs with the error, and goes on."""
+        usage)`. A judge that raises on one answer records NaNs with the error, and goes on.
+        `artefact`: which trained model judged, kept on each record."""
         todo = [a for a in answers if not self.store.finished(score_key(judge, a))]
         for answer in tqdm(todo, desc=desc, unit="answer"):
             record = {"kind": "score", "judge": judge, "answer_key": answer["key"]}
+            if artefact:
+                record["artefact"] = artefact
             if not answer.get("answer"):
                 rows = [(m, None, "no answer") for m in self._metrics(judge)]
             else:
@@ -145,14 +148,15 @@ class Experiment:
 
         if all(self.store.finished(score_key("offline", a)) for a in answers):
             return
-        judge = OfflineJudge.load()
+        judge = OfflineJudge.load()   # stacked with the evidence model when one is trained
+        print(f"offline TRACe judge: {judge.describe()}")
 
         def one(answer):
             scores = judge.judge(answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"]).scores
             values = {m: getattr(scores, m) for m in TRACE_METRICS} | {"adherence_score": scores.adherence_score}
             return [(m, v, "") for m, v in values.items()], None
 
-        self._score(answers, "offline", "offline TRACe judge", one)
+        self._score(answers, "offline", "offline TRACe judge", one, artefact=judge.describe())
 
     def score_trace_llm(self, answers: list[dict]) -> None:
         from helpers.trace.llm_judge import llm_judge
@@ -248,6 +252,8 @@ class Experiment:
                    **failure_summary(answers, score_records, self.config.max_failure_rate),
                    "nan_scores": {f"{j}/{m}": n for (j, m), n in nan_reasons.items()},
                    "judge_usage": {j: {k: round(v, 6) for k, v in u.items()} for j, u in judge_usage.items()},
+                   "judge_artefacts": {j: sorted({r["artefact"] for r in score_records if r["judge"] == j and r.get("artefact")})
+                                       for j in self._judges() if any(r.get("artefact") for r in score_records if r["judge"] == j)},
                    "llm_usage": {name: llm.totals() for name, llm in self._llms.items()},  # this process's calls
                    "seconds": round(seconds, 1), "score_rows": len(scores)}
         self.store.write_json(summary, "summary.json")

@@ -1,7 +1,8 @@
 """Sub-commands `train-judge` and `judge-eval`, registered on the package CLI by `add_cli`:
 
     python -m helpers train-judge [--out PATH] [--seed 0] [--ragbench-dir DIR]
-    python -m helpers judge-eval --ragbench-dir DIR --split test --judges offline[,llm] --out FILE.json
+    python -m helpers judge-eval --ragbench-dir DIR --split test --judges offline[,lexical,evidence,llm] --out FILE.json
+    python -m helpers train-evidence [--out DIR] [--nli-epochs 1] [--support-epochs 2] [--if-missing]
 """
 from __future__ import annotations
 
@@ -19,6 +20,21 @@ def _train_judge(args: argparse.Namespace) -> int:
         return 0
     info = train_judge(out_path=args.out, seed=args.seed, ragbench_dir=args.ragbench_dir)
     print(json.dumps(info, indent=2))
+    return 0
+
+
+def _train_evidence(args: argparse.Namespace) -> int:
+    from helpers.trace.evidence import DEFAULT_DIR, EvidenceModel
+    from helpers.trace.evidence_train import TrainSettings, train_evidence_model
+
+    _check_dir(args.ragbench_dir, "--ragbench-dir")
+    if args.if_missing and EvidenceModel.exists(args.out):
+        print(f"evidence model present: {args.out or DEFAULT_DIR}")
+        return 0
+    settings = TrainSettings(nli_epochs=args.nli_epochs, support_epochs=args.support_epochs, seed=args.seed,
+                             limit_nli=args.limit_nli, limit_support=args.limit_support)
+    card = train_evidence_model(args.out, settings, ragbench_dir=args.ragbench_dir)
+    print(json.dumps({k: card[k] for k in ("train_s", "steps", "final_loss", "held_out", "artefact_bytes")}, indent=2))
     return 0
 
 
@@ -50,7 +66,7 @@ def _judge_eval(args: argparse.Namespace) -> int:
     _check_dir(args.ragbench_dir, "--ragbench-dir")
     result = judge_eval(args.ragbench_dir, split=args.split, judges=args.judges,
                         llm_config=_load_llm_config(args.llm_config), limit=args.limit,
-                        judge_path=args.judge_path)
+                        judge_path=args.judge_path, evidence_path=args.evidence_path)
     print(format_table(result))
     if args.out:
         save_result(result, args.out)
@@ -67,10 +83,24 @@ def add_cli(subparsers) -> None:
     train.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
     train.set_defaults(func=_train_judge)
 
+    evidence = subparsers.add_parser("train-evidence", help="fine-tune the evidence cross-encoder (NLI, then RAGBench support)")
+    evidence.add_argument("--out", default=None, help="model folder (default data/models/evidence)")
+    evidence.add_argument("--nli-epochs", type=float, default=1.0)
+    evidence.add_argument("--support-epochs", type=float, default=2.0)
+    evidence.add_argument("--seed", type=int, default=0)
+    evidence.add_argument("--limit-nli", type=int, default=None, help="train on N NLI pairs (a tiny model)")
+    evidence.add_argument("--limit-support", type=int, default=None, help="train on N RAGBench examples")
+    evidence.add_argument("--if-missing", action="store_true", help="do nothing when the model exists")
+    evidence.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
+    evidence.set_defaults(func=_train_evidence)
+
     evaluate = subparsers.add_parser("judge-eval", help="TRACe judges vs RAGBench baselines, per subset")
     evaluate.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
     evaluate.add_argument("--split", default="test")
-    evaluate.add_argument("--judges", default="offline", help="comma-separated: offline, llm")
+    evaluate.add_argument("--judges", default="offline",
+                          help="comma-separated: offline (stacked when an evidence model is trained, else "
+                               "lexical), lexical, evidence, stacked, llm")
+    evaluate.add_argument("--evidence-path", default=None, help="evidence model folder (default data/models/evidence)")
     evaluate.add_argument("--llm-config", default=None, help="LLM judge config: inline JSON or a JSON/YAML file")
     evaluate.add_argument("--limit", type=int, default=None, help="first N rows per subset")
     evaluate.add_argument("--judge-path", default=None, help="offline judge artefact")

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from helpers.errors import UserError
 from helpers.stats import auroc, bootstrap_ci
 from helpers.trace.scoring import to_json
 
@@ -65,10 +66,13 @@ def score_predictions(frame: pd.DataFrame, predictions: dict[str, np.ndarray]) -
     return out
 
 
-def _judge_predictions(name: str, frame: pd.DataFrame, offline_judge, llm_config) -> tuple[dict, list]:
+OUR_JUDGES = ("offline", "lexical", "evidence", "stacked", "llm")
+
+
+def _judge_predictions(name: str, frame: pd.DataFrame, offline_judges: dict, llm_config) -> tuple[dict, list]:
     """(metric -> predictions, failure reasons) of one of our judges."""
-    if name == "offline":
-        judgements = offline_judge.judge_frame(frame)
+    if name in offline_judges:
+        judgements = offline_judges[name].judge_frame(frame)
         scores = [j.scores for j in judgements]
     elif name == "llm":
         from helpers.trace.llm_judge import llm_judge_frame
@@ -76,11 +80,29 @@ def _judge_predictions(name: str, frame: pd.DataFrame, offline_judge, llm_config
         judgements = llm_judge_frame(frame, llm_config)
         scores = [j.scores for j in judgements]
     else:
-        raise ValueError(f"unknown judge {name!r}; valid: offline, llm")
+        raise ValueError(f"unknown judge {name!r}; valid: {', '.join(OUR_JUDGES)}")
     preds = {m: np.array([getattr(s, m) for s in scores], float) for m in SCORED}
     preds["adherence"] = np.array([s.adherence_score for s in scores], float)
     failures = [s.error for s in scores if s.error]
     return preds, failures
+
+
+def _offline_judges(judges: list[str], judge_path, evidence_path) -> dict:
+    """name -> OfflineJudge for the offline judges asked for; one evidence model loaded once."""
+    from helpers.trace.evidence import EvidenceModel
+    from helpers.trace.offline_judge import OfflineJudge
+
+    names = [j for j in judges if j in ("offline", "lexical", "evidence", "stacked")]
+    if not names:
+        return {}
+    needs = any(j in ("evidence", "stacked") for j in names)      # loading raises, saying how to train it
+    evidence = EvidenceModel.load(evidence_path) if evidence_path or needs or EvidenceModel.exists() else None
+    lexical = OfflineJudge.load(judge_path, evidence=None)
+    uses = {"offline": "stacked" if evidence is not None else "lexical", "lexical": "lexical",
+            "evidence": "evidence", "stacked": "stacked"}
+    return {name: OfflineJudge(lexical.sentence_models, lexical.example_models, lexical.meta,
+                               evidence if uses[name] != "lexical" else None, uses[name], lexical.path)
+            for name in names}
 
 
 def training_means(ragbench_dir=None, offline_judge=None) -> dict:
@@ -98,15 +120,22 @@ def training_means(ragbench_dir=None, offline_judge=None) -> dict:
 
 
 def judge_eval(ragbench_dir=None, split: str = "test", judges=("offline",), llm_config: dict | None = None,
-               limit: int | None = None, judge_path: str | Path | None = None) -> dict:
-    """Per subset: AUROC and RMSEs of our judges, the shipped baselines and the trivial predictor."""
+               limit: int | None = None, judge_path: str | Path | None = None,
+               evidence_path: str | Path | None = None) -> dict:
+    """Per subset: AUROC and RMSEs of our judges, the shipped baselines and the trivial predictor.
+    Judges: offline (stacked when an evidence model is trained, else lexical), lexical, evidence
+    (the evidence model's adherence alone), stacked, llm."""
     from helpers.data import list_splits, load_ragbench
-    from helpers.trace.offline_judge import OfflineJudge
 
     judges = [j.strip() for j in (judges.split(",") if isinstance(judges, str) else judges) if j.strip()]
-    offline = OfflineJudge.load(judge_path) if "offline" in judges else None
-    means = training_means(ragbench_dir, offline)
+    unknown = sorted(set(judges) - set(OUR_JUDGES))
+    if unknown:
+        raise UserError(f"unknown judge(s) {', '.join(unknown)}; valid: {', '.join(OUR_JUDGES)}")
+    offline_judges = _offline_judges(judges, judge_path, evidence_path)
+    first = next(iter(offline_judges.values()), None)
+    means = training_means(ragbench_dir, first)
     result = {"split": split, "ragbench_dir": str(ragbench_dir or "default"), "judges": judges,
+              "artefacts": {name: j.describe() for name, j in offline_judges.items()},
               "baselines": list(BASELINES), "trivial_means": means, "limit": limit, "subsets": {}}
     for subset, splits in list_splits(ragbench_dir).items():
         if split not in splits:
@@ -115,7 +144,7 @@ def judge_eval(ragbench_dir=None, split: str = "test", judges=("offline",), llm_
         frame = frame.head(limit) if limit else frame
         rows = {}
         for name in judges:
-            preds, failures = _judge_predictions(name, frame, offline, llm_config)
+            preds, failures = _judge_predictions(name, frame, offline_judges, llm_config)
             rows[name] = score_predictions(frame, preds) | {"n_failed": len(failures),
                                                             "failures": failures[:5]}
         for name, columns in BASELINES.items():
@@ -146,7 +175,8 @@ def format_table(result: dict) -> str:
     frame = result_frame(result)
     if frame.empty:
         return f"(no subset has a '{result['split']}' split)"
-    lines = [f"split: {result['split']}   AUROC: hallucination detection (higher is better); "
+    lines = [f"judge {name}: {text}" for name, text in result.get("artefacts", {}).items()]
+    lines += [f"split: {result['split']}   AUROC: hallucination detection (higher is better); "
              "RMSE vs gold (lower is better)",
              f"{'subset':12s} {'judge':9s} {'n':>5s} {'halluc':>6s} {'AUROC':>7s} {'RMSE rel':>9s} "
              f"{'RMSE util':>9s} {'RMSE comp':>9s}"]

@@ -12,6 +12,11 @@ Per-sentence predictions come from stage 1, the four TRACe scores from stage 2. 
 the mean of trees and a logistic regression (more robust across subsets in leave-one-subset-out
 validation); the adherence score is the mean of stage 2's P(adherent) and min P(supported).
 
+Stacked with the evidence model (`evidence.py`, a trained cross-encoder) when one is given or,
+with `load(evidence="auto")`, trained: each response sentence's P(supported) is the mean of the
+lexical and the neural one, and the adherence score the mean of the lexical score and the lowest
+neural P(supported). `use="evidence"` takes the neural signal alone (to measure each part).
+
     from helpers.trace.offline_judge import OfflineJudge, train_judge
     info = train_judge()                          # -> {'train_s', 'artefact_bytes', 'path', ...}
     judge = OfflineJudge.load()
@@ -121,11 +126,31 @@ def _summary(p_rel, p_util, p_sup) -> np.ndarray:
                      np.quantile(p_util, 0.75)])
 
 
+USES = ("lexical", "evidence", "stacked")
+
+
 class OfflineJudge:
-    def __init__(self, sentence_models: dict, example_models: dict, meta: dict):
+    def __init__(self, sentence_models: dict, example_models: dict, meta: dict, evidence=None,
+                 use: str | None = None, path: Path | None = None):
         self.sentence_models = sentence_models
         self.example_models = example_models
         self.meta = meta
+        self.evidence, self.path = evidence, path
+        self.use = use or ("stacked" if evidence is not None else "lexical")
+        if self.use not in USES:
+            raise UserError(f"offline judge use {self.use!r}; valid: {', '.join(USES)}")
+        if self.use != "lexical" and evidence is None:
+            raise UserError(f"offline judge use {self.use!r} needs a trained evidence model: "
+                            "run `make evidence-model`")
+
+    def describe(self) -> str:
+        """Which artefacts judge: printed by judge-eval and kept in run summaries."""
+        text = f"{self.use}: lexical judge {self.path or '(in memory)'}"
+        if self.evidence is not None and self.use != "lexical":
+            card = self.evidence.card
+            text += (f" + evidence model {self.evidence.path} (trained {card.get('trained_at', '?')}, "
+                     f"data {card.get('data_sha256', {}).get('support', '?')})")
+        return text
 
     # ---- persistence
     def save(self, path: str | Path | None = None) -> Path:
@@ -136,7 +161,11 @@ class OfflineJudge:
         return path
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> "OfflineJudge":
+    def load(cls, path: str | Path | None = None, evidence="auto", use: str | None = None) -> "OfflineJudge":
+        """`evidence`: "auto" (the trained evidence model under data/models/evidence/ if there is
+        one), None (lexical only), or an evidence-model folder."""
+        from helpers.trace.evidence import EvidenceModel
+
         path = Path(path or DEFAULT_PATH)
         if not path.exists():
             raise UserError(f"{path}: no trained judge; run `python -m helpers train-judge`")
@@ -144,7 +173,11 @@ class OfflineJudge:
         if blob.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"{path}: judge format {blob.get('format_version')}, expected "
                              f"{FORMAT_VERSION}; retrain with `python -m helpers train-judge`")
-        return cls(blob["sentence_models"], blob["example_models"], blob["meta"])
+        if evidence == "auto":
+            evidence = EvidenceModel.load() if EvidenceModel.exists() and use != "lexical" else None
+        elif evidence is not None and not isinstance(evidence, EvidenceModel):
+            evidence = EvidenceModel.load(evidence)
+        return cls(blob["sentence_models"], blob["example_models"], blob["meta"], evidence, use, path)
 
     # ---- prediction (batched over examples: one predict call per model)
     def _sentence_probabilities_many(self, examples: list[Example]):
@@ -166,7 +199,7 @@ class OfflineJudge:
     def _sentence_probabilities(self, example: Example):
         return self._sentence_probabilities_many([example])[0]
 
-    def _scores_many(self, examples: list[Example], probabilities) -> list[TraceScores]:
+    def _scores_many(self, examples: list[Example], probabilities, neural=None) -> list[TraceScores]:
         scores: list[TraceScores | None] = [None] * len(examples)
         rows = [i for i, e in enumerate(examples) if len(e.doc_x)]
         if rows:
@@ -178,6 +211,9 @@ class OfflineJudge:
             for r, i in enumerate(rows):
                 p_sup = probabilities[i][2]
                 score = (float(p_adherent[r]) + (float(p_sup.min()) if len(p_sup) else 1.0)) / 2
+                if neural is not None:
+                    lowest = float(neural[i].min()) if len(neural[i]) else 1.0
+                    score = lowest if self.use == "evidence" else (score + lowest) / 2
                 scores[i] = TraceScores(float(rel[r]), float(util[r]), float(comp[r]), float(score >= 0.5), score)
         return [s or TraceScores.failed("no document sentences") for s in scores]
 
@@ -185,9 +221,14 @@ class OfflineJudge:
         """Judge (question, documents, response) triples in one batch."""
         keyed = [(q, as_documents_sentences(d), as_response_sentences(r)) for q, d, r in items]
         examples = [featurise(q, d, r) for q, d, r in keyed]
+        neural = (self.evidence.response_support_many(keyed)
+                  if self.evidence is not None and self.use != "lexical" else None)
         with threadpool_limits(1):
             probabilities = self._sentence_probabilities_many(examples)
-            scores = self._scores_many(examples, probabilities)
+            scores = self._scores_many(examples, probabilities, neural)
+        if neural is not None:     # per-sentence support as the scores use it
+            probabilities = [(a, b, n if self.use == "evidence" else (c + n) / 2)
+                             for (a, b, c), n in zip(probabilities, neural)]
         out = []
         for (_, docs, resp), example, (p_rel, p_util, p_sup), score in zip(keyed, examples, probabilities, scores):
             doc_sentences = [s for doc in docs for _, s in doc]

@@ -1,0 +1,134 @@
+"""The evidence model: evidence selection, synthetic negatives and NLI pairs on tiny inputs; a tiny
+real training (resumed from a checkpoint = trained straight through, and its card); the stacked
+offline judge; judge-eval's judge names."""
+import json
+
+import numpy as np
+import pytest
+
+from helpers.trace.evidence_data import nli_pairs, perturb, select_evidence
+
+DOCS = [[["0a", "Marie Curie was born in Warsaw in 1867."],
+         ["0b", "She moved to Paris to study physics."],
+         ["0c", "The weather in Warsaw is cold in winter."]],
+        [["1a", "Pierre Curie taught at the Sorbonne from 1900."],
+         ["1b", "Albert Einstein met the Curies in Brussels."]]]
+
+
+def test_select_evidence_takes_the_sentences_sharing_rare_words_in_document_order():
+    evidence = select_evidence("Curie was born in Warsaw.", DOCS, k=2)
+    assert evidence == "Marie Curie was born in Warsaw in 1867. The weather in Warsaw is cold in winter."
+    assert select_evidence("Anything at all", [], k=3) == ""
+
+
+def test_perturbations_change_what_the_documents_support():
+    for seed in range(6):     # whichever kind is drawn, the claim changes as that kind says
+        fake, kind = perturb("Marie Curie was born in 1867.", DOCS, "", seed=seed)
+        assert {"number": "1900" in fake, "negation": "was not born" in fake,
+                "name": "Einstein" in fake or "Sorbonne" in fake or "Brussels" in fake}[kind], (kind, fake)
+    fake, kind = perturb("She studied with Albert Einstein.", [[["0a", "Albert Einstein met Curie."]],
+                                                             [["1a", "Niels Bohr lived in Copenhagen."]]], "", seed=1)
+    assert kind == "name" and fake != "She studied with Albert Einstein."
+    assert any(name in fake for name in ("Niels", "Bohr", "Copenhagen"))      # a name of the other document
+    negated, kind = perturb("The drug is safe in pregnancy.", [[["0a", "No numbers or names here."]]], "", seed=0)
+    assert (negated, kind) == ("The drug is not safe in pregnancy.", "negation")
+    restored, _ = perturb("The drug is not safe.", [[["0a", "x"]]], "", seed=0)
+    assert restored == "The drug is safe."
+    assert perturb("zebras graze", [[["0a", "x"]]], "", seed=0) is None
+    assert perturb("zebras graze", [[["0a", "x"]]], "Lions hunt at night.", seed=0) == ("Lions hunt at night.", "other")
+
+
+def test_nli_pairs_are_binary_deduplicated_and_a_missing_folder_is_named(tmp_path):
+    (tmp_path / "breaking_nli").mkdir()
+    rows = [{"sentence1": "A man sleeps.", "sentence2": "A man rests.", "gold_label": "entailment"},
+            {"sentence1": "A man sleeps.", "sentence2": "A man rests.", "gold_label": "entailment"},
+            {"sentence1": "A red car.", "sentence2": "A blue car.", "gold_label": "contradiction"},
+            {"sentence1": "A dog.", "sentence2": "A pet.", "gold_label": "-"}]
+    (tmp_path / "breaking_nli" / "dataset.jsonl").write_text("\n".join(map(json.dumps, rows)))
+    pairs = nli_pairs(tmp_path)
+    assert [(p.claim, p.evidence, p.label) for p in pairs] == [("A man rests.", "A man sleeps.", 1),
+                                                               ("A blue car.", "A red car.", 0)]
+    with pytest.raises(Exception, match="prepare-data nli"):
+        nli_pairs(tmp_path / "empty")
+
+
+TINY = dict(limit_nli=48, limit_support=10, nli_epochs=1, support_epochs=1, batch_size=16, checkpoint_every=2)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(raw_ready, tmp_path_factory):
+    from helpers.trace.evidence_train import TrainSettings, train_evidence_model
+
+    out = tmp_path_factory.mktemp("evidence")
+    card = train_evidence_model(out, TrainSettings(**TINY), progress=False)
+    return out, card
+
+
+def test_tiny_training_writes_a_model_and_its_card(tiny_model):
+    from helpers.trace.evidence import EvidenceModel
+
+    out, card = tiny_model
+    assert EvidenceModel.exists(out) and not (out / "checkpoint.pt").exists()
+    saved = json.loads((out / "card.json").read_text())
+    assert saved["settings"]["seed"] == 0 and saved["steps"]["nli"] >= 2 and saved["steps"]["support"] >= 1
+    assert set(saved["data_sha256"]) == {"nli", "support"} and saved["artefact_bytes"] > 1e6
+    assert "ragbench/covidqa" in str(saved["trained_on"]) or saved["trained_on"]["ragbench_splits"]
+    assert all(not s.endswith("/test") for s in saved["trained_on"]["ragbench_splits"])
+    model = EvidenceModel.load(out)
+    p = model.support(["Marie Curie was born in Warsaw.", "Paris is in Peru."],
+                      ["Marie Curie was born in Warsaw in 1867.", "Paris is the capital of France."])
+    assert p.shape == (2,) and np.all((0 <= p) & (p <= 1))
+    per_sentence = model.response_support(DOCS, "Curie was born in Warsaw. Yes.")
+    assert per_sentence.shape == (2,) and per_sentence[1] == 1.0     # "Yes." makes no claim
+
+
+def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    from helpers.trace.evidence_train import TrainSettings, train_evidence_model
+
+    straight, _ = tiny_model
+    assert train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False, stop_after=3) is None
+    assert (tmp_path / "checkpoint.pt").exists() and not (tmp_path / "card.json").exists()
+    card = train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False)
+    assert card is not None and not (tmp_path / "checkpoint.pt").exists()
+    a, b = load_file(straight / "model.safetensors"), load_file(tmp_path / "model.safetensors")
+    assert a.keys() == b.keys()
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert train_evidence_model(tmp_path / "other", TrainSettings(**TINY), progress=False, stop_after=1) is None
+    with pytest.raises(ValueError, match="other settings"):
+        train_evidence_model(tmp_path / "other", TrainSettings(**(TINY | {"seed": 1})), progress=False)
+
+
+def test_stacked_judge_mixes_lexical_and_neural_support(tiny_model, tmp_path):
+    from helpers.trace.evidence import EvidenceModel
+    from helpers.trace.offline_judge import OfflineJudge, featurise_frame, fit_judge
+    from helpers.data import load_ragbench
+
+    frame = load_ragbench("covidqa", "validation").head(30)
+    lexical = fit_judge(featurise_frame(frame), max_iter=10)
+    evidence = EvidenceModel.load(tiny_model[0])
+    item = (frame.question.iloc[0], frame.documents_sentences.iloc[0], frame.response_sentences.iloc[0])
+    judges = {use: OfflineJudge(lexical.sentence_models, lexical.example_models, lexical.meta,
+                                None if use == "lexical" else evidence, use)
+              for use in ("lexical", "evidence", "stacked")}
+    out = {use: j.judge(*item) for use, j in judges.items()}
+    neural = evidence.response_support(item[1], item[2], item[0])
+    assert out["evidence"].scores.adherence_score == pytest.approx(neural.min())
+    assert out["stacked"].scores.adherence_score == pytest.approx(
+        (out["lexical"].scores.adherence_score + neural.min()) / 2)
+    lexical_p = [r["p_supported"] for r in out["lexical"].response_predictions]
+    stacked_p = [r["p_supported"] for r in out["stacked"].response_predictions]
+    assert stacked_p == pytest.approx((np.array(lexical_p) + neural) / 2)
+    assert out["stacked"].scores.relevance == out["lexical"].scores.relevance   # support only
+    assert "evidence model" in judges["stacked"].describe() and "evidence model" not in judges["lexical"].describe()
+    with pytest.raises(Exception, match="make evidence-model"):
+        OfflineJudge(lexical.sentence_models, lexical.example_models, lexical.meta, None, "stacked")
+
+
+def test_judge_eval_names_the_valid_judges():
+    from helpers.trace.judge_eval import judge_eval
+
+    with pytest.raises(Exception, match="valid: offline, lexical, evidence, stacked, llm"):
+        judge_eval(judges="offline,nli")
