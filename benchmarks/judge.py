@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.trace.judge_eval import format_table, judge_eval, save_result
@@ -42,6 +44,32 @@ def targets(result: dict, judge: str = "offline") -> list[dict]:
     return rows
 
 
+def spanish_figures(model: EvidenceModel) -> dict:
+    """Support AUROC on MaternaQA-es pairs (gold passage vs another passage vs perturbed answer;
+    none of them trained on) and agreement with the seed's Spanish worked examples."""
+    from helpers.data.fetch import raw_path
+    from helpers.ragas_eval.evidence_faithfulness import seed_example_agreement
+    from helpers.stats import auroc
+    from helpers.trace.evidence_data import maternaqa_pairs
+
+    records = [json.loads(line) for line in raw_path("maternaqa_es/validation.jsonl").read_text(encoding="utf-8").splitlines()
+               if line.strip()]
+    pairs = maternaqa_pairs(records)
+    start = time.perf_counter()
+    p = model.support([x.claim for x in pairs], [x.evidence for x in pairs])
+    seconds = time.perf_counter() - start
+    labels = np.array([x.label for x in pairs])
+    by_kind = {}
+    for kind in sorted({x.source for x in pairs if x.label == 0}):
+        keep = np.array([x.label == 1 or x.source == kind for x in pairs])
+        by_kind[kind] = round(float(auroc(1 - labels[keep], -p[keep])), 3)
+    seed = seed_example_agreement(model)
+    return {"maternaqa_pairs": len(pairs), "maternaqa_auroc": round(float(auroc(1 - labels, -p)), 3),
+            "maternaqa_auroc_by_negative": by_kind, "pairs_per_s": round(len(pairs) / seconds, 1),
+            "seed_examples": seed,
+            "seed_mean_agreement": round(float(np.mean([r["agreement"] for r in seed])), 3)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--retrain", action="store_true", help="train even if the artefact exists")
@@ -64,6 +92,8 @@ def main(argv=None) -> int:
                                                                 "held_out", "data_sha256", "trained_at")}
         print("evidence model:", json.dumps(report["evidence_training"]))
         judges += ["evidence", "stacked"]
+        report["spanish"] = spanish_figures(EvidenceModel.load())
+        print("spanish:", json.dumps(report["spanish"], ensure_ascii=False))
     start = time.perf_counter()
     OfflineJudge.load()
     report["load_s"] = round(time.perf_counter() - start, 3)

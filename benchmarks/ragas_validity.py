@@ -12,6 +12,12 @@
    counted and left out of our AUROC.
 2. --spanish: the seed document's Spanish worked examples, stock ragas prompts vs the
    Spanish-adjusted ones (helpers.ragas_eval.spanish).
+3. --evidence: the same AUROC for RAGAS faithfulness with the evidence model's verdicts
+   (helpers.ragas_eval.evidence_faithfulness; statements = the response's sentences, or the
+   judge's with --evidence-statements llm) on a larger seeded sample (--evidence-per-subset).
+
+The local judge's output is constrained by ragas's schemas (a llama.cpp grammar), so it parses;
+whether its verdicts mean anything is what the AUROC says.
 
 Writes ragas_validity.json (+ per-row CSVs) under --out. With only the bundled 135M model, keep
 the sample small (a few minutes): its verdicts are close to chance and it rarely emits ragas's JSON.
@@ -64,6 +70,31 @@ def hallucination_detection(args, judge: LLM) -> dict:
             "judge_totals": result.totals, "wall_s": round(time.perf_counter() - start, 1)}
 
 
+def evidence_detection(args, judge: LLM) -> dict:
+    from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness
+    from helpers.trace.evidence import EvidenceModel
+
+    model = EvidenceModel.load()
+    scorer = EvidenceFaithfulness(model, judge if args.evidence_statements == "llm" else None)
+    frame = sample_ragbench(args.subsets.split(","), per_subset=args.evidence_per_subset, seed=args.seed,
+                            max_context_chars=args.max_context_chars)
+    mark, start = len(judge.calls), time.perf_counter()
+    scored = [scorer.score(row.question, row.response, list(row.documents)) for row in frame.itertuples()]
+    seconds = time.perf_counter() - start
+    frame["evidence_faithfulness"] = [r["value"] for r in scored]
+    frame["statements_from"] = [r["statements_from"] for r in scored]
+    table = validity_table(frame, ours="evidence_faithfulness")
+    frame[["qid", "subset", "adherence_score", "ragas_faithfulness", "evidence_faithfulness", "statements_from"]].to_csv(
+        Path(args.out) / "ragas_evidence_rows.csv", index=False)
+    return {"model": str(model.path), "trained_at": model.card.get("trained_at"),
+            "statements": args.evidence_statements, "sample": {"per_subset": args.evidence_per_subset,
+                                                               "seed": args.seed, "rows": len(frame)},
+            "table": table.to_dict("records"), "nan": int(frame["evidence_faithfulness"].isna().sum()),
+            "statements_from": frame["statements_from"].value_counts().to_dict(),
+            "seconds_per_sample": round(seconds / max(len(frame), 1), 3),
+            "judge_totals": LLM.usage(judge.calls[mark:])}
+
+
 def spanish(args, judge: LLM) -> dict:
     start = time.perf_counter()
     table = measure_seed_examples(judge, timeout_s=args.timeout)
@@ -87,6 +118,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--spanish", action="store_true", help="also measure the Spanish worked examples")
     parser.add_argument("--skip-ragbench", action="store_true")
+    parser.add_argument("--evidence", action="store_true", help="also: faithfulness with the evidence model's verdicts")
+    parser.add_argument("--evidence-per-subset", type=int, default=50)
+    parser.add_argument("--evidence-statements", default="sentences", choices=["sentences", "llm"])
     parser.add_argument("--out", default=str(paths.RESULTS_DIR / "benchmarks"))
     args = parser.parse_args(argv)
     Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -96,6 +130,8 @@ def main(argv=None) -> dict:
         report["hallucination_detection"] = hallucination_detection(args, judge)
     if args.spanish:
         report["spanish_examples"] = spanish(args, judge)
+    if args.evidence:
+        report["evidence_detection"] = evidence_detection(args, judge)
     report["judge_totals_all"] = judge.totals()
     paths.write_json(Path(args.out) / "ragas_validity.json", report, echo=True)
     return report

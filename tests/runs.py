@@ -1,5 +1,8 @@
 """A tiny experiment config shared by the run tests: 3 questions on 12 guideline pages, two
 architectures without an LLM in retrieval, the local model with short answers."""
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -10,7 +13,7 @@ TINY = {
     "architectures": ["bm25", "hybrid"],
     "retrieval": {"k": 3},
     "llms": [{"name": "local", "provider": "local", "max_tokens": 24}],
-    "judges": {"offline": True, "trace_llm": None, "ragas": None},
+    "judges": {"offline": True, "trace_llm": None, "ragas": None, "ragas_evidence": False},
     "statistics": {"baseline": "bm25", "n_resamples": 200},
     "figures": False,
 }
@@ -20,3 +23,15 @@ def write_config(tmp_path: Path, config: dict, name: str = "config.yaml") -> Pat
     path = tmp_path / name
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def run_env(tmp_path: Path, **extra) -> dict:
+    """A run of its own: its own results, figures and LLM cache (so every call is real)."""
+    return {**os.environ, "HELPERS_RESULTS_DIR": str(tmp_path / "results"),
+            "HELPERS_FIGURES_DIR": str(tmp_path / "figures"), "HELPERS_CACHE_DIR": str(tmp_path / "cache"), **extra}
+
+
+def cli(*args, env=None, timeout=900):
+    """`python -m helpers ARGS` in a subprocess, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "helpers", *args], env=env or os.environ.copy(),
+                          capture_output=True, text=True, timeout=timeout)

@@ -132,3 +132,55 @@ def test_judge_eval_names_the_valid_judges():
 
     with pytest.raises(Exception, match="valid: offline, lexical, evidence, stacked, llm"):
         judge_eval(judges="offline,nli")
+
+
+def test_ragas_faithfulness_with_evidence_verdicts(tiny_model):
+    """Statements from the answer's sentences (no LLM, or an LLM whose statements do not restate
+    the answer), each judged by the evidence model; the score is the supported share."""
+    from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness, usable_statements
+    from helpers.trace.evidence import EvidenceModel
+
+    model = EvidenceModel.load(tiny_model[0])
+    judge = EvidenceFaithfulness(model, threshold=0.5)
+    contexts = ["Marie Curie was born in Warsaw in 1867. She moved to Paris to study physics."]
+    out = judge.score("Where was Curie born?", "Curie was born in Warsaw. She studied physics in Paris.", contexts)
+    assert out["statements_from"] == "sentences" and len(out["statements"]) == 2
+    assert out["value"] == sum(p >= 0.5 for p in out["p_supported"]) / 2
+    assert "statements supported by the evidence model" in out["reason"]
+    assert np.isnan(judge.score("q", "", contexts)["value"])
+    assert "no retrieved contexts" in judge.score("q", "An answer.", [])["reason"]
+    # a small LLM copies the question or invents: such statements are dropped
+    kept = usable_statements(["Where was Curie born?", "Curie was born in Warsaw.", "Bananas are yellow fruit."],
+                             "Where was Curie born?", "Curie was born in Warsaw.")
+    assert kept == ["Curie was born in Warsaw."]
+
+
+@pytest.mark.slow
+def test_a_run_uses_the_evidence_model_and_says_so(tiny_model, tmp_path):
+    """`python -m helpers run` with a trained evidence model (HELPERS_MODELS_DIR): the offline TRACe
+    judge is the stacked one, RAGAS faithfulness is scored with the evidence model's verdicts on
+    every answer, and summary.json names both artefacts."""
+    import pandas as pd
+
+    from helpers.retrieval.training import DEFAULT_PATH as RERANKER
+    from helpers.trace.offline_judge import DEFAULT_PATH as LEXICAL
+    from runs import TINY, cli, run_env, write_config
+
+    models = tmp_path / "models"
+    models.mkdir()
+    for artefact in (LEXICAL, RERANKER):
+        (models / artefact.name).symlink_to(artefact)
+    (models / "evidence").symlink_to(tiny_model[0], target_is_directory=True)
+    config = write_config(tmp_path, dict(TINY, architectures=["bm25"],
+                                         judges={"offline": True, "trace_llm": None, "ragas": None}))
+    done = cli("run", str(config), env=run_env(tmp_path, HELPERS_MODELS_DIR=str(models)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "offline TRACe judge: stacked" in done.stdout + done.stderr
+    run_dir = next((tmp_path / "results").iterdir())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["judge_artefacts"]["offline"][0].startswith("stacked: lexical judge")
+    assert "evidence model" in summary["judge_artefacts"]["ragas_evidence"][0]
+    scores = pd.read_parquet(run_dir / "scores.parquet")
+    faithfulness = scores[(scores.judge == "ragas_evidence") & (scores.metric == "faithfulness")]
+    assert len(faithfulness) == 3 and faithfulness.reason.str.contains("statements: the answer's sentences").all()
+    assert faithfulness.value.dropna().between(0, 1).all()

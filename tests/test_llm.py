@@ -283,3 +283,55 @@ def test_transformers_backend_runs_with_stops_and_penalty(cache):
     assert penalised.text != full.text
     llama = LLM({**config, "repeat_penalty": 1.0, "local_backend": "llama-cpp"}, cache=cache)
     assert llama.key_for(COUNT) != plain.key_for(COUNT)  # another backend, another cache entry
+
+
+class Statements(BaseModel):
+    statements: list[str]
+
+
+class Verdicts(BaseModel):
+    verdicts: list[Verdict]
+
+
+STATEMENTS = [{"role": "user", "content": "Break this answer into statements: 'The first prenatal visit is "
+                                          "before week 10. It includes blood tests.'"}]
+
+
+def test_json_schema_constrains_the_local_model_and_the_server(server_url, cache, monkeypatch):
+    """Unconstrained, the bundled model does not write this schema's JSON; with the schema (a
+    grammar in llama.cpp) every answer parses, nested models ($defs) included, locally and through
+    serve-llm's response_format; `structured_output: off` goes back to the prompt alone."""
+    local = LLM({"provider": "local", "max_tokens": 120}, cache=cache)
+    free = local.complete(STATEMENTS)
+    with pytest.raises(Exception):
+        Statements.model_validate(extract_json(free.text))
+    constrained = complete_json(local, STATEMENTS, Statements)
+    assert constrained.ok and constrained.value.statements and len(constrained.raw_texts) == 1
+    nested = complete_json(local, [{"role": "user", "content": "Judge: 'The sky is green.'"}], Verdicts)
+    assert nested.ok and all(isinstance(v.verdict, int) for v in nested.value.verdicts)
+    assert local.key_for(STATEMENTS) != local.key_for(STATEMENTS, json_schema=Statements.model_json_schema())
+    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    remote = complete_json(_oai(server_url, cache, max_tokens=120), STATEMENTS, Statements)
+    assert remote.ok and remote.value == constrained.value        # the same grammar on the same model
+    off = LLM({"provider": "local", "max_tokens": 120, "structured_output": "off"}, cache=cache)
+    assert off.complete(STATEMENTS, json_schema=Statements.model_json_schema()).text == free.text
+
+
+def test_response_format_per_provider_and_bad_requests(server_url):
+    import json
+    from urllib.error import HTTPError
+    from urllib.request import Request, urlopen
+
+    from helpers.llm.config import response_format
+
+    schema = Statements.model_json_schema()
+    assert response_format(LLMConfig(provider="groq"), schema) == {"type": "json_object"}
+    assert response_format(LLMConfig(), schema)["json_schema"]["schema"] == schema
+    assert response_format(LLMConfig(structured_output="off"), schema) is None
+    assert response_format(LLMConfig(), None) is None
+    for bad in ({"type": "yaml"}, {"type": "json_schema", "json_schema": {"name": "x"}}):
+        request = Request(f"{server_url}/chat/completions", headers={"Content-Type": "application/json"},
+                          data=json.dumps({"messages": HELLO, "response_format": bad}).encode())
+        with pytest.raises(HTTPError) as rejected:
+            urlopen(request, timeout=30)
+        assert rejected.value.code == 400 and b"response_format" in rejected.value.read()

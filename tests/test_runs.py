@@ -17,18 +17,7 @@ from faults import FaultProxy
 from helpers.experiment.config import ExperimentConfig, load_config
 from helpers.experiment.runner import Experiment
 from helpers.llm.server import local_server
-from runs import TINY, write_config
-
-
-def _env(tmp_path, **extra) -> dict:
-    """A run of its own: its own results, figures and LLM cache (so every call is real)."""
-    return {**os.environ, "HELPERS_RESULTS_DIR": str(tmp_path / "results"),
-            "HELPERS_FIGURES_DIR": str(tmp_path / "figures"), "HELPERS_CACHE_DIR": str(tmp_path / "cache"), **extra}
-
-
-def _cli(*args, env=None, timeout=900):
-    return subprocess.run([sys.executable, "-m", "helpers", *args], env=env or os.environ.copy(),
-                          capture_output=True, text=True, timeout=timeout)
+from runs import TINY, cli as _cli, run_env as _env, write_config
 
 
 def _keys(records: Path) -> list[str]:
@@ -79,7 +68,7 @@ def server_url():
 
 
 def _served(base_url, **llm) -> dict:
-    return dict(TINY, architectures=["bm25"], judges={"offline": True, "trace_llm": None, "ragas": None},
+    return dict(TINY, architectures=["bm25"], judges={"offline": True, "trace_llm": None, "ragas": None, "ragas_evidence": False},
                 dataset=dict(TINY["dataset"], questions=[f"q{i}" for i in range(1, 7)]),
                 llms=[{"name": "served", "provider": "openai-compatible", "model": "smollm2", "base_url": base_url,
                        "max_tokens": 16, "max_retries": 0, "timeout_s": 8, "concurrency": 3, **llm}])
@@ -177,7 +166,7 @@ def test_api_keys_appear_nowhere_a_run_writes(server_url, tmp_path):
     dotenv.write_text(f"WORKBENCH_DOTENV_KEY={SECRET_DOTENV}\n")
     env = _env(tmp_path, WORKBENCH_ENV_KEY=SECRET_ENV, HELPERS_ENV_FILE=str(dotenv), HELPERS_SMOKE="1")
     config = dict(_served(server_url), figures=True, name="secrets",
-                  judges={"offline": True, "trace_llm": "judge", "ragas": None},
+                  judges={"offline": True, "trace_llm": "judge", "ragas": None, "ragas_evidence": False},
                   dataset=dict(TINY["dataset"], questions=["q2"]))
     config["llms"] = [dict(config["llms"][0], api_key_env="WORKBENCH_ENV_KEY"),
                       dict(config["llms"][0], name="judge", api_key_env="WORKBENCH_DOTENV_KEY", max_tokens=64)]

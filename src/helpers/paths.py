@@ -16,6 +16,8 @@ DATA_DIR = _dir("HELPERS_DATA_DIR", PROJECT_ROOT / "data")
 RAW_DIR = DATA_DIR / "raw"
 PROCESSED_DIR = _dir("HELPERS_PROCESSED_DIR", DATA_DIR / "processed")
 CACHE_DIR = _dir("HELPERS_CACHE_DIR", DATA_DIR / "cache")
+# trained artefacts (reranker, TRACe judge, evidence model): movable, e.g. to share them between clones
+MODELS_DIR = _dir("HELPERS_MODELS_DIR", DATA_DIR / "models")
 # ../shared/data beside the project root: the offline copy of every public source.
 SHARED_DATA_DIR = _dir("HELPERS_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data")
 FIGURES_DIR = _dir("HELPERS_FIGURES_DIR", PROJECT_ROOT / "figures")

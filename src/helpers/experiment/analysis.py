@@ -19,7 +19,8 @@ from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 # judge -> its quality metrics (the other score rows of a run are costs: latency, tokens, ...)
-QUALITY = {"ragas": RAGAS_COLUMNS, "offline": list(TRACE_METRICS), "trace_llm": list(TRACE_METRICS)}
+QUALITY = {"ragas": RAGAS_COLUMNS, "offline": list(TRACE_METRICS), "trace_llm": list(TRACE_METRICS),
+           "ragas_evidence": ["faithfulness"]}
 
 
 def statistics_settings(config: dict | None) -> dict:
@@ -75,12 +76,18 @@ def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
     samples; NaN where none could be scored), with how many samples were judged and how many
     of their scores are NaN, so an empty cell is never mistaken for a low score."""
     ragas = scores[(scores.judge == "ragas") & scores.metric.isin(RAGAS_COLUMNS)]
-    if ragas.empty:
+    evidence = scores[(scores.judge == "ragas_evidence") & (scores.metric == "faithfulness")]
+    if ragas.empty and evidence.empty:
         return pd.DataFrame()
     by = ragas.groupby(["architecture", "metric"])["value"]
     table = by.mean().unstack().reindex(columns=[c for c in RAGAS_COLUMNS if c in set(ragas.metric)]).round(3)
     table["samples"] = ragas.groupby("architecture")["qid"].nunique()
     table["nan_scores"] = ragas["value"].isna().groupby(ragas["architecture"]).sum()
+    if len(evidence):     # faithfulness with the evidence model's verdicts, on every answer
+        by_architecture = evidence.groupby("architecture")["value"]
+        table = table.reindex(sorted(set(table.index) | set(evidence.architecture)))
+        table["faithfulness (evidence model)"] = by_architecture.mean().round(3)
+        table["evidence samples"] = by_architecture.size()
     return table
 
 
@@ -137,7 +144,8 @@ def _pareto(scores: pd.DataFrame, quality_metric: str, cost_metric: str):
 
 def _agreement(scores: pd.DataFrame):
     pairs = {"ragas/faithfulness": ("ragas", "faithfulness"), "offline/adherence_score": ("offline", "adherence_score"),
-             "trace_llm/adherence": ("trace_llm", "adherence")}
+             "trace_llm/adherence": ("trace_llm", "adherence"),
+             "ragas_evidence/faithfulness": ("ragas_evidence", "faithfulness")}
     wide = {}
     for name, (judge, metric) in pairs.items():
         part = scores[(scores.judge == judge) & (scores.metric == metric)]

@@ -56,6 +56,10 @@ class JudgesConfig(Strict):
     ragas_questions: list[str] | None = Field(None, description="qids scored with RAGAS, for every "
                                               "architecture (RAGAS is slow on the local model); None: all")
     ragas_architectures: list[str] | None = Field(None, description="architectures scored with RAGAS; None: all")
+    ragas_evidence: bool | None = Field(None, description=(
+        "RAGAS faithfulness with the evidence model as its verdict step (judge 'ragas_evidence', every "
+        "answer); statements from the `ragas` LLM, schema-constrained, else the answer's sentences. "
+        "None: on when an evidence model is trained (make evidence-model)"))
 
 
 class StatisticsConfig(Strict):

@@ -9,6 +9,7 @@ whether the run failed as a whole (`ok`: every sample of an architecture failed,
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import platform
@@ -141,6 +142,8 @@ class Experiment:
             self.store.add(score_key(judge, answer), record)
 
     def _metrics(self, judge: str) -> list[str]:
+        if judge == "ragas_evidence":
+            return ["faithfulness"]
         return list(self.config.judges.ragas_metrics) if judge == "ragas" else list(TRACE_METRICS)
 
     def score_offline(self, answers: list[dict]) -> None:
@@ -169,6 +172,25 @@ class Experiment:
             return [(m, getattr(judgement.scores, m), judgement.error or "") for m in TRACE_METRICS], llm.usage(calls)
 
         self._score(answers, "trace_llm", "TRACe LLM judge", one)
+
+    def score_ragas_evidence(self, answers: list[dict]) -> None:
+        from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness
+        from helpers.trace.evidence import EvidenceModel
+
+        if all(self.store.finished(score_key("ragas_evidence", a)) for a in answers):
+            return
+        evidence = EvidenceModel.load()
+        llm = self.llm(self.config.judges.ragas) if self.config.judges.ragas else None
+        judge = EvidenceFaithfulness(evidence, llm)
+        artefact = f"evidence model {evidence.path} (trained {evidence.card.get('trained_at', '?')})"
+
+        def one(answer):
+            with (llm.track() if llm else contextlib.nullcontext([])) as calls:
+                out = judge.score(answer["question"], answer.get("answer"), [c["text"] for c in answer["contexts"]])
+            value = None if math.isnan(out["value"]) else out["value"]
+            return [("faithfulness", value, out["reason"])], (llm.usage(calls) if llm else None)
+
+        self._score(answers, "ragas_evidence", "RAGAS faithfulness (evidence model)", one, artefact=artefact)
 
     def score_ragas(self, answers: list[dict], data) -> None:
         from helpers.ragas_eval.runner import RagasJudge, RagasSample
@@ -216,12 +238,20 @@ class Experiment:
             self.score_trace_llm(answers)
         if cfg.judges.ragas:
             self.score_ragas(answers, data)
+        if self._ragas_evidence_on():
+            self.score_ragas_evidence(answers)
         return self.finish(data, answers, time.perf_counter() - started)
+
+    def _ragas_evidence_on(self) -> bool:
+        from helpers.trace.evidence import EvidenceModel
+
+        setting = self.config.judges.ragas_evidence
+        return EvidenceModel.exists() if setting is None else setting
 
     def _judges(self) -> list[str]:
         judges = self.config.judges
         return [name for name, on in (("offline", judges.offline), ("trace_llm", judges.trace_llm),
-                                      ("ragas", judges.ragas)) if on]
+                                      ("ragas", judges.ragas), ("ragas_evidence", self._ragas_evidence_on())) if on]
 
     def finish(self, data, answers, seconds: float) -> dict:
         # only the scores of the answers as they are now (a redone answer has new score keys)

@@ -107,14 +107,20 @@ class LlamaCppBackend:
             return _MODELS[key]
 
     def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
-             repeat_penalty=None) -> Completion:
-        """repeat_penalty: None = the config's."""
+             repeat_penalty=None, response_format=None) -> Completion:
+        """repeat_penalty: None = the config's. response_format json_schema: llama-cpp-python
+        compiles the schema into a GBNF grammar, so the output is JSON of that schema (cut short
+        only by max_tokens); json_object: any JSON."""
         model = self._model()
         penalty = self.repeat_penalty if repeat_penalty is None else repeat_penalty
+        grammar = {}
+        if response_format:
+            schema = (response_format.get("json_schema") or {}).get("schema")
+            grammar = {"response_format": {"type": "json_object", **({"schema": schema} if schema else {})}}
         with self._lock:
             out = model.create_chat_completion(messages=messages, temperature=temperature,
                                                max_tokens=max_tokens, seed=seed, stop=list(stop or ()),
-                                               repeat_penalty=penalty)
+                                               repeat_penalty=penalty, **grammar)
         usage = out.get("usage", {})
         return Completion(out["choices"][0]["message"]["content"] or "",
                           usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
@@ -142,9 +148,11 @@ class TransformersBackend:
             return _MODELS[key]
 
     def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
-             repeat_penalty=None) -> Completion:
+             repeat_penalty=None, response_format=None) -> Completion:
         """repeat_penalty: None = the config's. Stops: generate's `stop_strings` ends the
-        generation at one; the text is then cut before it, as llama.cpp does."""
+        generation at one; the text is then cut before it, as llama.cpp does. response_format is
+        not enforced here (transformers has no grammar sampler): the prompt asks for the JSON and
+        the layer validates and repairs it as for any unconstrained model."""
         import torch
         from transformers import LogitsProcessorList
 
@@ -226,10 +234,11 @@ class _SDKBackend:
         raise NotImplementedError
 
     def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
-             repeat_penalty=None) -> Completion:
-        """`stop` is sent (OpenAI-compatible servers and Groq accept up to 4). `repeat_penalty` is
-        not: OpenAI's API has no such parameter and rejects unknown ones."""
-        extra = {"stop": list(stop)} if stop else {}
+             repeat_penalty=None, response_format=None) -> Completion:
+        """`stop` is sent (OpenAI-compatible servers and Groq accept up to 4), and so is
+        `response_format` (json_schema for vLLM, Ollama and serve-llm; json_object for Groq).
+        `repeat_penalty` is not: OpenAI's API has no such parameter and rejects unknown ones."""
+        extra = ({"stop": list(stop)} if stop else {}) | ({"response_format": response_format} if response_format else {})
         try:
             out = self.client.chat.completions.create(
                 model=self.config.model, messages=messages, temperature=temperature,

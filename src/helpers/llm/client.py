@@ -2,7 +2,9 @@
 accounting. Keys never reach the cache, the records or the logs."""
 from __future__ import annotations
 
+
 import contextlib
+import inspect
 import logging
 import random
 import threading
@@ -12,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from helpers.llm.backends import cut_at_stop, make_backend
 from helpers.llm.cache import ResponseCache, cache_key
-from helpers.llm.config import LLMConfig
+from helpers.llm.config import LLMConfig, response_format
 from helpers.llm.errors import CacheMissError, LLMError, RetryableError
 from helpers.llm.limits import RateLimiter, backoff_delay
 
@@ -84,7 +86,7 @@ class LLM:
         chosen = self.config.stop if self.config.stop is not None else (stop or [])
         return list(chosen)
 
-    def _payload(self, messages, temperature, max_tokens, seed, sample, stop) -> dict:
+    def _payload(self, messages, temperature, max_tokens, seed, sample, stop, json_schema=None) -> dict:
         """Everything that determines the answer. `stop` enters only when there is one and
         `repeat_penalty` only for the local backends (hosted providers never receive it), so a
         hosted provider's entries made before these settings existed keep their keys."""
@@ -93,6 +95,8 @@ class LLM:
                    "temperature": temperature, "max_tokens": max_tokens, "seed": seed, "sample": sample}
         if stop:
             payload["stop"] = stop
+        if json_schema is not None:     # only when asked for, so older entries keep their keys
+            payload["response_format"] = response_format(c, json_schema)
         if c.provider == "local":
             payload["local_backend"] = c.local_backend
             payload["repeat_penalty"] = c.repeat_penalty  # only the local backends apply it
@@ -100,26 +104,28 @@ class LLM:
             payload["base_url"] = c.base_url
         return payload
 
-    def key_for(self, messages, *, temperature=None, max_tokens=None, seed=None, sample=0, stop=None) -> str:
+    def key_for(self, messages, *, temperature=None, max_tokens=None, seed=None, sample=0, stop=None,
+                json_schema=None) -> str:
         c = self.config
         return cache_key(self._payload(messages, c.temperature if temperature is None else temperature,
                                        max_tokens or c.max_tokens, c.seed if seed is None else seed, sample,
-                                       self.stops_for(stop)))
+                                       self.stops_for(stop), json_schema))
 
     def complete(self, messages: list[dict], *, temperature: float | None = None,
                  max_tokens: int | None = None, seed: int | None = None, sample: int = 0,
-                 stop: list[str] | None = None) -> LLMResult:
+                 stop: list[str] | None = None, json_schema: dict | None = None) -> LLMResult:
         """One chat completion. `sample` > 0 asks for another independent sample of the same
         request (its own cache entry and seed): how n completions work on n=1-only providers.
         `stop`: the prompt's stop sequences (default none), replaced by `config.stop` when set;
-        the text ends before the first one."""
+        the text ends before the first one. `json_schema`: the answer must be JSON of this schema,
+        constrained as `config.structured_output` says (llama.cpp: a grammar, so it always parses)."""
         _check_messages(messages)
         c = self.config
         temperature = c.temperature if temperature is None else temperature
         max_tokens = max_tokens or c.max_tokens
         seed = (c.seed if seed is None else seed) + sample
         stop = self.stops_for(stop)
-        key = cache_key(self._payload(messages, temperature, max_tokens, seed - sample, sample, stop))
+        key = cache_key(self._payload(messages, temperature, max_tokens, seed - sample, sample, stop, json_schema))
         record = CallRecord(c.provider, c.model, key)
         self.calls.append(record)
         for tracked in getattr(self._tracking, "lists", ()):
@@ -138,7 +144,8 @@ class LLM:
                 exc.record = record
                 raise exc
         try:
-            completion = self._call_with_retries(record, messages, temperature, max_tokens, seed, stop)
+            completion = self._call_with_retries(record, messages, temperature, max_tokens, seed, stop,
+                                                 response_format(c, json_schema))
         except LLMError as exc:
             record.error, record.error_kind = str(exc), getattr(exc, "kind", "error")
             record.latency_s = time.perf_counter() - start
@@ -155,12 +162,15 @@ class LLM:
                            input_tokens=completion.input_tokens, output_tokens=completion.output_tokens)
         return LLMResult(completion.text, record)
 
-    def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop):
+    def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop, fmt=None):
         c = self.config
         estimate = sum(len(m.get("content") or "") for m in messages) // 4 + max_tokens
-        # `stop` is passed only when there is one, so a backend written before stops (a test
-        # double, a user's own) keeps working for calls without them
+        # `stop` and `response_format` are passed only when there is one, so a backend written
+        # before them (a test double, a user's own) keeps working for calls without them; a
+        # backend that takes no response_format gets the prompt alone (the JSON is validated anyway)
         extra = {"stop": stop} if stop else {}
+        if fmt and _accepts(self.backend.chat, "response_format"):
+            extra["response_format"] = fmt
         last: RetryableError | None = None
         for attempt in range(c.max_retries + 1):
             record.attempts = attempt + 1
@@ -251,3 +261,9 @@ def _check_messages(messages) -> None:
 def _describe(messages) -> str:
     text = " ".join((messages[-1].get("content") or "").split())
     return repr(text[:60] + ("…" if len(text) > 60 else ""))
+
+
+def _accepts(function, name: str) -> bool:
+    """Whether `function` takes the keyword argument `name` (by name or through **kwargs)."""
+    parameters = inspect.signature(function).parameters
+    return name in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())

@@ -50,6 +50,10 @@ class LLMConfig(BaseModel):
         "stop sequences for every call (all providers). None (default): each prompt's own, e.g. "
         "the answer prompt stops at a new 'Pregunta:'/'Question:' line (helpers.generation); "
         "[]: none at all"))
+    structured_output: Literal["auto", "json_schema", "json_object", "off"] = Field("auto", description=(
+        "how a call that names a JSON schema is constrained: json_schema (llama.cpp turns it into a "
+        "grammar; OpenAI-compatible servers get response_format json_schema), json_object (JSON mode, "
+        "no schema), off (prompt only). auto: json_object for groq, json_schema otherwise"))
     seed: int = 0
     n_ctx: int = Field(8192, gt=0, description="context window of the local model")
     timeout_s: float = Field(60.0, gt=0, description="per-call timeout")
@@ -71,3 +75,15 @@ class LLMConfig(BaseModel):
         if self.api_key_env:
             return self.api_key_env
         return {"groq": "GROQ_API_KEY", "openai-compatible": "OPENAI_API_KEY"}.get(self.provider)
+
+
+def response_format(config: "LLMConfig", json_schema: dict | None) -> dict | None:
+    """The OpenAI-style `response_format` for a call that asks for `json_schema` (None: none)."""
+    if json_schema is None or config.structured_output == "off":
+        return None
+    mode = config.structured_output
+    if mode == "auto":
+        mode = "json_object" if config.provider == "groq" else "json_schema"
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return {"type": "json_schema", "json_schema": {"name": json_schema.get("title", "output"), "schema": json_schema}}

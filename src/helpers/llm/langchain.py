@@ -12,6 +12,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict
 
 from helpers.llm.client import LLM
+from helpers.llm.structured import RESPONSE_SCHEMA, normalise_json
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
@@ -52,10 +53,12 @@ class WorkbenchChatModel(BaseChatModel):
         n = int(kwargs.get("n") or self.n)
         temperature = kwargs.get("temperature", self.temperature)
         generations, input_tokens, output_tokens = [], 0, 0
+        schema = RESPONSE_SCHEMA.get()
         for sample in range(n):
             result = self.llm.complete(request, temperature=temperature,
-                                       max_tokens=kwargs.get("max_tokens", self.max_tokens), sample=sample)
-            text = result.text
+                                       max_tokens=kwargs.get("max_tokens", self.max_tokens), sample=sample,
+                                       json_schema=schema)
+            text = normalise_json(result.text) if schema is not None else result.text
             if stop:
                 for token in stop:
                     text = text.split(token)[0]

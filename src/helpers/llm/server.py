@@ -22,9 +22,10 @@ from helpers.llm.config import LLMConfig
 
 
 def sampling_options(request: dict) -> dict:
-    """`stop` (a string or a list, as in OpenAI's API) and a repeat penalty, under llama.cpp's
+    """`stop` (a string or a list, as in OpenAI's API), a repeat penalty, under llama.cpp's
     server name `repeat_penalty` or vLLM's `repetition_penalty` (clients send either through
-    `extra_body`); absent, the server's own setting applies."""
+    `extra_body`; absent, the server's own setting applies), and OpenAI's `response_format`
+    (json_object, or json_schema: constrained by a grammar on the llama.cpp backend)."""
     options = {}
     stop = request.get("stop")
     if stop:
@@ -37,6 +38,14 @@ def sampling_options(request: dict) -> dict:
         if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or penalty <= 0:
             raise ValueError("repeat_penalty must be a positive number")
         options["repeat_penalty"] = float(penalty)
+    fmt = request.get("response_format")
+    if fmt:
+        if not isinstance(fmt, dict) or fmt.get("type") not in ("json_object", "json_schema", "text"):
+            raise ValueError("response_format must be {'type': 'json_object' | 'json_schema' | 'text', ...}")
+        if fmt["type"] == "json_schema" and not isinstance((fmt.get("json_schema") or {}).get("schema"), dict):
+            raise ValueError("response_format json_schema needs json_schema.schema (an object)")
+        if fmt["type"] != "text":
+            options["response_format"] = fmt
     return options
 
 

@@ -2,6 +2,7 @@
 repair attempt, then a recorded failure (never an exception that stops a run)."""
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 from dataclasses import dataclass, field
@@ -14,6 +15,11 @@ from helpers.llm.errors import LLMError
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 
+# The JSON schema the current call's answer must follow, set by callers that cannot pass it down
+# (ragas's prompts, through LangChain): `WorkbenchChatModel` reads it. None: free text.
+RESPONSE_SCHEMA: contextvars.ContextVar[dict | None] = contextvars.ContextVar("response_schema", default=None)
+
+
 class JSONParseError(ValueError):
     pass
 
@@ -23,7 +29,7 @@ def extract_json(text: str):
     followed by trailing prose."""
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     for candidate in candidates:
-        decoder = json.JSONDecoder()
+        decoder = json.JSONDecoder(strict=False)   # raw newlines inside strings (grammar-made JSON has them)
         for match in re.finditer(r"[\[{]", candidate):
             try:
                 value, _ = decoder.raw_decode(candidate, match.start())
@@ -31,6 +37,16 @@ def extract_json(text: str):
             except json.JSONDecodeError:
                 continue
     raise JSONParseError(f"no JSON object or array found in: {text[:120]!r}")
+
+
+def normalise_json(text: str) -> str:
+    """`text` re-serialised as strict JSON when it holds one JSON value (a grammar lets a small
+    model put raw control characters inside strings, which strict parsers such as pydantic's
+    reject); unchanged otherwise."""
+    try:
+        return json.dumps(json.loads(text, strict=False), ensure_ascii=False)
+    except ValueError:
+        return text
 
 
 @dataclass
@@ -52,9 +68,12 @@ def _validate(text: str, schema: type[BaseModel] | None):
 
 def complete_json(llm: LLM, messages: list[dict], schema: type[BaseModel] | None = None,
                   **params) -> StructuredResult:
-    """Ask for JSON; on a parse or schema error, send the error back once and ask for a fix."""
+    """Ask for JSON (constrained to `schema` where the backend can: `LLMConfig.structured_output`);
+    on a parse or schema error, send the error back once and ask for a fix."""
     result = StructuredResult(None)
     conversation = list(messages)
+    if schema is not None:
+        params.setdefault("json_schema", schema.model_json_schema())
     for attempt in range(2):
         try:
             response = llm.complete(conversation, **params)

@@ -34,10 +34,44 @@ from ragas.metrics._faithfulness import (Faithfulness, NLIStatementInput, NLISta
                                          StatementGeneratorPrompt)
 
 from helpers.errors import UserError
+from helpers.llm.structured import RESPONSE_SCHEMA
 from helpers.ragas_eval import RAGAS_METRICS as METRIC_NAMES
 
 # Parsed judge outputs of the current (sample, metric): a list of (role, dict); None elsewhere.
 PROMPT_OUTPUTS: contextvars.ContextVar[list | None] = contextvars.ContextVar("prompt_outputs", default=None)
+
+
+# ragas's 0/1 fields, typed int in its output models
+_BINARY_FIELDS = {"verdict", "attributed", "noncommittal"}
+
+
+def judge_schema(schema: dict, *, counts: dict[str, int] | None = None, max_string: int = 160,
+                 max_items: int = 8) -> dict:
+    """ragas's output schema, bounded for a grammar: 0/1 fields can only be 0 or 1, lists hold 1 to
+    `max_items` entries (exactly `counts[name]` where the input has a list of that name: one verdict
+    per input statement) and strings 2 to `max_string` characters, so a small judge can neither
+    answer with an empty list nor ramble past max_tokens and leave its JSON unfinished."""
+    counts = counts or {}
+    top = {name for name, node in schema.get("properties", {}).items() if node.get("type") == "array"}
+
+    def bound(node, name=None):
+        if isinstance(node, dict):
+            node = {k: bound(v, k) for k, v in node.items()}
+            if node.get("type") == "integer" and name in _BINARY_FIELDS:
+                node["enum"] = [0, 1]
+            elif node.get("type") == "string":
+                node.setdefault("minLength", 2)
+                node.setdefault("maxLength", max_string)
+            elif node.get("type") == "array":
+                exact = counts.get(name) if name in top else None
+                node.setdefault("minItems", exact or 1)
+                node.setdefault("maxItems", exact or max_items)
+            return node
+        if isinstance(node, list):
+            return [bound(v, name) for v in node]
+        return node
+
+    return bound(schema)
 
 
 class _Traced:
@@ -46,9 +80,16 @@ class _Traced:
 
     async def generate_multiple(self, llm, data, n=1, temperature=None, stop=None, callbacks=None,
                                 retries_left=3):
-        return await super().generate_multiple(llm=llm, data=data, n=n, temperature=temperature, stop=stop,
-                                               callbacks=callbacks,
-                                               retries_left=min(retries_left, self.parse_retries))
+        # the prompt's output model as the call's JSON schema: a llama.cpp judge is then
+        # constrained by a grammar and never fails to parse (LLMConfig.structured_output)
+        counts = {k: len(v) for k, v in data.model_dump().items() if isinstance(v, list)}
+        token = RESPONSE_SCHEMA.set(judge_schema(self.output_model.model_json_schema(), counts=counts))
+        try:
+            return await super().generate_multiple(llm=llm, data=data, n=n, temperature=temperature, stop=stop,
+                                                   callbacks=callbacks,
+                                                   retries_left=min(retries_left, self.parse_retries))
+        finally:
+            RESPONSE_SCHEMA.reset(token)
 
     def process_output(self, output, input):
         output = super().process_output(output, input)

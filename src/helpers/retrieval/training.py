@@ -16,7 +16,7 @@ import numpy as np
 from helpers import paths
 
 log = logging.getLogger(__name__)
-DEFAULT_PATH = paths.DATA_DIR / "models" / "reranker-ltr.joblib"
+DEFAULT_PATH = paths.MODELS_DIR / "reranker-ltr.joblib"
 CANDIDATES = 50
 
 

@@ -24,7 +24,7 @@ from helpers.trace.evidence_data import select_evidence
 from helpers.trace.features import content, tokens
 from helpers.trace.keys import as_documents_sentences, as_response_sentences
 
-DEFAULT_DIR = paths.DATA_DIR / "models" / "evidence"
+DEFAULT_DIR = paths.MODELS_DIR / "evidence"
 MAX_LENGTH = 128        # a response sentence + 3 evidence sentences mostly fit; 2-core training ~20 pairs/s
 
 

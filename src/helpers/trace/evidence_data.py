@@ -113,6 +113,9 @@ def nli_pairs(nli_dir: str | Path | None = None) -> list[Pair]:
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
 _NEGATABLE = re.compile(r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may)\b")
 _NEGATED = re.compile(r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may) not\b")
+# Spanish: the negation goes before the verb ("no se recomienda", "no debe")
+_NEGATABLE_ES = re.compile(r"\b(se recomienda|es|son|debe|deben|puede|pueden|est[aá]n?|fue|tiene|tienen|hay)\b")
+_NEGATED_ES = re.compile(r"\bno (se recomienda|es|son|debe|deben|puede|pueden|est[aá]n?|fue|tiene|tienen|hay)\b")
 _NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z][\w-]+")
 
 
@@ -121,7 +124,8 @@ def _rng(*parts) -> random.Random:
     return random.Random(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest())
 
 
-def perturb(sentence: str, documents, other_sentence: str, seed: int = 0) -> tuple[str, str] | None:
+def perturb(sentence: str, documents, other_sentence: str, seed: int = 0,
+            language: str = "en") -> tuple[str, str] | None:
     """(perturbed sentence, kind) that the documents no longer support, or None when no
     perturbation applies. Kinds: number, name (a name from another document), negation, and,
     only where none of those applies, other (another answer's sentence)."""
@@ -140,7 +144,8 @@ def perturb(sentence: str, documents, other_sentence: str, seed: int = 0) -> tup
                             for m in _NAME.findall(s)} - set(names_here) - names(sentence))
         if elsewhere:
             options["name"] = (old, elsewhere)
-    if _NEGATABLE.search(sentence):
+    negatable, negated = (_NEGATABLE_ES, _NEGATED_ES) if language == "es" else (_NEGATABLE, _NEGATED)
+    if negatable.search(sentence):
         options["negation"] = ("", [])
     if not options and other_sentence and other_sentence != sentence:
         return other_sentence, "other"       # the easy negative, only where no hard one applies
@@ -152,9 +157,11 @@ def perturb(sentence: str, documents, other_sentence: str, seed: int = 0) -> tup
         return re.sub(rf"\b{re.escape(old)}\b", rng.choice(candidates), sentence, count=1), kind
     if kind == "name":
         return sentence.replace(old, rng.choice(candidates), 1), kind
-    if _NEGATED.search(sentence):
-        return _NEGATED.sub(lambda m: m.group(1), sentence, count=1), kind
-    return _NEGATABLE.sub(lambda m: m.group(1) + " not", sentence, count=1), kind
+    if negated.search(sentence):
+        return negated.sub(lambda m: m.group(1), sentence, count=1), kind
+    if language == "es":
+        return negatable.sub(lambda m: "no " + m.group(1), sentence, count=1), kind
+    return negatable.sub(lambda m: m.group(1) + " not", sentence, count=1), kind
 
 
 def support_pairs(frame, *, synthetic: bool = True, seed: int = 0) -> list[Pair]:
@@ -179,6 +186,31 @@ def support_pairs(frame, *, synthetic: bool = True, seed: int = 0) -> list[Pair]
                     fake, kind = made
                     pairs.append(Pair(fake, select_evidence(fake, docs, question=row.question), 0,
                                       f"synthetic/{kind}"))
+    return pairs
+
+
+def maternaqa_pairs(records: list[dict], seed: int = 0) -> list[Pair]:
+    """Spanish pairs from MaternaQA-es records (`pregunta`, `respuesta`, `contexto_fuente`): each
+    answer sentence with its gold passage (1), with another record's passage (0), and perturbed
+    against its own passage (0)."""
+    from helpers.trace.keys import split_sentences
+
+    pairs: list[Pair] = []
+    for position, record in enumerate(records):
+        passage = [[["0a", s] for s in split_sentences(record["contexto_fuente"].strip('"'))]]
+        other = records[(position + 1 + _rng(seed, record["qa_id"]).randrange(max(len(records) - 1, 1))) % len(records)]
+        other_passage = [[["0a", s] for s in split_sentences(other["contexto_fuente"].strip('"'))]]
+        for sentence in split_sentences(record["respuesta"]):
+            if len(content(tokens(sentence))) < 2:
+                continue
+            question = record["pregunta"]
+            pairs.append(Pair(sentence, select_evidence(sentence, passage, question=question), 1, "maternaqa/gold"))
+            pairs.append(Pair(sentence, select_evidence(sentence, other_passage, question=question), 0,
+                              "maternaqa/other_passage"))
+            made = perturb(sentence, passage, "", seed, language="es")
+            if made:
+                pairs.append(Pair(made[0], select_evidence(made[0], passage, question=question), 0,
+                                  f"maternaqa/{made[1]}"))
     return pairs
 
 

@@ -46,7 +46,7 @@ from helpers.trace.keys import as_documents_sentences, as_response_sentences, no
 from helpers.trace.scoring import TraceScores
 
 FORMAT_VERSION = 2
-DEFAULT_PATH = paths.DATA_DIR / "models" / "offline_judge.joblib"
+DEFAULT_PATH = paths.MODELS_DIR / "offline_judge.joblib"
 N_OOF_FOLDS = 3
 # Tree settings chosen by leave-one-subset-out and in-subset 2-fold CV on the validation splits.
 SENTENCE_TREES = dict(max_iter=100, learning_rate=0.1, max_leaf_nodes=31, min_samples_leaf=40,
