@@ -60,7 +60,7 @@ def tiny_model(raw_ready, tmp_path_factory):
     from helpers.trace.evidence_train import TrainSettings, train_evidence_model
 
     out = tmp_path_factory.mktemp("evidence")
-    card = train_evidence_model(out, TrainSettings(**TINY), progress=False)
+    card = train_evidence_model(out, TrainSettings(**TINY), progress=False, stack=False)
     return out, card
 
 
@@ -89,9 +89,9 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     from helpers.trace.evidence_train import TrainSettings, train_evidence_model
 
     straight, _ = tiny_model
-    assert train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False, stop_after=3) is None
+    assert train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False, stop_after=3, stack=False) is None
     assert (tmp_path / "checkpoint.pt").exists() and not (tmp_path / "card.json").exists()
-    card = train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False)
+    card = train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False, stack=False)
     assert card is not None and not (tmp_path / "checkpoint.pt").exists()
     a, b = load_file(straight / "model.safetensors"), load_file(tmp_path / "model.safetensors")
     assert a.keys() == b.keys()
@@ -184,3 +184,24 @@ def test_a_run_uses_the_evidence_model_and_says_so(tiny_model, tmp_path):
     faithfulness = scores[(scores.judge == "ragas_evidence") & (scores.metric == "faithfulness")]
     assert len(faithfulness) == 3 and faithfulness.reason.str.contains("statements: the answer's sentences").all()
     assert faithfulness.value.dropna().between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_stack_weight_is_chosen_on_held_out_examples_and_used(tiny_model, tmp_path):
+    import shutil
+
+    from helpers.trace.evidence import EvidenceModel
+    from helpers.trace.evidence_train import fit_stack_weight
+    from helpers.trace.offline_judge import OfflineJudge
+
+    folder = tmp_path / "evidence"
+    shutil.copytree(tiny_model[0], folder)
+    stacking = fit_stack_weight(folder, max_iter=5)
+    grid = stacking["mean_subset_auroc_by_weight"]
+    assert len(grid) == 11 and stacking["weight"] in grid
+    assert grid[stacking["weight"]] == max(grid.values())
+    assert 200 < stacking["examples"] < 400 and stacking["hallucinated"] > 10     # ~10% of ~2,980 examples
+    evidence = EvidenceModel.load(folder)
+    assert evidence.card["stacking"]["weight"] == stacking["weight"]
+    judge = OfflineJudge({}, {}, {}, evidence, "stacked")
+    assert judge.stack_weight == stacking["weight"] and f"weight {stacking['weight']:g}" in judge.describe()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -60,6 +61,9 @@ class JudgesConfig(Strict):
         "RAGAS faithfulness with the evidence model as its verdict step (judge 'ragas_evidence', every "
         "answer); statements from the `ragas` LLM, schema-constrained, else the answer's sentences. "
         "None: on when an evidence model is trained (make evidence-model)"))
+    ragas_evidence_statements: Literal["llm", "sentences"] = Field("llm", description=(
+        "statements for ragas_evidence: from the `ragas` LLM (one schema-constrained call per answer; "
+        "the answer's sentences where it fails), or the answer's sentences (no LLM call)"))
 
 
 class StatisticsConfig(Strict):

@@ -180,7 +180,8 @@ class Experiment:
         if all(self.store.finished(score_key("ragas_evidence", a)) for a in answers):
             return
         evidence = EvidenceModel.load()
-        llm = self.llm(self.config.judges.ragas) if self.config.judges.ragas else None
+        cfg = self.config.judges
+        llm = self.llm(cfg.ragas) if cfg.ragas and cfg.ragas_evidence_statements == "llm" else None
         judge = EvidenceFaithfulness(evidence, llm)
         artefact = f"evidence model {evidence.path} (trained {evidence.card.get('trained_at', '?')})"
 

@@ -2,7 +2,6 @@
 accounting. Keys never reach the cache, the records or the logs."""
 from __future__ import annotations
 
-
 import contextlib
 import inspect
 import logging

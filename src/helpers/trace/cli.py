@@ -25,9 +25,12 @@ def _train_judge(args: argparse.Namespace) -> int:
 
 def _train_evidence(args: argparse.Namespace) -> int:
     from helpers.trace.evidence import DEFAULT_DIR, EvidenceModel
-    from helpers.trace.evidence_train import TrainSettings, train_evidence_model
+    from helpers.trace.evidence_train import TrainSettings, fit_stack_weight, train_evidence_model
 
     _check_dir(args.ragbench_dir, "--ragbench-dir")
+    if args.stack_only:
+        print(json.dumps(fit_stack_weight(args.out, args.ragbench_dir, args.seed), indent=2))
+        return 0
     if args.if_missing and EvidenceModel.exists(args.out):
         print(f"evidence model present: {args.out or DEFAULT_DIR}")
         return 0
@@ -91,6 +94,8 @@ def add_cli(subparsers) -> None:
     evidence.add_argument("--limit-nli", type=int, default=None, help="train on N NLI pairs (a tiny model)")
     evidence.add_argument("--limit-support", type=int, default=None, help="train on N RAGBench examples")
     evidence.add_argument("--if-missing", action="store_true", help="do nothing when the model exists")
+    evidence.add_argument("--stack-only", action="store_true",
+                          help="only (re)choose the stacking weight of a trained model, on its held-out examples")
     evidence.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
     evidence.set_defaults(func=_train_evidence)
 

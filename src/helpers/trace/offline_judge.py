@@ -13,9 +13,10 @@ the mean of trees and a logistic regression (more robust across subsets in leave
 validation); the adherence score is the mean of stage 2's P(adherent) and min P(supported).
 
 Stacked with the evidence model (`evidence.py`, a trained cross-encoder) when one is given or,
-with `load(evidence="auto")`, trained: each response sentence's P(supported) is the mean of the
-lexical and the neural one, and the adherence score the mean of the lexical score and the lowest
-neural P(supported). `use="evidence"` takes the neural signal alone (to measure each part).
+with `load(evidence="auto")`, trained: each response sentence's P(supported) is (1 - w) x the
+lexical one + w x the neural one, and the adherence score (1 - w) x the lexical score + w x the
+lowest neural P(supported), w chosen on held-out data (`evidence_train.fit_stack_weight`, in the
+model's card; 1/2 without). `use="evidence"` takes the neural signal alone (to measure each part).
 
     from helpers.trace.offline_judge import OfflineJudge, train_judge
     info = train_judge()                          # -> {'train_s', 'artefact_bytes', 'path', ...}
@@ -139,6 +140,8 @@ class OfflineJudge:
         self.use = use or ("stacked" if evidence is not None else "lexical")
         if self.use not in USES:
             raise UserError(f"offline judge use {self.use!r}; valid: {', '.join(USES)}")
+        # the neural part's weight in the stack: chosen on held-out data at training (the card), else 1/2
+        self.stack_weight = float((getattr(evidence, "card", None) or {}).get("stacking", {}).get("weight", 0.5))
         if self.use != "lexical" and evidence is None:
             raise UserError(f"offline judge use {self.use!r} needs a trained evidence model: "
                             "run `make evidence-model`")
@@ -149,7 +152,8 @@ class OfflineJudge:
         if self.evidence is not None and self.use != "lexical":
             card = self.evidence.card
             text += (f" + evidence model {self.evidence.path} (trained {card.get('trained_at', '?')}, "
-                     f"data {card.get('data_sha256', {}).get('support', '?')})")
+                     f"data {card.get('data_sha256', {}).get('support', '?')}"
+                     + (f", weight {self.stack_weight:g})" if self.use == "stacked" else ")"))
         return text
 
     # ---- persistence
@@ -213,7 +217,8 @@ class OfflineJudge:
                 score = (float(p_adherent[r]) + (float(p_sup.min()) if len(p_sup) else 1.0)) / 2
                 if neural is not None:
                     lowest = float(neural[i].min()) if len(neural[i]) else 1.0
-                    score = lowest if self.use == "evidence" else (score + lowest) / 2
+                    w = 1.0 if self.use == "evidence" else self.stack_weight
+                    score = (1 - w) * score + w * lowest
                 scores[i] = TraceScores(float(rel[r]), float(util[r]), float(comp[r]), float(score >= 0.5), score)
         return [s or TraceScores.failed("no document sentences") for s in scores]
 
@@ -227,8 +232,8 @@ class OfflineJudge:
             probabilities = self._sentence_probabilities_many(examples)
             scores = self._scores_many(examples, probabilities, neural)
         if neural is not None:     # per-sentence support as the scores use it
-            probabilities = [(a, b, n if self.use == "evidence" else (c + n) / 2)
-                             for (a, b, c), n in zip(probabilities, neural)]
+            w = 1.0 if self.use == "evidence" else self.stack_weight
+            probabilities = [(a, b, (1 - w) * c + w * n) for (a, b, c), n in zip(probabilities, neural)]
         out = []
         for (_, docs, resp), example, (p_rel, p_util, p_sup), score in zip(keyed, examples, probabilities, scores):
             doc_sentences = [s for doc in docs for _, s in doc]
