@@ -39,7 +39,8 @@ def sample_ragbench(subsets=("covidqa", "delucionqa", "emanual", "hotpotqa"), *,
             if n:
                 parts.append(group.iloc[np.sort(rng.choice(len(group), size=n, replace=False))])
     out = pd.concat(parts, ignore_index=True)
-    out["qid"] = out["subset"] + ":" + out["id"].astype(str)
+    # RAGBench ids repeat within a subset now and then: the row position keeps qids unique
+    out["qid"] = out["subset"] + ":" + out["id"].astype(str) + ":" + out.index.astype(str)
     return out
 
 
