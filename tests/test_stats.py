@@ -157,3 +157,18 @@ def test_analysis_uses_the_configured_confidence(tmp_path):
     figure = analysis._bars(table, analysis.statistics_settings(config)["confidence"])
     assert figure._suptitle.get_text() == "Mean per architecture with 90% bootstrap intervals"
     assert analysis.statistics_settings(None)["confidence"] == 0.95        # StatisticsConfig's default
+
+
+def test_compare_to_baseline_leaves_out_a_metric_the_baseline_lacks():
+    import pandas as pd
+
+    from helpers.stats import compare_to_baseline
+
+    rows = [("bm25", "m1", q, 0.1 * i) for i, q in enumerate("abcd")]
+    rows += [("hybrid", "m1", q, 0.1 * i + 0.2) for i, q in enumerate("abcd")]
+    rows += [("hybrid", "m2", q, 0.5) for q in "abcd"]            # m2: the baseline was never scored
+    scores = pd.DataFrame(rows, columns=["architecture", "metric", "qid", "value"])
+    table = compare_to_baseline(scores, "bm25", n_resamples=200)
+    assert list(table["metric"]) == ["m1"] and table["mean_diff"].iloc[0] == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="baseline architecture 'dense' has no scores"):
+        compare_to_baseline(scores, "dense", n_resamples=200)

@@ -135,12 +135,17 @@ def summarize(scores: pd.DataFrame, *, by=("architecture", "metric"), confidence
 def compare_to_baseline(scores: pd.DataFrame, baseline: str, *, alpha: float = 0.05,
                         n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """Paired comparison of every architecture with `baseline` on each metric, over the
-    questions both answered; p-values Holm-corrected across all comparisons of the table."""
+    questions both answered; p-values Holm-corrected across all comparisons of the table. A
+    metric the baseline has no score for (e.g. a judge that scored other architectures only, or
+    whose every baseline score is NaN) is left out; no score of the baseline at all is an error."""
+    present = set(scores.dropna(subset=["value"])["architecture"])
+    if baseline not in present:
+        raise ValueError(f"baseline architecture {baseline!r} has no scores; present: {sorted(present)}")
     rows = []
     for metric, by_metric in scores.groupby("metric"):
         wide = by_metric.pivot_table(index="qid", columns="architecture", values="value", aggfunc="mean")
         if baseline not in wide:
-            raise ValueError(f"baseline architecture {baseline!r} has no scores; present: {sorted(wide.columns)}")
+            continue
         for architecture in wide.columns:
             if architecture == baseline:
                 continue

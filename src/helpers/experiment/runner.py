@@ -208,10 +208,11 @@ class Experiment:
             sample = RagasSample(answer["qid"], answer["question"], answer.get("answer"),
                                  [c["text"] for c in answer.get("contexts", [])], data.answers.get(answer["qid"]),
                                  answer.get("error"))
-            with llm.track() as calls:
-                result = judge.score([sample]).rows
+            # ragas calls the judge from worker threads, which llm.track() (per thread) does not
+            # see: the judge's own accounting of this sample's calls is used instead
+            scored = judge.score([sample])
             return ([(r["metric"], None if pd.isna(r["value"]) else float(r["value"]), r["reason"])
-                     for r in result.to_dict("records")], llm.usage(calls))
+                     for r in scored.rows.to_dict("records")], scored.totals)
 
         self._score(chosen, "ragas", "RAGAS judge", one)
 
