@@ -16,7 +16,7 @@ import math
 
 from pydantic import BaseModel, Field
 
-from helpers.trace.evidence_data import select_evidence
+from helpers.trace.evidence_data import evidence_selector
 from helpers.trace.features import content, tokens
 from helpers.trace.keys import key_documents, split_sentences
 
@@ -78,8 +78,8 @@ class EvidenceFaithfulness:
         if not statements:
             return {"value": math.nan, "reason": f"no statement to judge ({why})", "statements_from": source,
                     "statements": []}
-        documents = key_documents(contexts)
-        evidences = [select_evidence(s, documents, question=question) for s in statements]
+        pick = evidence_selector(key_documents(contexts), question)
+        evidences = [pick(s) for s in statements]
         p = self.evidence.support(statements, evidences)
         verdicts = [bool(x >= self.threshold) for x in p]
         detail = " ".join(f"{'✓' if v else '✗'} {s!r} (P={x:.2f})" for s, v, x in zip(statements, verdicts, p))
@@ -102,8 +102,8 @@ def seed_example_agreement(evidence, threshold: float = 0.5) -> list[dict]:
         sample = example.sample
         text = sample.answer if example.metric == "faithfulness" else sample.reference
         claims = [s for s in split_sentences(text) if content(tokens(s))]
-        documents = key_documents(sample.contexts)
-        p = evidence.support(claims, [select_evidence(c, documents, question=sample.question) for c in claims])
+        pick = evidence_selector(key_documents(sample.contexts), sample.question)
+        p = evidence.support(claims, [pick(c) for c in claims])
         verdicts = [int(x >= threshold) for x in p]
         rows.append({"example": example.name, "metric": example.metric, "expected_verdicts": example.expected_verdicts,
                      "verdicts": verdicts, "agreement": verdict_agreement(example.expected_verdicts, verdicts),

@@ -13,16 +13,15 @@ so sentence-transformers' `CrossEncoder(path)` loads it too, with `card.json` be
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 from helpers import paths
 from helpers.errors import UserError
-from helpers.trace.evidence_data import select_evidence
+from helpers.trace.evidence_data import evidence_selector
 from helpers.trace.features import content, tokens
-from helpers.trace.keys import as_documents_sentences, as_response_sentences
+from helpers.trace.keys import as_response_sentences
 
 DEFAULT_DIR = paths.MODELS_DIR / "evidence"
 MAX_LENGTH = 128        # a response sentence + 3 evidence sentences mostly fit; 2-core training ~20 pairs/s
@@ -80,8 +79,6 @@ class EvidenceModel:
         out = np.array([self._memo.get(pair, np.nan) for pair in zip(claims, evidences)])
         todo = np.flatnonzero(np.isnan(out))
         order = todo[length_order([claims[i] for i in todo], [evidences[i] for i in todo])]
-        threads = torch.get_num_threads()
-        torch.set_num_threads(min(threads, os.cpu_count() or 1))
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 batch = order[start:start + batch_size]
@@ -89,7 +86,6 @@ class EvidenceModel:
                                 self.card.get("max_length", MAX_LENGTH))
                 logits = self.model(**inputs).logits[:, 0]
                 out[batch] = torch.sigmoid(logits).numpy()
-        torch.set_num_threads(threads)
         self._memo.update({(claims[i], evidences[i]): float(out[i]) for i in order})
         return out
 
@@ -102,13 +98,13 @@ class EvidenceModel:
         """`items`: (question, documents, response) triples; one array per triple, one batch."""
         claims, evidences, slots, sizes = [], [], [], []
         for question, documents, response in items:
-            docs = as_documents_sentences(documents)
+            pick = evidence_selector(documents, question)
             sentences = [s for _, s in as_response_sentences(response)]
             sizes.append(len(sentences))
             for index, sentence in enumerate(sentences):
                 if len(content(tokens(sentence))) >= 2:
                     claims.append(sentence)
-                    evidences.append(select_evidence(sentence, docs, question=question))
+                    evidences.append(pick(sentence))
                     slots.append((len(sizes) - 1, index))
         p = self.support(claims, evidences)
         out = [np.ones(n) for n in sizes]

@@ -39,12 +39,12 @@ class Pair:
 
 
 # ---- evidence selection
-def select_evidence(claim: str, documents, k: int = EVIDENCE_SENTENCES, question: str = "") -> str:
-    """The k document sentences sharing the most IDF-weighted content words with the claim (and,
-    more weakly, the question), joined in document order. IDF is computed within the example."""
+def evidence_selector(documents, question: str = ""):
+    """`pick(claim, k=EVIDENCE_SENTENCES) -> str`: the k document sentences sharing the most
+    IDF-weighted content words with the claim (and, more weakly, the question), joined in
+    document order. The documents are tokenised once, however many claims are checked against
+    them; IDF is computed within the example."""
     sentences = [s for doc in as_documents_sentences(documents) for _, s in doc]
-    if not sentences:
-        return ""
     token_sets = [set(content(tokens(s))) for s in sentences]
     df: dict[str, int] = {}
     for toks in token_sets:
@@ -52,11 +52,23 @@ def select_evidence(claim: str, documents, k: int = EVIDENCE_SENTENCES, question
             df[t] = df.get(t, 0) + 1
     n = len(sentences)
     idf = {t: 1.0 + (n / c) ** 0.5 for t, c in df.items()}
-    claim_toks, question_toks = set(content(tokens(claim))), set(content(tokens(question)))
-    scores = [sum(idf[t] for t in toks & claim_toks) + 0.25 * sum(idf[t] for t in toks & question_toks)
-              for toks in token_sets]
-    best = sorted(range(n), key=lambda i: (-scores[i], i))[:k]
-    return " ".join(sentences[i].strip() for i in sorted(best))
+    question_toks = set(content(tokens(question)))
+
+    def pick(claim: str, k: int = EVIDENCE_SENTENCES) -> str:
+        claim_toks = set(content(tokens(claim)))
+        # summed in sorted order: a set's order changes with PYTHONHASHSEED, and float sums with it,
+        # which flipped near-ties between processes (the pairs, and so the training, must not)
+        scores = [sum(idf[t] for t in sorted(toks & claim_toks)) + 0.25 * sum(idf[t] for t in sorted(toks & question_toks))
+                  for toks in token_sets]
+        best = sorted(range(n), key=lambda i: (-scores[i], i))[:k]
+        return " ".join(sentences[i].strip() for i in sorted(best))
+
+    return pick
+
+
+def select_evidence(claim: str, documents, k: int = EVIDENCE_SENTENCES, question: str = "") -> str:
+    """One claim's evidence (`evidence_selector`); "" when there are no document sentences."""
+    return evidence_selector(documents, question)(claim, k)
 
 
 # ---- NLI
@@ -175,16 +187,17 @@ def support_pairs(frame, *, synthetic: bool = True, seed: int = 0) -> list[Pair]
         source = f"ragbench/{getattr(row, 'subset', 'unknown')}"
         other_row = rows[(position + 1 + _rng(seed, row.id).randrange(max(len(rows) - 1, 1))) % len(rows)]
         others = [s for _, s in as_response_sentences(other_row.response_sentences)] or [""]
+        pick = evidence_selector(docs, row.question)
         for index, (key, sentence) in enumerate(as_response_sentences(row.response_sentences)):
             if len(content(tokens(sentence))) < 2:        # "Yes.", list bullets: no claim to check
                 continue
             label = int(normalize_key(key) not in unsupported)
-            pairs.append(Pair(sentence, select_evidence(sentence, docs, question=row.question), label, source))
+            pairs.append(Pair(sentence, pick(sentence), label, source))
             if synthetic and label:
                 made = perturb(sentence, docs, others[index % len(others)], seed)
                 if made:
                     fake, kind = made
-                    pairs.append(Pair(fake, select_evidence(fake, docs, question=row.question), 0,
+                    pairs.append(Pair(fake, pick(fake), 0,
                                       f"synthetic/{kind}"))
     return pairs
 
@@ -200,16 +213,16 @@ def maternaqa_pairs(records: list[dict], seed: int = 0) -> list[Pair]:
         passage = [[["0a", s] for s in split_sentences(record["contexto_fuente"].strip('"'))]]
         other = records[(position + 1 + _rng(seed, record["qa_id"]).randrange(max(len(records) - 1, 1))) % len(records)]
         other_passage = [[["0a", s] for s in split_sentences(other["contexto_fuente"].strip('"'))]]
+        gold, other = (evidence_selector(p, record["pregunta"]) for p in (passage, other_passage))
         for sentence in split_sentences(record["respuesta"]):
             if len(content(tokens(sentence))) < 2:
                 continue
-            question = record["pregunta"]
-            pairs.append(Pair(sentence, select_evidence(sentence, passage, question=question), 1, "maternaqa/gold"))
-            pairs.append(Pair(sentence, select_evidence(sentence, other_passage, question=question), 0,
+            pairs.append(Pair(sentence, gold(sentence), 1, "maternaqa/gold"))
+            pairs.append(Pair(sentence, other(sentence), 0,
                               "maternaqa/other_passage"))
             made = perturb(sentence, passage, "", seed, language="es")
             if made:
-                pairs.append(Pair(made[0], select_evidence(made[0], passage, question=question), 0,
+                pairs.append(Pair(made[0], gold(made[0]), 0,
                                   f"maternaqa/{made[1]}"))
     return pairs
 
