@@ -5,6 +5,9 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 CONFIG ?= configs/default.yaml
+# llama.cpp for AVX2 rather than -march=native: on CPUs with AMX (Sapphire Rapids) native builds
+# pick ggml's AMX kernels, which segfault in these VMs (measured: SIGSEGV in ggml_backend_amx_mul_mat)
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 PYTEST_ARGS ?=
 
 .PHONY: setup data evidence-model run test test-fast lab lock bench clean
@@ -17,7 +20,7 @@ $(STAMP): requirements/lock.txt requirements/nodeps.txt pyproject.toml
 	$(PIP) install --quiet --upgrade "pip>=24"
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -r requirements/lock.txt
-	$(PIP) install --quiet --no-deps -r requirements/nodeps.txt
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet --no-deps -r requirements/nodeps.txt
 	$(PIP) install --quiet --no-deps -e .
 	touch $(STAMP)
 

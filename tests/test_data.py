@@ -74,6 +74,21 @@ def test_ragbench_row_counts_and_columns(raw_ready):
 
 # --- bad input -----------------------------------------------------------------------------
 
+def test_query_splits_hold_out_whole_passages_and_articles(raw_ready):
+    from helpers.data.splits import query_group
+
+    for name in ("obstetrics-es", "xquad-es"):
+        full, dev, test = (load_dataset(name, query_split=part) for part in ("all", "dev", "test"))
+        assert set(dev.queries).isdisjoint(test.queries) and set(dev.queries) | set(test.queries) == set(full.queries)
+        assert 0.35 < len(dev.queries) / len(full.queries) < 0.65
+        assert dev.corpus == full.corpus and set(dev.qrels) == set(dev.queries)
+        groups = [{query_group(full, q) for q in part.queries} for part in (dev, test)]
+        assert groups[0].isdisjoint(groups[1])   # no gold passage / article on both sides
+        assert sorted(load_dataset(name, query_split="dev").queries) == sorted(dev.queries)  # deterministic
+    with pytest.raises(DataError, match=r"query_split must be one of \['all', 'dev', 'test'\], got 'val'"):
+        load_dataset("xquad-es", query_split="val")
+
+
 def test_jsonl_missing_field(tmp_path):
     path = tmp_path / "qa.jsonl"
     good = {"qa_id": "a1", "pregunta": "¿Qué?", "respuesta": "Esto.", "contexto_fuente": "Texto."}

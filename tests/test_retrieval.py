@@ -8,7 +8,7 @@ from helpers.llm import LLM, ResponseCache
 from helpers.retrieval import BM25, Dense, Hybrid, HyDE, MultiQuery, RetrievalError, build_retriever
 from helpers.retrieval.composed import parse_rewrites
 from helpers.retrieval.evaluate import evaluate_run
-from helpers.retrieval.fusion import rrf, score_fusion
+from helpers.retrieval.fusion import fuse, rrf, score_fusion
 
 CORPUS = {
     "d1": {"title": "", "text": "The cat sat on the mat."},
@@ -68,7 +68,7 @@ def test_bm25_scores_documents_as_it_retrieves():
 def test_options_are_typed_per_architecture():
     with pytest.raises(RetrievalError, match=r"unknown option 'candidate' for hybrid; valid: alpha, candidates, method, rrf_k"):
         build_retriever("hybrid", options={"hybrid": {"candidate": 50}})
-    with pytest.raises(RetrievalError, match=r"unknown option 'embeder' for dense; valid: embedder"):
+    with pytest.raises(RetrievalError, match=r"unknown option 'embeder' for dense; valid: chroma, embed_on_ray, embedder"):
         build_retriever("rerank", options={"dense": {"embeder": "minilm"}})
     sections = "valid: bm25, dense, hybrid, hyde, multi_query, rerank"
     with pytest.raises(RetrievalError, match=rf"unknown retrieval section 'hybird'.*{sections}"):
@@ -107,13 +107,13 @@ def test_config_and_dataset_options_name_the_valid_ones(tmp_path):
         load_config(config(retrieval={"hybrid": {"candidate": 80}}))
     with pytest.raises(ConfigError, match=r"unknown retrieval section 'options'.*valid: bm25, dense, hybrid, hyde, k, multi_query, rerank"):
         load_config(config(retrieval={"options": {"candidates": 80}}))
-    with pytest.raises(ConfigError, match=r"dataset 'scifact': unknown option 'splt'; valid: path, split"):
+    with pytest.raises(ConfigError, match=r"dataset 'scifact': unknown option 'splt'; valid: path, query_split, split"):
         load_config(config(dataset={"name": "scifact", "options": {"splt": "train"}}))
-    with pytest.raises(DataError, match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, pages, pdf_path, use_cache"):
+    with pytest.raises(DataError, match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, pages, pdf_path, query_split, use_cache"):
         load_dataset("obstetrics", chunk_sise=300)
     with pytest.raises(DataError, match=r"unknown dataset; valid names: \['maternaqa', 'obstetrics'"):
         load_dataset("obstetric")
-    assert dataset_options("xquad-es") == dataset_options("xquad-en") == ["path"]
+    assert dataset_options("xquad-es") == dataset_options("xquad-en") == ["path", "query_split"]
 
 
 def test_retrieval_modules_import_each_other_without_a_cycle():
@@ -159,6 +159,50 @@ def test_score_fusion_arithmetic():
     runs = [{"q": {"a": 10.0, "b": 0.0}}, {"q": {"b": 1.0, "a": 0.5, "c": 0.0}}]
     fused = score_fusion(runs, weights=[0.3, 0.7])["q"]
     assert fused == pytest.approx({"a": 0.3 * 1 + 0.7 * 0.5, "b": 0.7 * 1.0, "c": 0.0})
+
+
+def test_weighted_fusion_arithmetic():
+    runs = [{"q": {"a": 3.0, "b": 2.0}}, {"q": {"b": 9.0, "c": 1.0}}]
+    fused = fuse(runs, method="rrf", rrf_k=10, alpha=0.2)["q"]
+    assert fused == pytest.approx({"a": 0.2 / 11, "b": 0.2 / 12 + 0.8 / 11, "c": 0.8 / 12})
+    # alpha 0.5 ranks exactly as plain RRF; score fusion puts alpha on the first (dense) run
+    assert list(fuse(runs, alpha=0.5)["q"]) == list(rrf(runs)["q"])
+    assert fuse(runs, method="score", alpha=0.3)["q"] == pytest.approx(score_fusion(runs, weights=[0.3, 0.7])["q"])
+    with pytest.raises(ValueError, match="'rrf' or 'score'"):
+        fuse(runs, method="max")
+
+
+def test_fusion_is_chosen_on_labelled_queries():
+    """BM25 finds the relevant document at rank 1 on every query and dense at rank 3: the chosen
+    fusion leans on BM25 (alpha < 0.5) and beats plain RRF; where both parts agree, every fusion
+    ties and plain RRF is kept."""
+    from helpers.retrieval.tuning import DEFAULT, choose_fusion, fusion_grid
+
+    qrels = {f"q{i}": {f"rel{i}": 1} for i in range(6)}
+    sparse = {q: {f"rel{i}": 3.0, "x": 2.0, "y": 1.0} for i, q in enumerate(qrels)}
+    dense = {q: {"x": 0.9, "y": 0.8, f"rel{i}": 0.7} for i, q in enumerate(qrels)}
+    report = choose_fusion(qrels, dense, sparse)
+    assert report["chosen"]["alpha"] < 0.5 and report["score"] == 1.0 > report["default_score"]
+    assert report["parts"] == {"dense": 0.5, "bm25": 1.0}
+    assert len(report["grid"]) == len(fusion_grid()) and fusion_grid()[0] == DEFAULT
+    flat = choose_fusion(qrels, sparse, sparse)
+    assert flat["chosen"] == DEFAULT and flat["score"] == flat["default_score"] == 1.0
+
+
+def test_tuned_fusion_reaches_the_hybrid(dense_en):
+    from helpers.data import Dataset
+    from helpers.retrieval.tuning import tune_fusion_on, tuned_options
+
+    queries = {"q1": "cat on a mat", "q2": "qubits", "q3": "Shakespeare tragedy"}
+    data = Dataset("toy", "en", CORPUS, queries, {"q1": {"d1": 1}, "q2": {"d3": 1}, "q3": {"d4": 1}})
+    report = tune_fusion_on(data, options={"dense": {"embedder": "minilm"}, "hybrid": {"candidates": 4}})
+    assert report["score"] == 1.0 and report["queries"] == 3
+    options = tuned_options({"hybrid": {"candidates": 4}}, {"method": "score", "rrf_k": 10, "alpha": 0.3})
+    hybrid = build_retriever("hybrid", options=options)
+    assert (hybrid.method, hybrid.rrf_k, hybrid.alpha, hybrid.candidates) == ("score", 10, 0.3, 4)
+    with pytest.raises(RetrievalError, match="tune on 'dev', evaluate on 'test'"):
+        from helpers.retrieval.evaluate import retrieval_eval
+        retrieval_eval("scifact", ["bm25"], query_split="dev", tune_fusion="dev")
 
 
 def test_metrics_on_known_run():
@@ -234,3 +278,52 @@ def test_hyde_and_multi_query_with_local_model(tmp_path):
     multi = MultiQuery(BM25("es"), llm, n=2, language="es", max_tokens=1).index(CORPUS_ES)
     run = multi.retrieve({"q": "¿Cómo se trata la preeclampsia?"}, 2)
     assert next(iter(run["q"])) == "e3" and "no usable rewrite" in multi.fallbacks["q"]
+
+
+@pytest.fixture
+def chroma_server(tmp_path):
+    """A real `chroma run` server on a free port of 127.0.0.1, stopped afterwards."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import chromadb
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    chroma = Path(sys.executable).with_name("chroma")
+    server = subprocess.Popen([str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path",
+                               str(tmp_path / "chroma-server")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while True:
+        try:
+            chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
+            break
+        except Exception:
+            if time.time() > deadline or server.poll() is not None:
+                server.kill()
+                pytest.fail("chroma run did not start")
+            time.sleep(0.3)
+    yield {"host": "127.0.0.1", "port": port}
+    server.terminate()
+    server.wait(timeout=30)
+
+
+def test_dense_on_a_chroma_server_is_shared_and_ranks_as_embedded(tmp_path, chroma_server, dense_en):
+    from helpers.retrieval.embeddings import EmbeddingCache
+
+    queries = {"q1": "cat on a mat", "q2": "qubits"}
+    first = Dense("minilm", chroma=chroma_server, cache=EmbeddingCache(tmp_path / "a.sqlite")).index(CORPUS)
+    assert first.embedder.computed == len(CORPUS)
+    # another worker with nothing cached: the server's collection is reused, nothing is embedded
+    second = Dense("minilm", chroma=chroma_server, cache=EmbeddingCache(tmp_path / "b.sqlite")).index(CORPUS)
+    assert second.embedder.computed == 0
+    assert list(second.retrieve(queries, 4)["q1"]) == list(dense_en.retrieve(queries, 4)["q1"])
+    assert second.retrieve(queries, 4)["q2"] == pytest.approx(dense_en.retrieve(queries, 4)["q2"], abs=1e-5)
+    built = build_retriever("dense", options={"dense": {"embedder": "minilm", "chroma": chroma_server}})
+    assert built.describe()["chroma"] == f"127.0.0.1:{chroma_server['port']}"
+    with pytest.raises(RetrievalError, match=r"no Chroma server at 127.0.0.1:9 .*chroma run --host 127.0.0.1 --port 9"):
+        Dense("minilm", chroma={"host": "127.0.0.1", "port": 9}).index(CORPUS)

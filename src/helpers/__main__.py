@@ -2,10 +2,12 @@
 
 Commands:
   run            run an experiment from a YAML config (resumes where it stopped)
-  report         the tables (and with --figures, the figures) of a finished run
+  report         the tables (and with --figures, the figures) of a finished run, or of a --sweep
+  sweep          run a grid of experiments (axes over a base config), locally or on Ray
   prepare-data   fill data/raw/ from ../shared/data or the public sources (checksums verified)
   summary        print a summary of every dataset (sizes, RAGBench row counts, chunk statistics)
   retrieval-eval retrieval quality and latency per architecture on a labelled dataset
+  tune-fusion    choose hybrid's fusion weights on held-out queries
   train-reranker train the offline reranker (learning to rank over offline scorers)
   train-judge    train the offline TRACe judge (non-test RAGBench splits)
   judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset
@@ -63,31 +65,6 @@ def _serve_llm(args: argparse.Namespace) -> int:
     return 0
 
 
-def _retrieval_eval(args: argparse.Namespace) -> int:
-    from helpers.retrieval.evaluate import format_report, retrieval_eval, save_report
-
-    llm_config = json.loads(args.llm) if args.llm else None
-    report = retrieval_eval(args.dataset, args.architectures.split(","), qa_file=args.qa_file,
-                            llm_config=llm_config, limit=args.limit, llm_limit=args.llm_limit)
-    print(format_report(report))
-    if args.out:
-        print(f"saved {save_report(report, args.out)}")
-    return 0
-
-
-def _train_reranker(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from helpers.retrieval.training import DEFAULT_PATH, train_reranker
-
-    path = Path(args.out or DEFAULT_PATH)
-    if args.if_missing and path.exists():
-        print(f"offline reranker present: {path}")
-        return 0
-    print(json.dumps(train_reranker(path, seed=args.seed), indent=2))
-    return 0
-
-
 def _run(args: argparse.Namespace) -> int:
     import logging
 
@@ -128,11 +105,33 @@ def format_failures(summary: dict) -> str:
 def _report(args: argparse.Namespace) -> int:
     from helpers.experiment.analysis import make_figures, report
 
+    if args.sweep:
+        from helpers.experiment.sweep_report import format_sweep_report, sweep_report
+
+        print(format_sweep_report(sweep_report(args.sweep, figures=True)))
+        return 0
+    if not args.run_id:
+        from helpers.errors import UserError
+
+        raise UserError("report needs a RUN_ID (a folder of results/) or --sweep NAME")
     if args.figures:
         for name, path in make_figures(args.run_id).items():
             print(f"figure {name}: {path}")
     print(report(args.run_id))
     return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from helpers.experiment.sweep import run_sweep
+
+    index = run_sweep(args.sweep_file, executor=args.executor, address=args.address)
+    failed = [r for r in index["runs"] if r.get("status") != "finished"]
+    for run in index["runs"]:
+        print(f"{run['run_id']}: {run.get('status')}{' (already finished)' if run.get('skipped') else ''}"
+              f"{'  ' + run['error'] if run.get('error') else ''}")
+    print(f"sweep {index['name']}: {len(index['runs']) - len(failed)} of {len(index['runs'])} runs finished; "
+          f"`python -m helpers report --sweep {index['name']}` compares them")
+    return 1 if failed else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -144,28 +143,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", help="e.g. configs/default.yaml")
     run.set_defaults(func=_run)
     rep = sub.add_parser("report", help="tables (and figures) of a finished run, from its saved results")
-    rep.add_argument("run_id")
+    rep.add_argument("run_id", nargs="?")
     rep.add_argument("--figures", action="store_true", help="also regenerate its figures")
+    rep.add_argument("--sweep", help="a sweep's name: tables by axis, paired tests, figures")
     rep.set_defaults(func=_report)
+    swp = sub.add_parser("sweep", help="run a grid of experiments (resumable; local or on Ray)")
+    swp.add_argument("sweep_file", help="e.g. configs/sweeps/chunking.yaml")
+    swp.add_argument("--executor", default="local", choices=["local", "ray"],
+                     help="local: one run after another here; ray: one Ray task per run")
+    swp.add_argument("--address", help="Ray cluster address (HOST:PORT or ray://HOST:PORT; default "
+                     "RAY_ADDRESS, else a local Ray instance)")
+    swp.set_defaults(func=_sweep)
     prep = sub.add_parser("prepare-data", help="fill data/raw/ (checksums verified)")
     prep.add_argument("datasets", nargs="*", help="raw datasets to prepare (default: all)")
     prep.set_defaults(func=_prepare_data)
     summ = sub.add_parser("summary", help="summarise every dataset")
     summ.set_defaults(func=_summary)
-    ev = sub.add_parser("retrieval-eval", help="nDCG@10, Recall@10/100, MRR@10 and latency per architecture")
-    ev.add_argument("--dataset", required=True, help="scifact, xquad-es, xquad-en, obstetrics-es")
-    ev.add_argument("--qa-file", help="a MaternaQA-format JSONL whose questions and gold passages are used")
-    ev.add_argument("--architectures", default="bm25,dense,hybrid,rerank")
-    ev.add_argument("--limit", type=int, help="evaluate on a seeded sample of this many queries")
-    ev.add_argument("--llm-limit", type=int, default=50, help="queries for hyde/multi_query (LLM per query)")
-    ev.add_argument("--llm", help='LLM config as JSON, e.g. \'{"provider": "groq", "model": "llama-3.1-8b-instant"}\'')
-    ev.add_argument("--out", help="write the report as JSON")
-    ev.set_defaults(func=_retrieval_eval)
-    tr = sub.add_parser("train-reranker", help="train the offline reranker on SciFact train claims")
-    tr.add_argument("--out", help="artefact path (default data/models/reranker-ltr.joblib)")
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--if-missing", action="store_true", help="do nothing when the artefact exists")
-    tr.set_defaults(func=_train_reranker)
+    from helpers.retrieval.cli import add_cli as add_retrieval_cli
+
+    add_retrieval_cli(sub)  # retrieval-eval, tune-fusion, train-reranker
     from helpers.trace.cli import add_cli
 
     add_cli(sub)  # train-judge, judge-eval

@@ -13,7 +13,8 @@ from helpers.data.benchmarks import load_scifact, load_xquad
 from helpers.data.contracts import DataError, Dataset
 from helpers.data.fetch import DataSourceError, prepare_data
 from helpers.data.obstetrics import guideline_chunks, load_maternaqa, load_obstetrics, load_obstetrics_es
-from helpers.data.ragbench import list_splits, load_ragbench
+from helpers.data.ragbench import list_splits, load_ragbench, load_ragbench_dataset
+from helpers.data.splits import QUERY_SPLITS, split_queries
 
 
 def load_xquad_es(path: str | Path | None = None) -> Dataset:
@@ -33,6 +34,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "scifact": load_scifact,
     "xquad-es": load_xquad_es,
     "xquad-en": load_xquad_en,
+    "ragbench": load_ragbench_dataset,
 }
 # loaders that take **options hand them on to this function: its keywords are valid options too
 _FORWARDED = {load_obstetrics: guideline_chunks, load_obstetrics_es: guideline_chunks}
@@ -50,15 +52,16 @@ def _keywords(function: Callable) -> set[str]:
 
 
 def dataset_options(name: str) -> list[str]:
-    """The options the loader of dataset `name` accepts, sorted."""
+    """The options the loader of dataset `name` accepts, sorted (every dataset also takes
+    `query_split`: 'all', 'dev' or 'test', helpers.data.splits)."""
     check_dataset_name(name)
-    return sorted(_keywords(DATASETS[name]))
+    return sorted(_keywords(DATASETS[name]) | {"query_split"})
 
 
 def check_dataset_name(name: str) -> None:
     if name not in DATASETS:
         raise DataError(f"dataset {name!r}", f"unknown dataset; valid names: {sorted(DATASETS)}",
-                        fix="RAGBench: helpers.data.load_ragbench(subset, split)")
+                        fix="RAGBench: name 'ragbench' with options subset, split, n, seed")
 
 
 def check_dataset_options(name: str, options: dict) -> None:
@@ -69,15 +72,19 @@ def check_dataset_options(name: str, options: dict) -> None:
         raise DataError(f"dataset {name!r}", f"unknown option {unknown[0]!r}; valid: {', '.join(valid) or 'none'}")
 
 
-def load_dataset(name: str, **options) -> Dataset:
-    """Load a dataset by name; options go to its loader (e.g. chunk_size for obstetrics)."""
+def load_dataset(name: str, *, query_split: str = "all", **options) -> Dataset:
+    """Load a dataset by name; options go to its loader (e.g. chunk_size for obstetrics).
+    `query_split`: 'all' (default), or the 'dev' / 'test' half of the queries, split by gold
+    passage or article so that what is tuned on dev is measured on unseen questions."""
     check_dataset_options(name, options)
-    return DATASETS[name](**options)
+    if query_split not in QUERY_SPLITS:
+        raise DataError(f"dataset {name!r}", f"query_split must be one of {list(QUERY_SPLITS)}, got {query_split!r}")
+    return split_queries(DATASETS[name](**options), query_split)
 
 
 def summarize_all() -> tuple[list[dict], list[dict]]:
     """(one summary row per dataset, one row per RAGBench subset/split with its example count)."""
-    rows = [load_dataset(name).summary() for name in DATASETS]
+    rows = [load_dataset(name).summary() for name in DATASETS if name != "ragbench"]  # RAGBench: below
     ragbench_rows = [
         {"subset": subset, "split": split, "examples": len(load_ragbench(subset, split))}
         for subset, splits in list_splits().items() for split in splits
@@ -86,4 +93,4 @@ def summarize_all() -> tuple[list[dict], list[dict]]:
 
 
 __all__ = ["DATASETS", "DataError", "DataSourceError", "Dataset", "check_dataset_options", "dataset_options",
-           "list_splits", "load_dataset", "load_ragbench", "prepare_data", "summarize_all"]
+           "list_splits", "load_dataset", "split_queries", "load_ragbench", "prepare_data", "summarize_all"]

@@ -74,3 +74,33 @@ def load_ragbench(subset: str, split: str, ragbench_dir: str | Path | None = Non
             frame[column] = float("nan")
     frame["subset"], frame["split"] = subset, split
     return frame
+
+
+def load_ragbench_dataset(subset: str = "covidqa", split: str = "test", n: int | None = 50, seed: int = 0,
+                          ragbench_dir: str | Path | None = None) -> "Dataset":
+    """RAGBench as an experiment dataset (the seed capstone's workflow): `n` examples of
+    `subset`/`split` sampled with `seed` (None: all); the documents of the sampled examples,
+    deduplicated by text, are one corpus; each question's own documents are its qrels, so
+    retrieval quality is measured too; the labelled response is the reference answer."""
+    from helpers.data.contracts import Dataset
+
+    frame = load_ragbench(subset, split, ragbench_dir)
+    if n is not None:
+        if n <= 0:
+            raise DataError(f"ragbench {subset}/{split}", f"n must be positive, got {n}", fix="Use n: null for all rows")
+        frame = frame.sample(n=min(n, len(frame)), random_state=seed).sort_index()
+    corpus, queries, qrels, answers, seen = {}, {}, {}, {}, {}
+    for row in frame.itertuples():
+        qid = str(row.id)
+        if qid in queries:
+            raise DataError(f"ragbench {subset}/{split}", "duplicate example id", record=qid)
+        queries[qid], answers[qid], qrels[qid] = row.question, row.response, {}
+        for index, text in enumerate(row.documents):
+            key = " ".join(str(text).split())
+            if not key:
+                continue
+            doc_id = seen.setdefault(key, f"{qid}/{index}")
+            corpus.setdefault(doc_id, {"title": "", "text": str(text)})
+            qrels[qid][doc_id] = 1
+    return Dataset(f"ragbench-{subset}", "en", corpus, queries, qrels, answers,
+                   source=str(Path(ragbench_dir or default_dir()) / subset / f"{split}-*.parquet"))

@@ -47,7 +47,9 @@ def load_scores(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
 
 def quality_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """Quality metrics only, named judge/metric (e.g. ragas/faithfulness)."""
-    keep = scores[scores.apply(lambda r: r["metric"] in QUALITY.get(r["judge"], []), axis=1)].copy()
+    # retrieval rows (ndcg@k, recall@k, mrr@k, where the dataset has qrels) are quality at any k
+    keep = scores[scores.apply(lambda r: r["metric"] in QUALITY.get(r["judge"], []) or r["judge"] == "retrieval",
+                               axis=1)].copy()
     keep["metric"] = keep["judge"] + "/" + keep["metric"]
     return keep
 

@@ -24,6 +24,19 @@ class DatasetConfig(Strict):
     options: dict = Field(default_factory=dict, description="loader options, e.g. pages, chunk_size "
                           "(the loader's keyword parameters: helpers.data.dataset_options(name))")
     questions: list[str] | None = Field(None, description="qids to use (default: all)")
+    n_questions: int | None = Field(None, gt=0, description="a sample of this many questions (seeded by "
+                                    "statistics.seed; after `questions` when both are given)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_options(cls, data):
+        """`{name: ragbench, subset: covidqa, n: 50}` reads as `{name: ragbench, options: {subset: ...}}`."""
+        if isinstance(data, dict):
+            flat = {key: value for key, value in data.items() if key not in cls.model_fields}
+            if flat:
+                data = {key: value for key, value in data.items() if key in cls.model_fields}
+                data["options"] = {**flat, **(data.get("options") or {})}
+        return data
 
     @model_validator(mode="after")
     def _known_dataset_and_options(self):
@@ -84,6 +97,8 @@ class ExperimentConfig(Strict):
     generation_llm: str | None = Field(None, description="LLM (by name) for answers, HyDE and rewrites; default the first")
     judges: JudgesConfig = Field(default_factory=JudgesConfig)
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    generate: bool = Field(True, description="False: retrieval only (the top k and, where the dataset has "
+                           "qrels, retrieval scores; no answers, no judges): cheap sweeps over retrieval settings")
     figures: bool = True
     max_failure_rate: float = Field(0.2, ge=0, le=1, description="a run whose share of failed samples exceeds this exits non-zero")
 

@@ -104,11 +104,18 @@ class Experiment:
             try:
                 run = retriever.retrieve({qid: question}, k)
                 retrieval_s = time.perf_counter() - start
-                contexts, dropped = select_contexts(run.get(qid, {}), data.corpus, k=k, language=data.language)
-                answer = generate_answer(llm, qid, question, contexts, language=data.language, dropped=dropped)
-                record.update(answer.to_dict(), retrieval_s=round(retrieval_s, 4),
-                              pages=[data.corpus[c["doc_id"]].get("page") for c in contexts])
-                record["generation_s"] = record.pop("latency_s")
+                ranking = run.get(qid, {})
+                record["retrieved"] = sorted(ranking, key=lambda d: -ranking[d])[:k]   # before any context budget
+                if not self.config.generate:  # retrieval only: the top k as contexts, no LLM call
+                    contexts = [{"rank": i, "doc_id": d, "score": float(ranking[d]), "text": data.corpus[d]["text"]}
+                                for i, d in enumerate(record["retrieved"], 1)]
+                    record.update(question=question, answer=None, contexts=contexts, retrieval_s=round(retrieval_s, 4))
+                else:
+                    contexts, dropped = select_contexts(ranking, data.corpus, k=k, language=data.language)
+                    answer = generate_answer(llm, qid, question, contexts, language=data.language, dropped=dropped)
+                    record.update(answer.to_dict(), retrieval_s=round(retrieval_s, 4),
+                                  pages=[data.corpus[c["doc_id"]].get("page") for c in contexts])
+                    record["generation_s"] = record.pop("latency_s")
             except Exception as exc:  # one sample's failure is recorded; the run goes on
                 record.update(question=question, answer=None, contexts=[], error=f"{type(exc).__name__}: {exc}",
                               error_kind=type(exc).__name__)
@@ -229,11 +236,17 @@ class Experiment:
         unknown = [q for q in qids if q not in data.queries]
         if unknown:
             raise ConfigError(f"dataset.questions names unknown qids {unknown[:5]}; valid: {list(data.queries)[:10]}...")
+        if cfg.dataset.n_questions and cfg.dataset.n_questions < len(qids):
+            import random
+
+            qids = sorted(random.Random(cfg.statistics.seed).sample(sorted(qids), cfg.dataset.n_questions))
         queries = {q: data.queries[q] for q in qids}
         self.answers(data, queries)
         gen_name = cfg.generation_llm or cfg.llms[0].name
         answers = [self.store.records[answer_key(arch, gen_name, q)] for arch in cfg.architectures for q in qids
                    if self.store.has(answer_key(arch, gen_name, q))]
+        if not cfg.generate:
+            return self.finish(data, answers, time.perf_counter() - started)
         if cfg.judges.offline:
             self.score_offline(answers)
         if cfg.judges.trace_llm:
@@ -252,6 +265,8 @@ class Experiment:
 
     def _judges(self) -> list[str]:
         judges = self.config.judges
+        if not self.config.generate:
+            return []  # no answers to judge
         return [name for name, on in (("offline", judges.offline), ("trace_llm", judges.trace_llm),
                                       ("ragas", judges.ragas), ("ragas_evidence", self._ragas_evidence_on())) if on]
 
@@ -259,8 +274,12 @@ class Experiment:
         # only the scores of the answers as they are now (a redone answer has new score keys)
         score_records = [self.store.records[key] for a in answers for judge in self._judges()
                          if (key := score_key(judge, a)) in self.store.records]
+        from helpers.experiment.exports import retrieval_rows, trace_json
+
         rows = [dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
                 for rec in score_records for row in rec["rows"]]
+        rows += [dict(row, run_id=self.run_id, dataset=self.config.dataset.name)  # where the dataset has qrels
+                 for row in retrieval_rows(answers, data.qrels, self.config.retrieval.k)]
         for a in answers:  # cost and speed as metrics too, for the Pareto view
             for metric in ("latency_s", "retrieval_s", "cost_usd", "output_tokens", "llm_calls"):
                 if a.get(metric) is not None:
@@ -270,6 +289,8 @@ class Experiment:
         columns = ["run_id", "dataset", "architecture", "llm", "judge", "qid", "metric", "value", "reason"]
         scores = pd.DataFrame(rows, columns=columns).drop_duplicates(["architecture", "llm", "judge", "qid", "metric"], keep="last")
         self.store.write_table(scores, "scores.parquet")
+        if "offline" in self._judges():  # the seed guide's TRACe JSON, one entry per architecture
+            self.store.write_json(trace_json(scores), "trace.json")
         records = pd.DataFrame([{k: v for k, v in a.items() if k != "key"} for a in answers])
         if len(records):
             records["contexts"] = records["contexts"].map(lambda cs: [{k: c.get(k) for k in ("doc_id", "rank", "score", "text")} for c in cs or []])

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from helpers.retrieval.base import RetrievalError, Retriever, top_k
-from helpers.retrieval.fusion import rrf, score_fusion
+from helpers.retrieval.fusion import fuse, rrf
 
 PROMPTS = {
     "hyde": {
@@ -27,7 +27,9 @@ PROMPTS = {
 
 class Hybrid(Retriever):
     """Dense + BM25 over their top `candidates`: reciprocal rank fusion (k=60) by default, or
-    normalised score combination (`method="score"`, weight on dense = `alpha`). Exactly k out."""
+    normalised score combination (`method="score"`); weight on dense `alpha`, on BM25 1 - alpha
+    (0.5: plain RRF). `python -m helpers tune-fusion` chooses them on held-out queries.
+    Exactly k out."""
 
     name = "hybrid"
 
@@ -47,10 +49,7 @@ class Hybrid(Retriever):
     def _retrieve(self, queries, k):
         depth = max(k, self.candidates)
         runs = [self.dense.retrieve(queries, depth), self.sparse.retrieve(queries, depth)]
-        if self.method == "rrf":
-            fused = rrf(runs, k=self.rrf_k, top=k)
-        else:
-            fused = score_fusion(runs, weights=[self.alpha, 1 - self.alpha], top=k)
+        fused = fuse(runs, method=self.method, rrf_k=self.rrf_k, alpha=self.alpha, top=k)
         return {qid: fused.get(qid, {}) for qid in queries}
 
     def describe(self):

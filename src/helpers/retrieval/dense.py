@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from helpers import paths
-from helpers.retrieval.base import Retriever, doc_text
+from helpers.retrieval.base import RetrievalError, Retriever, doc_text
 from helpers.retrieval.embeddings import CachedEmbedder, EmbeddingCache, make_embedder
 
 _MAX_BATCH = 4000  # below chroma's max batch size
@@ -58,13 +58,20 @@ class Dense(Retriever):
     name = "dense"
 
     def __init__(self, embedder: str | None = None, *, language: str = "en", directory: str | Path | None = None,
-                 cache: EmbeddingCache | None = None):
+                 cache: EmbeddingCache | None = None, chroma: dict | None = None, embed_on_ray: bool = False):
         """directory: where the Chroma index lives (default data/cache/indexes/dense-<fingerprint>);
-        cache: the embedding cache (default data/cache/embeddings.sqlite)."""
+        cache: the embedding cache (default data/cache/embeddings.sqlite);
+        chroma: {"host", "port"} of a Chroma server (`chroma run`) to keep the index in instead:
+        one collection per (model, corpus), so every process that indexes the same corpus with the
+        same model reuses it rather than embedding the corpus again;
+        embed_on_ray: embed the corpus's uncached documents as batches of Ray tasks
+        (helpers.distributed; RAY_ADDRESS picks the cluster, else a local instance)."""
         super().__init__()
         self.embedder_name, self.language = embedder, language
         self.embedder = CachedEmbedder(make_embedder(embedder, language), cache)
         self.directory = Path(directory) if directory else None
+        self.chroma = dict(chroma) if chroma else None
+        self.embed_on_ray = embed_on_ray
         self._collection = None
 
     def _client(self, directory: Path):
@@ -86,12 +93,40 @@ class Dense(Retriever):
             return client.create_collection(**kwargs)
         return client.get_collection(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder))
 
+    def _server_collection(self, fingerprint: str):
+        import chromadb
+        from chromadb.config import Settings
+
+        try:
+            client = chromadb.HttpClient(host=self.chroma["host"], port=int(self.chroma["port"]),
+                                         settings=Settings(anonymized_telemetry=False))
+            client.heartbeat()
+        except Exception as exc:
+            raise RetrievalError(f"dense.chroma: no Chroma server at {self.chroma['host']}:{self.chroma['port']} "
+                                 f"({type(exc).__name__}); start one with `chroma run --host "
+                                 f"{self.chroma['host']} --port {self.chroma['port']} --path DIR`") from None
+        return client.get_or_create_collection(
+            name=f"corpus-{fingerprint[:32]}", embedding_function=ChromaEmbeddingFunction(self.embedder),
+            metadata={"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 200})
+
     def _index(self, corpus):
         doc_ids = list(corpus)
         texts = [doc_text(corpus[d]) for d in doc_ids]
         # one hash of model, ids and texts names the default directory and marks a finished build,
         # so a warm rerun reuses the collection on disk and any changed text rebuilds it
         fingerprint = hashlib.sha256(json.dumps([self.embedder.name, doc_ids, texts]).encode()).hexdigest()
+        if self.embed_on_ray:  # fill the embedding cache from Ray workers; what follows reads it
+            from helpers.distributed import embed_on_ray
+
+            embed_on_ray(self.embedder, self.embedder_name, self.language, texts)
+        if self.chroma:  # the collection's name is the fingerprint; upserts make concurrent builds agree
+            self._collection = self._server_collection(fingerprint)
+            if self._collection.count() == len(doc_ids):
+                return
+            vectors = self.embedder.embed_documents(texts)
+            for i in range(0, len(doc_ids), _MAX_BATCH):
+                self._collection.upsert(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
+            return
         if self.directory is None:
             self.directory = paths.CACHE_DIR / "indexes" / f"dense-{fingerprint[:16]}"
         marker = self.directory / "fingerprint.txt"
@@ -121,7 +156,8 @@ class Dense(Retriever):
         return self.search_vectors(dict(zip(qids, vectors)), k)
 
     def describe(self):
-        return {"embedder": self.embedder_name, "model": self.embedder.name, "language": self.language}
+        return {"embedder": self.embedder_name, "model": self.embedder.name, "language": self.language,
+                **({"chroma": f"{self.chroma['host']}:{self.chroma['port']}"} if self.chroma else {})}
 
     def save(self, directory):
         directory = super().save(directory)

@@ -129,8 +129,22 @@ class CachedEmbedder:
         self.batch_size = batch_size
         self.computed = 0  # texts embedded for real (not from the cache), for the benchmarks
 
+    @staticmethod
+    def _hash(role: str, text: str) -> str:
+        return hashlib.sha256(f"{role}|{text}".encode("utf-8")).hexdigest()
+
+    def missing_documents(self, texts: list[str]) -> list[str]:
+        """The distinct texts whose document embedding is not cached yet, in order."""
+        unique = list(dict.fromkeys(texts))
+        found = self.cache.get_many(self.name, [self._hash("doc", t) for t in unique])
+        return [t for t in unique if self._hash("doc", t) not in found]
+
+    def add_documents(self, texts: list[str], vectors) -> None:
+        """Cache document embeddings computed elsewhere (Ray workers) under this model's name."""
+        self.cache.put_many(self.name, {self._hash("doc", t): v for t, v in zip(texts, vectors)})
+
     def _embed(self, texts: list[str], role: str, fn) -> np.ndarray:
-        hashes = [hashlib.sha256(f"{role}|{t}".encode("utf-8")).hexdigest() for t in texts]
+        hashes = [self._hash(role, t) for t in texts]
         found = self.cache.get_many(self.name, list(dict.fromkeys(hashes)))
         todo = list(dict.fromkeys(h for h in hashes if h not in found))
         if todo:

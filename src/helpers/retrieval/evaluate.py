@@ -12,43 +12,45 @@ import random
 import time
 from pathlib import Path
 
+from helpers.retrieval.base import RetrievalError
+from helpers.retrieval.metrics import METRICS, evaluate_run  # noqa: F401 - METRICS is re-exported
 from helpers.retrieval.options import RetrievalOptions, parse_options
-
-METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
-
-
-def evaluate_run(qrels: dict, run: dict, metrics=METRICS) -> dict[str, float]:
-    """Mean of each metric over the queries in qrels (a query the run misses scores 0)."""
-    from ranx import Qrels, Run, evaluate
-
-    qrels = {q: {d: int(g) for d, g in rels.items()} for q, rels in qrels.items() if rels}
-    run = {q: dict(run.get(q, {})) or {"__none__": 0.0} for q in qrels}
-    scores = evaluate(Qrels(qrels), Run(run), list(metrics), make_comparable=True)
-    return {m: float(scores[m]) if not isinstance(scores, float) else float(scores) for m in metrics}
-
 
 def retrieval_eval(dataset: str, architectures: list[str], *, qa_file: str | None = None,
                    llm_config: dict | None = None, limit: int | None = None, llm_limit: int | None = 50,
-                   seed: int = 0, options: RetrievalOptions | dict | None = None) -> dict:
+                   seed: int = 0, options: RetrievalOptions | dict | None = None, query_split: str = "all",
+                   tune_fusion: str | None = None) -> dict:
     """Evaluate architectures on `dataset` (same queries for all). Architectures that call the LLM
     per query (hyde, multi_query) run on a seeded sample of `llm_limit` queries, reported with
     the others' scores on that same sample for a fair comparison. `options`: sections per
-    architecture (helpers.retrieval.options; default None: every default)."""
-    from helpers.data import load_dataset
+    architecture (helpers.retrieval.options; default None: every default). `query_split`: 'all'
+    (default), or the 'dev' / 'test' half (helpers.data.splits). `tune_fusion`: a query split
+    ('dev') on which hybrid's fusion is chosen first (helpers.retrieval.tuning); every
+    architecture built on hybrid then uses it, and the report keeps the choice."""
+    from helpers.data import load_dataset, split_queries
     from helpers.llm import LLM
     from helpers.retrieval.registry import build_retriever
+    from helpers.retrieval.tuning import tune_fusion_on, tuned_options
 
     options = parse_options(options)  # a misspelt option fails before any data is loaded
+    if tune_fusion is not None and tune_fusion == query_split != "all":
+        raise RetrievalError(f"tune_fusion={tune_fusion!r} is the split being evaluated: tune on 'dev', evaluate on 'test'")
 
-    data = load_dataset(dataset, **({"qa_file": qa_file} if qa_file else {}))
+    full = load_dataset(dataset, **({"qa_file": qa_file} if qa_file else {}))
+    data = split_queries(full, query_split)
+    shared: dict = {}
+    fusion = None
+    if tune_fusion is not None:
+        fusion = tune_fusion_on(split_queries(full, tune_fusion), options=options, shared=shared)
+        fusion["query_split"] = tune_fusion
+        options = tuned_options(options, fusion["chosen"])
     queries = {q: data.queries[q] for q in data.qrels}
     if limit:
         queries = dict(sorted(random.Random(seed).sample(sorted(queries.items()), min(limit, len(queries)))))
     llm_sample = sorted(random.Random(seed + 1).sample(sorted(queries), min(llm_limit or len(queries), len(queries))))
     needs_llm = {"hyde", "multi_query"}
     llm = LLM(llm_config or {"provider": "local"}) if needs_llm & set(architectures) else None
-    shared: dict = {}
-    report = {"dataset": dataset, "language": data.language, "documents": len(data.corpus),
+    report = {"dataset": dataset, "query_split": query_split, "language": data.language, "documents": len(data.corpus),
               "queries": len(queries), "llm_sample_queries": len(llm_sample) if llm else 0,
               "options": options.model_dump(), "results": {}}
     runs = {}
@@ -72,6 +74,9 @@ def retrieval_eval(dataset: str, architectures: list[str], *, qa_file: str | Non
         report["on_llm_sample"] = {name: round(evaluate_run(sample_qrels, {q: r for q, r in run.items() if q in sample_qrels})["ndcg@10"], 4)
                                    for name, run in runs.items()}
         report["llm"] = llm.totals()
+    if fusion is not None:
+        report["fusion_tuning"] = {key: fusion[key] for key in ("chosen", "metric", "score", "default_score",
+                                                                 "parts", "queries", "query_split")}
     return report
 
 
@@ -79,8 +84,14 @@ def format_report(report: dict) -> str:
     import pandas as pd
 
     frame = pd.DataFrame(report["results"]).T
-    lines = [f"{report['dataset']} ({report['language']}): {report['documents']} documents, {report['queries']} queries",
-             frame.to_string()]
+    split = f", {report['query_split']} queries" if report.get("query_split", "all") != "all" else ""
+    lines = [f"{report['dataset']} ({report['language']}{split}): {report['documents']} documents, "
+             f"{report['queries']} queries", frame.to_string()]
+    if "fusion_tuning" in report:
+        tuning = report["fusion_tuning"]
+        lines.append(f"hybrid fusion chosen on the {tuning['query_split']} queries ({tuning['queries']}): "
+                     f"{tuning['chosen']} ({tuning['metric']} there {tuning['score']:.4f}, plain RRF "
+                     f"{tuning['default_score']:.4f})")
     if "on_llm_sample" in report:
         lines.append(f"nDCG@10 on the {report['llm_sample_queries']}-query LLM sample: {report['on_llm_sample']}")
     return "\n".join(lines)

@@ -35,3 +35,15 @@ def score_fusion(runs: list[dict[str, dict[str, float]]], *, weights: list[float
             for doc_id, score in scores.items():
                 target[doc_id] = target.get(doc_id, 0.0) + weight * (score - low) / span
     return {qid: top_k(scores, top) if top else scores for qid, scores in fused.items()}
+
+
+def fuse(runs: list[dict[str, dict[str, float]]], *, method: str = "rrf", rrf_k: int = 60, alpha: float = 0.5,
+         top: int | None = None) -> dict[str, dict[str, float]]:
+    """Two runs (dense first, then sparse) fused by `method`: 'rrf' with weights (alpha, 1 - alpha)
+    (alpha 0.5 ranks as plain RRF), or 'score', min-max score fusion with weight alpha on dense."""
+    weights = [alpha, 1 - alpha]
+    if method == "rrf":
+        return rrf(runs, k=rrf_k, weights=weights, top=top)
+    if method == "score":
+        return score_fusion(runs, weights=weights, top=top)
+    raise ValueError(f"fusion method must be 'rrf' or 'score', got {method!r}")

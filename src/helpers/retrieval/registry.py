@@ -22,7 +22,9 @@ def _dense(language: str, llm, options: RetrievalOptions, shared: dict) -> Retri
 
     key = ("dense", language, options.dense)
     if key not in shared:
-        shared[key] = Dense(options.dense.embedder, language=language)
+        chroma = options.dense.chroma.model_dump() if options.dense.chroma else None
+        shared[key] = Dense(options.dense.embedder, language=language, chroma=chroma,
+                            embed_on_ray=options.dense.embed_on_ray)
     return shared[key]
 
 

@@ -1,7 +1,8 @@
-"""Training the offline reranker (scorers.LTRScorer) on SciFact's train claims; features from
-helpers.retrieval.features (this module never imports scorers).
+"""Training the offline reranker (scorers.LTRScorer) on SciFact's train claims (English, MiniLM)
+and the dev half of obstetrics-es (Spanish, e5); features from helpers.retrieval.features (this
+module never imports scorers).
 
-Deterministic: fixed candidate lists (hybrid MiniLM + BM25, top 50), fixed seeds, single-threaded
+Deterministic: fixed candidate lists (each source's hybrid top 50), fixed seeds, single-threaded
 trees. The artefact (a few hundred KB) and its description are cached in data/models/.
 """
 from __future__ import annotations
@@ -20,39 +21,60 @@ DEFAULT_PATH = paths.MODELS_DIR / "reranker-ltr.joblib"
 CANDIDATES = 50
 
 
-def training_rows(seed: int = 0):
-    """(features, labels, groups) on SciFact train claims, candidates from hybrid's top 50."""
+SOURCES = ("scifact", "obstetrics-es")
+# each source: (loader arguments, language, embedder of its first stage and features); Spanish
+# questions come from obstetrics-es's dev half only (its test half is what the reranker is reported on)
+_SOURCES = {
+    "scifact": ({"name": "scifact", "split": "train"}, "en", "minilm"),
+    "obstetrics-es": ({"name": "obstetrics-es", "query_split": "dev"}, "es", None),
+}
+
+
+def source_rows(source: str):
+    """(features, labels, groups) of one source, candidates from its hybrid top 50."""
     from tqdm import tqdm
 
-    from helpers.data.benchmarks import load_scifact
+    from helpers.data import load_dataset
     from helpers.retrieval.composed import Hybrid
     from helpers.retrieval.dense import Dense
     from helpers.retrieval.features import FeatureExtractor
     from helpers.retrieval.sparse import BM25
 
-    data = load_scifact(split="train")
-    first_stage = Hybrid(Dense("minilm", language="en"), BM25("en")).index(data.corpus)
-    run = first_stage.retrieve(data.queries, CANDIDATES)
-    extractor = FeatureExtractor(data.corpus, "en", embedder="minilm")
+    if source not in _SOURCES:
+        raise ValueError(f"unknown reranker training source {source!r}; valid: {sorted(_SOURCES)}")
+    arguments, language, embedder = _SOURCES[source]
+    data = load_dataset(**arguments)
+    dense = Dense(embedder, language=language)
+    first_stage = Hybrid(dense, BM25(language)).index(data.corpus)
+    queries = {qid: data.queries[qid] for qid in data.qrels}
+    run = first_stage.retrieve(queries, CANDIDATES)
+    extractor = FeatureExtractor(data.corpus, language, embedder=dense.embedder)
     X, y, groups = [], [], []
-    for qid in tqdm(sorted(data.queries), desc="reranker features", unit="query"):
+    for qid in tqdm(sorted(queries), desc=f"reranker features ({source})", unit="query"):
         doc_ids = list(run[qid])
         if not any(d in data.qrels[qid] for d in doc_ids):
             continue  # nothing to learn from a list without a relevant document
-        X.append(extractor.features(data.queries[qid], run[qid]))
+        X.append(extractor.features(queries[qid], run[qid]))
         y.append([int(d in data.qrels[qid]) for d in doc_ids])
-        groups += [qid] * len(doc_ids)
+        groups += [f"{source}/{qid}"] * len(doc_ids)
     return np.vstack(X), np.concatenate(y), np.array(groups)
 
 
-def train_reranker(out_path: str | Path | None = None, seed: int = 0) -> dict:
+def training_rows(sources=SOURCES):
+    """(features, labels, groups) over `sources` (default: SciFact train claims and the dev half
+    of obstetrics-es), candidates from each one's hybrid top 50."""
+    parts = [source_rows(source) for source in sources]
+    return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+
+
+def train_reranker(out_path: str | Path | None = None, seed: int = 0, sources=SOURCES) -> dict:
     """Train and save the offline reranker; returns its description (time, size, data)."""
     import joblib
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     out_path = Path(out_path or DEFAULT_PATH)
     start = time.perf_counter()
-    X, y, groups = training_rows(seed)
+    X, y, groups = training_rows(tuple(sources))
     features_s = time.perf_counter() - start
     model = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.05, max_leaf_nodes=15,
                                            min_samples_leaf=40, l2_regularization=1.0,
@@ -62,10 +84,14 @@ def train_reranker(out_path: str | Path | None = None, seed: int = 0) -> dict:
     tmp = out_path.with_suffix(".tmp")
     joblib.dump(model, tmp)
     tmp.replace(out_path)
+    per_source = {s: int(sum(g.startswith(s + "/") for g in set(groups))) for s in sources}
     info = {"artefact": str(out_path), "bytes": out_path.stat().st_size,
-            "training_data": "SciFact train claims (claims_train.csv), candidates = hybrid top 50",
-            "rows": int(len(y)), "positives": int(y.sum()), "queries": int(len(set(groups)) ),
+            "training_data": {"scifact": "SciFact train claims (claims_train.csv)",
+                              "obstetrics-es": "obstetrics-es dev half (helpers.data.splits)"},
+            "sources": list(sources), "queries_per_source": per_source, "candidates": f"hybrid top {CANDIDATES}",
+            "rows": int(len(y)), "positives": int(y.sum()), "queries": int(len(set(groups))),
             "features_s": round(features_s, 1), "total_s": round(time.perf_counter() - start, 1), "seed": seed}
+    info["training_data"] = {s: info["training_data"][s] for s in sources}
     out_path.with_suffix(".json").write_text(json.dumps(info, indent=2))
     return info
 

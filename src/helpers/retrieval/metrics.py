@@ -1,0 +1,15 @@
+"""Retrieval metrics with ranx (Bassani 2022), checked against pytrec_eval-equivalent
+definitions in the tests."""
+from __future__ import annotations
+
+METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
+
+
+def evaluate_run(qrels: dict, run: dict, metrics=METRICS) -> dict[str, float]:
+    """Mean of each metric over the queries in qrels (a query the run misses scores 0)."""
+    from ranx import Qrels, Run, evaluate
+
+    qrels = {q: {d: int(g) for d, g in rels.items()} for q, rels in qrels.items() if rels}
+    run = {q: dict(run.get(q, {})) or {"__none__": 0.0} for q in qrels}
+    scores = evaluate(Qrels(qrels), Run(run), list(metrics), make_comparable=True)
+    return {m: float(scores[m]) if not isinstance(scores, float) else float(scores) for m in metrics}

@@ -1,0 +1,228 @@
+"""Sweeps: expansion into runs with readable ids, RAGBench as an experiment dataset, retrieval
+scores and the seed guide's TRACe JSON, comparisons across runs, and the same sweep on a real
+local Ray cluster with a worker killed mid-sweep."""
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from helpers.experiment.config import ConfigError
+from helpers.experiment.exports import retrieval_values, trace_json
+from helpers.experiment.sweep import expand, load_sweep
+from runs import TINY, cli, run_env
+
+RAGBENCH_TINY = {**TINY, "dataset": {"name": "ragbench", "subset": "covidqa", "split": "test", "n": 3, "seed": 0},
+                 "architectures": ["bm25", "dense"]}
+
+
+def _sweep_file(tmp_path: Path, axes: dict, base: dict | None = None, name: str = "grid") -> Path:
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base or TINY))
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"name": name, "base": "base.yaml", "axes": axes}, sort_keys=False))
+    return path
+
+
+def test_a_sweep_expands_into_named_checked_runs(tmp_path, raw_ready):
+    path = _sweep_file(tmp_path, {"dataset.options.chunk_size": [300, 800], "architectures": ["bm25", "dense"],
+                                  "llm": [{"name": "small", "provider": "local", "max_tokens": 16}]})
+    runs = expand(*load_sweep(path))
+    assert [r["run_id"] for r in runs] == [
+        "grid--chunk_size=300--architectures=bm25--llm=small", "grid--chunk_size=300--architectures=dense--llm=small",
+        "grid--chunk_size=800--architectures=bm25--llm=small", "grid--chunk_size=800--architectures=dense--llm=small"]
+    config = runs[1]["config"]
+    assert config.dataset.options["chunk_size"] == 300 and config.architectures == ["dense"]
+    assert config.generation_llm == "small" and [l.name for l in config.llms] == ["small", "local"]
+    assert config.dataset.options["pages"] == "124-135"        # the base is kept where no axis sets it
+    with pytest.raises(ConfigError, match=r"run grid--chunk_sise=300.*dataset.*unknown option 'chunk_sise'"):
+        expand(*load_sweep(_sweep_file(tmp_path, {"dataset.options.chunk_sise": [300]})))
+    with pytest.raises(ConfigError, match=r"unknown architecture\(s\) \['bm52'\]"):
+        expand(*load_sweep(_sweep_file(tmp_path, {"architectures": ["bm52"]})))
+    with pytest.raises(ConfigError, match="every axis needs at least one value"):
+        expand(*load_sweep(_sweep_file(tmp_path, {"architectures": []})))
+
+
+def test_ragbench_is_an_experiment_dataset(raw_ready):
+    from helpers.data import DataError, load_dataset
+
+    data = load_dataset("ragbench", subset="covidqa", split="test", n=5, seed=0)
+    assert len(data.queries) == 5 and all(data.qrels[q] for q in data.queries)
+    assert all(doc_id in data.corpus for rels in data.qrels.values() for doc_id in rels)
+    assert load_dataset("ragbench", subset="covidqa", split="test", n=5, seed=0).queries == data.queries
+    assert load_dataset("ragbench", subset="covidqa", split="test", n=5, seed=1).queries != data.queries
+    with pytest.raises(DataError, match=r"covidqa.*no 'dev-\*.parquet' file.*Available subsets"):
+        load_dataset("ragbench", subset="covidqa", split="dev")
+    with pytest.raises(DataError, match="unknown option 'subst'; valid: n, query_split, ragbench_dir, seed, split, subset"):
+        load_dataset("ragbench", subst="covidqa")
+
+
+def test_retrieval_values_match_ranx():
+    from helpers.retrieval.metrics import evaluate_run
+
+    relevant = {"a": 1, "c": 2, "z": 1}
+    doc_ids = ["b", "c", "a"]
+    ours = retrieval_values(doc_ids, relevant)
+    theirs = evaluate_run({"q": relevant}, {"q": {d: 3.0 - i for i, d in enumerate(doc_ids)}}, ("ndcg@3", "recall@3", "mrr@3"))
+    assert ours["ndcg"] == pytest.approx(theirs["ndcg@3"]) and ours["recall"] == pytest.approx(2 / 3)
+    assert ours["mrr"] == 0.5 == theirs["mrr@3"]
+
+
+def test_trace_json_has_the_seed_guides_shape():
+    rows = [{"architecture": "bm25", "judge": "offline", "qid": q, "metric": m, "value": v}
+            for q, values in {"q1": (0.5, 0.4, 1.0, 0.8), "q2": (0.7, math.nan, 0.0, 0.6)}.items()
+            for m, v in zip(("utilization", "relevance", "adherence", "completeness"), values)]
+    out = trace_json(pd.DataFrame(rows))["bm25"]
+    assert list(out) == ["utilization", "relevance", "adherence", "completeness", "average", "num_samples",
+                         "individual_scores"]
+    assert out["utilization"] == 0.6 and out["relevance"] == 0.4 and out["num_samples"] == 1
+    assert out["individual_scores"][0] == {"qid": "q1", "utilization": 0.5, "relevance": 0.4, "adherence": 1.0,
+                                           "completeness": 0.8, "average": 0.675}
+    assert out["individual_scores"][1]["relevance"] is None and out["individual_scores"][1]["average"] is None
+
+
+def test_a_retrieval_only_run_scores_retrieval_and_calls_no_llm(tmp_path, raw_ready):
+    from helpers.experiment.config import ExperimentConfig
+    from helpers.experiment.runner import Experiment
+
+    config = ExperimentConfig(name="ret", dataset={"name": "obstetrics-es", "options": {"query_split": "test"},
+                                                   "n_questions": 6},
+                              architectures=["bm25"], retrieval={"k": 10}, generate=False, figures=False)
+    summary = Experiment(config, tmp_path / "results").run()
+    assert summary["ok"] and summary["answers"] == 6
+    assert all(usage["calls"] == 0 for usage in summary["llm_usage"].values())
+    scores = pd.read_parquet(Path(summary["directory"]) / "scores.parquet")
+    assert set(scores.judge) == {"retrieval", "system"}
+    assert set(scores[scores.judge == "retrieval"].metric) == {"ndcg@10", "recall@10", "mrr@10"}
+    assert scores[scores.metric == "llm_calls"].value.sum() == 0
+    # the same six questions whatever the machine: a seeded sample of the test half
+    again = Experiment(config.model_copy(update={"run_id": "ret-again"}), tmp_path / "results").run()
+    assert pd.read_parquet(Path(again["directory"]) / "scores.parquet").qid.sort_values().tolist() == \
+        scores.qid.sort_values().tolist()
+    # retrieval only, BM25 on the test half: the same nDCG@10 as retrieval-eval on those questions
+    from helpers.data import load_dataset
+    from helpers.retrieval import BM25
+    from helpers.retrieval.metrics import evaluate_run
+
+    data = load_dataset("obstetrics-es", query_split="test")
+    qids = sorted(set(scores.qid))
+    run = BM25("es").index(data.corpus).retrieve({q: data.queries[q] for q in qids}, 10)
+    expected = evaluate_run({q: data.qrels[q] for q in qids}, run, ("ndcg@10",))["ndcg@10"]
+    assert scores[scores.metric == "ndcg@10"].value.mean() == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_ragbench_sweep_runs_resumes_and_compares(tmp_path, raw_ready):
+    path = _sweep_file(tmp_path, {"retrieval.k": [2, 3]}, base=RAGBENCH_TINY, name="rb")
+    env = run_env(tmp_path)
+    done = cli("sweep", str(path), env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = tmp_path / "results"
+    index = json.loads((results / "sweeps" / "rb" / "sweep.json").read_text())
+    assert [r["status"] for r in index["runs"]] == ["finished", "finished"]
+    run_dir = results / "rb--k=2"
+    scores = pd.read_parquet(run_dir / "scores.parquet")
+    retrieval = scores[scores.judge == "retrieval"]
+    assert set(retrieval.metric) == {"ndcg@2", "recall@2", "mrr@2"} and len(retrieval) == 3 * 3 * 2
+    assert retrieval.value.between(0, 1).all()
+    trace = json.loads((run_dir / "trace.json").read_text())
+    assert set(trace) == {"bm25", "dense"} and trace["bm25"]["num_samples"] == 3
+    assert len(trace["bm25"]["individual_scores"]) == 3
+    records = (run_dir / "records.jsonl").read_text()
+    again = cli("sweep", str(path), env=env)          # finished: skipped, nothing redone
+    assert again.returncode == 0 and "already finished" in again.stdout
+    assert (run_dir / "records.jsonl").read_text() == records
+    report = cli("report", "--sweep", "rb", env=env)
+    assert report.returncode == 0, report.stderr[-2000:]
+    assert "offline/adherence" in report.stdout and "paired tests" in report.stdout
+    tests = pd.read_csv(results / "sweeps" / "rb" / "paired_tests.csv")
+    assert set(tests.axis) == {"k", "architecture"} and tests.p_holm.between(0, 1).all()
+    assert (tests.p_holm >= tests.p_value - 1e-12).all()
+    assert list((tmp_path / "figures").glob("sweep-rb-offline_adherence.png"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def ray_head(tmp_path):
+    """A real Ray head on 127.0.0.1 (two CPUs), stopped afterwards."""
+    ray = Path(sys.executable).with_name("ray")
+    port = _free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    started = subprocess.run([str(ray), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
+                              "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={tmp_path / 'ray'}"],
+                             env=env, capture_output=True, text=True, timeout=180)
+    assert started.returncode == 0, started.stderr[-2000:]
+    yield f"127.0.0.1:{port}"
+    subprocess.run([str(ray), "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def _task_workers() -> list[int]:
+    """PIDs of Ray worker processes running a sweep task (Ray names them after the task)."""
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if "ray::run_one" in line]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_a_sweep_on_a_ray_cluster_survives_a_killed_worker(tmp_path, raw_ready, ray_head):
+    path = _sweep_file(tmp_path, {"retrieval.k": [2, 3]}, base=RAGBENCH_TINY, name="ray")
+    env = run_env(tmp_path, RAY_USAGE_STATS_ENABLED="0")
+    sweep = subprocess.Popen([sys.executable, "-m", "helpers", "sweep", str(path), "--executor", "ray",
+                              "--address", ray_head], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    records = tmp_path / "results" / "ray--k=2" / "records.jsonl"
+    deadline = time.time() + 600
+    while time.time() < deadline and not (records.exists() and records.read_text().count('"kind": "answer"') >= 1):
+        time.sleep(0.5)
+    workers = _task_workers()
+    assert workers, "no Ray task worker found while the sweep was answering"
+    os.kill(workers[0], signal.SIGKILL)          # a worker dies mid-run: Ray retries its task
+    out, err = sweep.communicate(timeout=900)
+    assert sweep.returncode == 0, err[-3000:]
+    for run_id in ("ray--k=2", "ray--k=3"):
+        lines = [json.loads(l) for l in (tmp_path / "results" / run_id / "records.jsonl").read_text().splitlines() if l]
+        answers = Counter(r["key"] for r in lines if r.get("kind") == "answer" and not r.get("error"))
+        assert len(answers) == 3 * 2 and set(answers.values()) == {1}, answers   # every sample answered once
+        assert json.loads((tmp_path / "results" / run_id / "summary.json").read_text())["ok"]
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).parents[1].joinpath("configs", "sweeps").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_shipped_sweeps_expand(path, raw_ready):
+    runs = expand(*load_sweep(path))
+    assert runs and len({r["run_id"] for r in runs}) == len(runs)
+    assert all(r["run_id"].startswith(load_sweep(path)[0].name + "--") for r in runs)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_corpus_embedding_spreads_over_ray_workers(tmp_path, ray_head, monkeypatch):
+    import ray
+
+    from helpers.retrieval import Dense
+    from helpers.retrieval.embeddings import EmbeddingCache
+
+    corpus = {f"d{i}": {"title": "", "text": f"Sentence number {i} about topic {i % 7}."} for i in range(600)}
+    monkeypatch.setenv("RAY_ADDRESS", ray_head)
+    try:
+        on_ray = Dense("minilm", cache=EmbeddingCache(tmp_path / "ray.sqlite"), embed_on_ray=True).index(corpus)
+        assert on_ray.embedder.computed == 0            # every document came back from a worker
+        assert len(on_ray.embedder.missing_documents([d["text"] for d in corpus.values()])) == 0
+    finally:
+        ray.shutdown()
+    here = Dense("minilm", cache=EmbeddingCache(tmp_path / "here.sqlite")).index(corpus)
+    queries = {"q": "topic 3 sentence"}
+    assert list(on_ray.retrieve(queries, 5)["q"]) == list(here.retrieve(queries, 5)["q"])
