@@ -157,17 +157,23 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def ray_head(tmp_path):
-    """A real Ray head on 127.0.0.1 (two CPUs), stopped afterwards."""
+def ray_head():
+    """A real Ray head on 127.0.0.1 (two CPUs), stopped afterwards. Its temporary folder is short:
+    Ray's socket paths must fit in 107 bytes."""
+    import shutil
+    import tempfile
+
     ray = Path(sys.executable).with_name("ray")
     port = _free_port()
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     started = subprocess.run([str(ray), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
-                              "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={tmp_path / 'ray'}"],
+                              "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={temp}"],
                              env=env, capture_output=True, text=True, timeout=180)
     assert started.returncode == 0, started.stderr[-2000:]
     yield f"127.0.0.1:{port}"
     subprocess.run([str(ray), "stop", "--force"], env=env, capture_output=True, timeout=120)
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 def _task_workers() -> list[int]:
