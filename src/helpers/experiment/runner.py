@@ -13,6 +13,7 @@ import contextlib
 import logging
 import math
 import platform
+import resource
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -308,7 +309,8 @@ class Experiment:
                    "judge_artefacts": {j: sorted({r["artefact"] for r in score_records if r["judge"] == j and r.get("artefact")})
                                        for j in self._judges() if any(r.get("artefact") for r in score_records if r["judge"] == j)},
                    "llm_usage": {name: llm.totals() for name, llm in self._llms.items()},  # this process's calls
-                   "seconds": round(seconds, 1), "score_rows": len(scores)}
+                   "seconds": round(seconds, 1), "score_rows": len(scores),
+                   "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # this process
         self.store.write_json(summary, "summary.json")
         return summary
 

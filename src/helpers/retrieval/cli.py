@@ -4,6 +4,7 @@ CLI by `add_cli`:
     python -m helpers retrieval-eval --dataset NAME [--query-split test --tune-fusion dev] --out FILE.json
     python -m helpers tune-fusion --dataset obstetrics-es [--query-split dev] [--out FILE.json]
     python -m helpers train-reranker [--out PATH] [--if-missing]
+    python -m helpers train-cross-encoder [--out DIR] [--epochs 1] [--if-missing]
 """
 from __future__ import annotations
 
@@ -55,6 +56,22 @@ def _train_reranker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_cross_encoder(args: argparse.Namespace) -> int:
+    import torch
+
+    from helpers.retrieval.cross_encoder_train import DEFAULT_DIR, RetrievalTrainSettings, train_retrieval_cross_encoder
+
+    out = Path(args.out or DEFAULT_DIR)
+    if args.if_missing and (out / "card.json").exists():
+        print(f"retrieval cross-encoder present: {out}")
+        return 0
+    torch.set_num_threads(args.threads)
+    card = train_retrieval_cross_encoder(out, RetrievalTrainSettings(epochs=args.epochs, seed=args.seed),
+                                         ragbench_dir=args.ragbench_dir)
+    print(json.dumps({k: card[k] for k in ("seconds", "held_out", "artefact_bytes") if k in card}, indent=2))
+    return 0
+
+
 def add_cli(sub) -> None:
     ev = sub.add_parser("retrieval-eval", help="nDCG@10, Recall@10/100, MRR@10 and latency per architecture")
     ev.add_argument("--dataset", required=True, help="scifact, xquad-es, xquad-en, obstetrics-es")
@@ -84,3 +101,12 @@ def add_cli(sub) -> None:
                     help="training queries: scifact (train claims), obstetrics-es (its dev half)")
     tr.add_argument("--if-missing", action="store_true", help="do nothing when the artefact exists")
     tr.set_defaults(func=_train_reranker)
+    ce = sub.add_parser("train-cross-encoder", help="fine-tune a retrieval cross-encoder (query, passage) on CPU; "
+                        "use it with rerank: {scorer: PATH}")
+    ce.add_argument("--out", help="folder (default data/models/cross-encoder-retrieval)")
+    ce.add_argument("--epochs", type=float, default=1.0)
+    ce.add_argument("--seed", type=int, default=0)
+    ce.add_argument("--threads", type=int, default=1, help="torch threads (1: leaves a core to the machine)")
+    ce.add_argument("--ragbench-dir", help="RAGBench parquet folder (default data/raw/ragbench)")
+    ce.add_argument("--if-missing", action="store_true", help="do nothing when the model exists")
+    ce.set_defaults(func=_train_cross_encoder)

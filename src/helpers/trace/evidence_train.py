@@ -5,7 +5,8 @@ support labels plus synthetic hard negatives (`evidence_data.support_pairs`) on 
 split. 10% of the RAGBench examples (by a hash of their id) and 5% of the NLI pairs are held out
 and reported in the card. The batch plan is a function of the seed only, and a checkpoint
 (weights, optimiser, schedule, RNG) is written every `checkpoint_every` steps, so an interrupted
-training resumes where it stopped and ends with the same weights.
+training resumes where it stopped and ends with the same weights (the loop itself:
+`helpers.finetune.finetune`, shared with the retrieval cross-encoder).
 
     python -m helpers train-evidence [--out DIR] [--nli-epochs 1] [--support-epochs 2]
 """
@@ -21,12 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from helpers.finetune import LoopSettings, Stage, artefact_bytes, batch_plan, finetune
 from helpers.stats import auroc
-from helpers.trace.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel, base_model_path, encode
+from helpers.trace.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
 from helpers.trace.evidence_data import Pair, fingerprint, nli_pairs, support_pairs
-
-BATCHES_PER_BUCKET = 50       # batches are drawn from length-sorted buckets of this many
-
 
 @dataclass
 class TrainSettings:
@@ -50,24 +49,15 @@ def _held_out(key: str, share: float) -> bool:
 
 
 def _plan(n: int, epochs: float, batch_size: int, lengths: list[int], seed: int, stage: int) -> list[list[int]]:
-    """Deterministic batches for `epochs` passes (a fraction takes the first part of the last pass):
-    shuffled, bucketed by length, batch order shuffled again."""
-    batches: list[list[int]] = []
-    whole = int(np.ceil(epochs))
-    for epoch in range(whole):
-        rng = random.Random(f"{seed}/{stage}/{epoch}")
-        order = list(range(n))
-        rng.shuffle(order)
-        bucket = batch_size * BATCHES_PER_BUCKET
-        epoch_batches = []
-        for start in range(0, n, bucket):
-            chunk = sorted(order[start:start + bucket], key=lambda i: lengths[i])
-            epoch_batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
-        rng.shuffle(epoch_batches)
-        if epoch == whole - 1 and epochs < whole:
-            epoch_batches = epoch_batches[:max(1, int(round(len(epoch_batches) * (epochs - epoch))))]
-        batches += epoch_batches
-    return batches
+    """Deterministic batches (`helpers.finetune.batch_plan`)."""
+    return batch_plan(n, epochs, batch_size, lengths, seed, stage)
+
+
+def loop_settings(settings: TrainSettings) -> LoopSettings:
+    """The generic loop's part of the settings."""
+    return LoopSettings(base=settings.base, batch_size=settings.batch_size, warmup=settings.warmup,
+                        max_length=settings.max_length, seed=settings.seed,
+                        checkpoint_every=settings.checkpoint_every, freeze_embeddings=settings.freeze_embeddings)
 
 
 def training_data(settings: TrainSettings, ragbench_dir=None, nli_dir=None) -> dict:
@@ -105,88 +95,19 @@ def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSetti
     the card. `stop_after`: leave after that many steps in this call with a checkpoint written
     (returns None); the next call goes on from there. `stack`: then choose the stacking weight
     with the lexical judge (`fit_stack_weight`, a few minutes)."""
-    import torch
-    from tqdm.auto import tqdm
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
-
     settings = settings or TrainSettings()
     out = Path(out_dir or DEFAULT_DIR)
     out.mkdir(parents=True, exist_ok=True)
     checkpoint_path = out / "checkpoint.pt"
     start_time = time.perf_counter()
     data = training_data(settings, ragbench_dir, nli_dir)
-    stages = [("nli", data["nli"][0], settings.nli_epochs, settings.lr_nli),
-              ("support", data["support"][0], settings.support_epochs, settings.lr_support)]
-    plans = [_plan(len(pairs), epochs, settings.batch_size, [len(p.claim) + len(p.evidence) for p in pairs],
-                   settings.seed, index) if epochs > 0 and pairs else []
-             for index, (_, pairs, epochs, _) in enumerate(stages)]
-
-    torch.manual_seed(settings.seed)
-    base = base_model_path(settings.base)
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
-    if settings.freeze_embeddings:
-        model.base_model.embeddings.word_embeddings.weight.requires_grad_(False)
-    state = {"stage": 0, "step": 0, "elapsed_s": 0.0, "losses": {}}
-    saved = None
-    if checkpoint_path.exists():
-        saved = torch.load(checkpoint_path, weights_only=False)
-        if saved["settings"] != asdict(settings):
-            raise ValueError(f"{checkpoint_path}: written with other settings {saved['settings']}; "
-                             "delete it to start over")
-        model.load_state_dict(saved["model"])
-        state = saved["state"]
-    loss_fn = torch.nn.BCEWithLogitsLoss()
-    done_here = 0
-    total = sum(map(len, plans))
-    bar = tqdm(total=total, initial=sum(map(len, plans[:state["stage"]])) + state["step"],
-               desc="evidence model", disable=not progress, unit="batch")
-    for index in range(state["stage"], len(stages)):
-        name, pairs, _, lr = stages[index]
-        plan = plans[index]
-        if not plan:
-            continue
-        params = [p for p in model.parameters() if p.requires_grad]
-        optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-        schedule = get_linear_schedule_with_warmup(optimizer, int(settings.warmup * len(plan)), len(plan))
-        if saved is not None:
-            torch.set_rng_state(saved["rng"])
-            if saved["state"]["step"] > 0:      # a checkpoint at a stage boundary holds the previous stage's optimiser
-                optimizer.load_state_dict(saved["optimizer"])
-                schedule.load_state_dict(saved["schedule"])
-        saved = None
-        model.train()
-        losses = state["losses"].setdefault(name, [])
-        tick = time.perf_counter()
-        for step in range(state["step"], len(plan)):
-            batch = [pairs[i] for i in plan[step]]
-            inputs = encode(tokenizer, [p.claim for p in batch], [p.evidence for p in batch], settings.max_length)
-            labels = torch.tensor([float(p.label) for p in batch])
-            loss = loss_fn(model(**inputs).logits[:, 0], labels)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            losses.append(round(float(loss.detach()), 4))
-            bar.update(1)
-            bar.set_postfix(stage=name, loss=f"{np.mean(losses[-50:]):.3f}")
-            state["step"] = step + 1
-            done_here += 1
-            if stop_after is not None and done_here >= stop_after and state["step"] < len(plan):
-                state["elapsed_s"] += time.perf_counter() - tick
-                _checkpoint(checkpoint_path, model, optimizer, schedule, state, settings)
-                bar.close()
-                return None
-            if state["step"] % settings.checkpoint_every == 0 and state["step"] < len(plan):
-                state["elapsed_s"] += time.perf_counter() - tick
-                tick = time.perf_counter()
-                _checkpoint(checkpoint_path, model, optimizer, schedule, state, settings)
-        state["elapsed_s"] += time.perf_counter() - tick
-        state["stage"], state["step"] = index + 1, 0
-        if index + 1 < len(stages):
-            _checkpoint(checkpoint_path, model, optimizer, schedule, state, settings)
-    bar.close()
+    stages = [Stage("nli", data["nli"][0], settings.nli_epochs, settings.lr_nli),
+              Stage("support", data["support"][0], settings.support_epochs, settings.lr_support)]
+    result = finetune(stages, loop_settings(settings), checkpoint_path, record=asdict(settings),
+                      progress=progress, stop_after=stop_after, desc="evidence model")
+    if result is None:
+        return None
+    model, tokenizer, state = result.model, result.tokenizer, result.state
     model.eval()
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
@@ -198,7 +119,7 @@ def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSetti
         "trained_on": {"nli": _sources(data["nli"][0]), "ragbench_splits": data["splits"],
                        "support": _sources(data["support"][0])},
         "data_sha256": {"nli": fingerprint(data["nli"][0]), "support": fingerprint(data["support"][0])},
-        "steps": {name: len(plan) for (name, *_), plan in zip(stages, plans)},
+        "steps": {stage.name: n for stage, n in zip(stages, result.steps)},
         "final_loss": {name: float(np.mean(v[-50:])) for name, v in state["losses"].items() if v},
         "trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "train_s": round(state["elapsed_s"], 1),
@@ -207,7 +128,7 @@ def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSetti
         "licence_note": "trained on MultiNLI (OANC / CC BY-SA 3.0), Breaking NLI (CC BY-SA 4.0), "
                         "FEVER-Symmetric (CC BY-SA 3.0), WiCE (ODC-BY) and RAGBench (CC BY 4.0); no XNLI",
     }
-    card["artefact_bytes"] = sum(f.stat().st_size for f in out.iterdir() if f.is_file() and f.name != "checkpoint.pt")
+    card["artefact_bytes"] = artefact_bytes(out)
     (out / "card.json").write_text(json.dumps(card, indent=2), encoding="utf-8")
     checkpoint_path.unlink(missing_ok=True)
     if stack:
@@ -256,13 +177,3 @@ def _sources(pairs: list[Pair]) -> dict:
     for p in pairs:
         counts.setdefault(p.source, [0, 0])[p.label] += 1
     return {s: {"not_supported": c[0], "supported": c[1]} for s, c in sorted(counts.items())}
-
-
-def _checkpoint(path: Path, model, optimizer, schedule, state: dict, settings: TrainSettings) -> None:
-    """Written to a temporary file first, then renamed: a kill mid-write leaves the last one intact."""
-    import torch
-
-    tmp = path.with_suffix(".tmp")
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
-                "rng": torch.get_rng_state(), "state": state, "settings": asdict(settings)}, tmp)
-    tmp.replace(path)
