@@ -38,7 +38,7 @@ import numpy as np
 
 from helpers import paths
 from helpers.finetune import LoopSettings, Stage, artefact_bytes, finetune
-from helpers.trace.evidence_data import Pair, fingerprint
+from helpers.trace.evidence_data import Pair, fingerprint, label_counts
 
 DEFAULT_DIR = paths.MODELS_DIR / "cross-encoder-retrieval"
 SOURCES = ("scifact", "obstetrics-es", "ragbench")
@@ -337,13 +337,6 @@ def held_out_metrics(model, tokenizer, held: list[Query], max_length: int) -> di
     return report
 
 
-def _counts(pairs: list[Pair]) -> dict:
-    counts: dict[str, list[int]] = {}
-    for p in pairs:
-        counts.setdefault(p.source, [0, 0])[p.label] += 1
-    return {s: {"negatives": c[0], "positives": c[1]} for s, c in sorted(counts.items())}
-
-
 def train_retrieval_cross_encoder(out_dir: str | Path | None = None, settings: RetrievalTrainSettings | None = None,
                                   progress: bool = True, stop_after: int | None = None,
                                   ragbench_dir=None) -> dict | None:
@@ -390,7 +383,8 @@ def train_retrieval_cross_encoder(out_dir: str | Path | None = None, settings: R
         "queries": {s: {"train": sum(_share(q.key) >= settings.held_out for q in qs),
                         "held_out": sum(_share(q.key) < settings.held_out for q in qs)}
                     for s, qs in data["queries"].items()},
-        "pairs": {"train": _counts(train_pairs), "held_out": _counts(held_pairs), "total_train": len(train_pairs)},
+        "pairs": {"train": label_counts(train_pairs, ("negatives", "positives")),
+                  "held_out": label_counts(held_pairs, ("negatives", "positives")), "total_train": len(train_pairs)},
         "data_sha256": {"train": fingerprint(train_pairs), "held_out": fingerprint(held_pairs),
                         **{f"train/{s}": fingerprint([p for p in train_pairs if p.source == s]) for s in settings.sources}},
         "steps": result.steps[0],

