@@ -197,7 +197,7 @@ def test_a_sweep_on_a_ray_cluster_survives_a_killed_worker(tmp_path, raw_ready, 
     assert workers, "no Ray task worker found while the sweep was answering"
     os.kill(workers[0], signal.SIGKILL)          # a worker dies mid-run: Ray retries its task
     out, err = sweep.communicate(timeout=900)
-    assert sweep.returncode == 0, err[-3000:]
+    assert sweep.returncode == 0, out[-3000:] + err[-1500:]
     for run_id in ("ray--k=2", "ray--k=3"):
         lines = [json.loads(l) for l in (tmp_path / "results" / run_id / "records.jsonl").read_text().splitlines() if l]
         answers = Counter(r["key"] for r in lines if r.get("kind") == "answer" and not r.get("error"))

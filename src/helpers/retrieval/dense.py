@@ -127,6 +127,7 @@ class Dense(Retriever):
             for i in range(0, len(doc_ids), _MAX_BATCH):
                 self._collection.upsert(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
             return
+        per_fingerprint = self.directory is None or self.directory.name == f"dense-{fingerprint[:16]}"
         if self.directory is None:
             self.directory = paths.CACHE_DIR / "indexes" / f"dense-{fingerprint[:16]}"
         marker = self.directory / "fingerprint.txt"
@@ -134,11 +135,19 @@ class Dense(Retriever):
             self._collection = self._open(self.directory / "chroma", create=False)
             if self._collection.count() == len(doc_ids):
                 return
-        marker.unlink(missing_ok=True)
         vectors = self.embedder.embed_documents(texts)
-        self._collection = self._open(self.directory / "chroma", create=True)
+        if per_fingerprint:
+            # never delete and recreate a shared index: another run (another process) may be
+            # reading it; its directory is this corpus's fingerprint, so finishing it with upserts is safe
+            marker.unlink(missing_ok=True)
+            self._collection = self._client(self.directory / "chroma").get_or_create_collection(
+                name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder),
+                metadata={"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 200})
+        else:  # a directory of the caller's own, maybe holding another corpus: rebuilt
+            marker.unlink(missing_ok=True)
+            self._collection = self._open(self.directory / "chroma", create=True)
         for i in range(0, len(doc_ids), _MAX_BATCH):
-            self._collection.add(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
+            self._collection.upsert(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
         marker.write_text(fingerprint)
 
     def search_vectors(self, vectors: dict[str, np.ndarray], k: int) -> dict[str, dict[str, float]]:
