@@ -52,11 +52,14 @@ def _score_rows(answer: dict, judge: str, values: dict, reasons: dict | None = N
 
 
 class Experiment:
-    def __init__(self, config: ExperimentConfig, results_dir=None):
+    def __init__(self, config: ExperimentConfig, results_dir=None, progress=None):
+        """progress: called as progress(step, done, total) after each sample of each step (the
+        explore panel's progress bar); None: tqdm bars only."""
         self.config = config
         self.run_id = config.resolved_run_id()
         self.store = RunStore((results_dir or paths.RESULTS_DIR) / self.run_id)
         self._llms: dict = {}
+        self._progress = progress or (lambda step, done, total: None)
 
     def llm(self, name: str | None):
         from helpers.llm import LLM
@@ -82,16 +85,18 @@ class Experiment:
                                         options=cfg.retrieval.options, shared=shared)
             start = time.perf_counter()
             retriever.index(data.corpus)
-            log.info("%s indexed in %.1fs", architecture, time.perf_counter() - start)
+            log.info("%s indexed in %.1fs (%s)", architecture, time.perf_counter() - start,
+                     ", ".join(f"{k}: {v}" for k, v in retriever.describe().items()) or "no options")
             # the provider's own parallelism (the local model: one call at a time); each record is
             # stored as soon as it is done, so a kill loses only the samples in flight
             with ThreadPoolExecutor(max_workers=llm.workers) as pool:
                 futures = [pool.submit(self._answer_one, retriever, llm, architecture, gen_name, data, qid,
                                        queries[qid]) for qid in todo]
-                for future in tqdm(as_completed(futures), total=len(futures),
-                                   desc=f"{architecture}: retrieve + answer", unit="q"):
+                step = f"{architecture}: retrieve + answer"
+                for done, future in enumerate(tqdm(as_completed(futures), total=len(futures), desc=step, unit="q"), 1):
                     record = future.result()
                     self.store.add(answer_key(architecture, gen_name, record["qid"]), record)
+                    self._progress(step, done, len(futures))
 
     def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> dict:
         """One sample: retrieval and generation, with every LLM call it needed accounted (HyDE's
@@ -134,7 +139,7 @@ class Experiment:
         usage)`. A judge that raises on one answer records NaNs with the error, and goes on.
         `artefact`: which trained model judged, kept on each record."""
         todo = [a for a in answers if not self.store.finished(score_key(judge, a))]
-        for answer in tqdm(todo, desc=desc, unit="answer"):
+        for done, answer in enumerate(tqdm(todo, desc=desc, unit="answer"), 1):
             record = {"kind": "score", "judge": judge, "answer_key": answer["key"]}
             if artefact:
                 record["artefact"] = artefact
@@ -148,6 +153,7 @@ class Experiment:
                     rows = [(m, None, f"judge failed: {record['error']}") for m in self._metrics(judge)]
             record["rows"] = _score_rows(answer, judge, {m: v for m, v, _ in rows}, {m: r for m, _, r in rows})
             self.store.add(score_key(judge, answer), record)
+            self._progress(desc, done, len(todo))
 
     def _metrics(self, judge: str) -> list[str]:
         if judge == "ragas_evidence":

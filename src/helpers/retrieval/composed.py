@@ -183,6 +183,7 @@ class Rerank(Retriever):
     def __init__(self, base: Retriever, scorer, *, candidates: int = 50):
         super().__init__()
         self.base, self.scorer, self.candidates = base, scorer, candidates
+        self.first_stage: dict[str, list[str]] = {}   # qid -> the first stage's ranking, for rank changes
 
     def _index(self, corpus):
         if self.base.corpus is not corpus:
@@ -193,6 +194,7 @@ class Rerank(Retriever):
         run = {}
         for qid, query in queries.items():
             ranked = top_k(first.get(qid, {}), len(first.get(qid, {})))  # best first, as promised
+            self.first_stage[qid] = list(ranked)
             if not ranked:
                 run[qid] = {}
                 continue

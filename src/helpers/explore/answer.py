@@ -1,0 +1,82 @@
+"""The logic behind the answer panel: generate an answer from one column's contexts and judge it
+with the offline TRACe judge, as highlighted sentences and four cards."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from helpers.explore.cards import trace_cards_html
+from helpers.explore.search import ExploreError, Workbench, explain
+from helpers.trace.scoring import METRICS as TRACE_METRICS
+
+_JUDGES: dict = {}
+
+
+@dataclass
+class AnswerView:
+    architecture: str
+    llm: str
+    answer: str | None
+    error: str = ""
+    scores: dict = field(default_factory=dict)
+    sentences_html: str = ""     # contexts and answer, sentences highlighted
+    cards_html: str = ""
+    seconds: float = 0.0
+
+
+def offline_judge():
+    """The trained offline TRACe judge, loaded once per process."""
+    from helpers.trace.offline_judge import OfflineJudge
+
+    if "offline" not in _JUDGES:
+        _JUDGES["offline"] = OfflineJudge.load()
+    return _JUDGES["offline"]
+
+
+def answer_and_judge(bench: Workbench, architecture: str, llm: str | None = None, *,
+                     max_tokens: int | None = None, k: int | None = None) -> AnswerView:
+    """Answer the last searched question from `architecture`'s contexts (its top k, the context
+    budget of helpers.generation applied), then judge the answer. A failed answer or judge is
+    in `error`, never raised, apart from asking before any search."""
+    from helpers.generation import generate_answer, select_contexts
+    from helpers.trace.display import judgement_html
+    from helpers.trace.keys import as_documents_sentences, as_response_sentences
+
+    comparison = bench.last
+    if comparison is None:
+        raise ExploreError("no question searched yet: search in the query panel first")
+    if architecture not in comparison.contexts:
+        searched = sorted(comparison.contexts)
+        raise ExploreError(f"{architecture!r} has no results for this question; searched: {searched}")
+    name = llm or bench.llm_name
+    view = AnswerView(architecture, name, None)
+    start = time.perf_counter()
+    try:
+        client = bench.llm(name)
+        ranking = {c["doc_id"]: c["score"] for c in comparison.contexts[architecture]}
+        contexts, dropped = select_contexts(ranking, bench.data.corpus, k=k or comparison.k,
+                                            language=bench.data.language)
+        record = generate_answer(client, comparison.qid or "typed", comparison.question, contexts,
+                                 language=bench.data.language, dropped=dropped, max_tokens=max_tokens)
+    except Exception as exc:  # a missing key, a server that does not answer: said in the panel
+        view.error, view.seconds = explain(exc), time.perf_counter() - start
+        return view
+    view.answer, view.error = record.answer, record.error or ""
+    if view.error and "key" in view.error.lower():
+        view.error += " (put the key in the environment or in .env)"
+    if not view.answer:
+        view.error = view.error or "the LLM returned an empty answer"
+        view.seconds = time.perf_counter() - start
+        return view
+    try:
+        documents = as_documents_sentences([c["text"] for c in contexts])
+        response = as_response_sentences(view.answer)
+        judgement = offline_judge().judge(comparison.question, documents, response)
+        view.scores = {m: getattr(judgement.scores, m) for m in TRACE_METRICS}
+        view.sentences_html = judgement_html(comparison.question, documents, response, judgement,
+                                             title=f"{architecture} · {name}")
+        view.cards_html = trace_cards_html(view.scores)
+    except Exception as exc:  # e.g. no trained judge: the answer still shows
+        view.error = f"the offline judge failed: {explain(exc)} (train it with `python -m helpers train-judge`)"
+    view.seconds = time.perf_counter() - start
+    return view

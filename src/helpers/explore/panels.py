@@ -1,0 +1,258 @@
+"""The four panels of notebooks/08-explore.ipynb, as ipywidgets on top of the package. Each
+panel displays itself (`QueryPanel(bench)` as a cell's last line). Errors show as a message in
+the panel that says what to do, never as a traceback in the page."""
+from __future__ import annotations
+
+import functools
+import html
+from pathlib import Path
+
+import ipywidgets as w
+from IPython.display import display
+
+from helpers.explore.answer import answer_and_judge
+from helpers.explore.cards import summary_cards_html
+from helpers.explore.runs import (JUDGES, config_choices, download_links, judges_and_metrics, panel_config,
+                                  results_view, run_experiment, sample_table, saved_runs, saved_sweeps)
+from helpers.explore.search import ARCHITECTURES, LLM_ARCHITECTURES, Workbench, explain, known_llms
+from helpers.explore.views import STYLE, comparison_html, message_html, table_html
+
+KEEP = "(as in the config)"
+
+
+def guarded(method):
+    """Run a button's handler; any exception becomes the panel's error message."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:  # shown to the person, who can act on it
+            self.status.value = message_html(explain(exc))
+            if hasattr(self, "progress"):
+                self.progress.bar_style = "danger"
+    return wrapper
+
+
+class Panel:
+    widget: w.Widget
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+class QueryPanel(Panel):
+    """Question in, one column per architecture out. bench: the Workbench (corpus, indexes)."""
+
+    def __init__(self, bench: Workbench, *, k: int = 5, architectures=ARCHITECTURES):
+        from helpers.data import DATASETS
+
+        self.bench = bench
+        self.dataset = w.Dropdown(options=sorted(DATASETS), value=bench.dataset, description="corpus")
+        self.load_button = w.Button(description="Load", tooltip="load the corpus (indexes are built on first search)")
+        self.question = w.Combobox(placeholder="type a question, or pick one of the dataset's",
+                                   layout=w.Layout(width="70%"), ensure_option=False)
+        self.question.add_class("hx-question")
+        self.k = w.BoundedIntText(value=k, min=1, max=50, description="k", layout=w.Layout(width="140px"))
+        self.ticks = {a: w.Checkbox(value=a in architectures, description=a, indent=False,
+                                    layout=w.Layout(width="110px")) for a in ARCHITECTURES}
+        self.search_button = w.Button(description="Search", button_style="primary")
+        self.search_button.add_class("hx-search")
+        self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="200px"))
+        self.status = w.HTML()
+        self.results = w.HTML()
+        self.results.add_class("hx-results")
+        self.load_button.on_click(lambda _: self.load())
+        self.search_button.on_click(lambda _: self.search())
+        self.widget = w.VBox([w.HBox([self.dataset, self.load_button]), w.HBox([self.question, self.k]),
+                              w.HBox(list(self.ticks.values())), w.HBox([self.search_button, self.progress]),
+                              self.status, self.results])
+        if bench.data is not None:
+            self._fill_questions()
+
+    def _fill_questions(self):
+        self.question.options = list(self.bench.data.queries.values())[:200]
+
+    @guarded
+    def load(self):
+        options = self.bench.options if self.dataset.value == self.bench.dataset else {}
+        self.status.value = message_html(f"loading {self.dataset.value} …", "info")
+        self.bench.load(self.dataset.value, options)
+        self._fill_questions()
+        data = self.bench.data
+        self.status.value = message_html(f"{data.name}: {len(data.corpus)} documents, {len(data.queries)} questions"
+                                         f"{', qrels' if data.qrels else ''}", "info")
+
+    @guarded
+    def search(self, question: str | None = None):
+        """Search (the button); `question` fills the box first (for scripts and tests)."""
+        if question is not None:
+            self.question.value = question
+        chosen = [a for a, tick in self.ticks.items() if tick.value]
+        self.progress.bar_style, self.progress.max, self.progress.value = "info", max(len(chosen), 1), 0
+
+        def step(architecture, i, n):
+            self.progress.value = i
+            waiting = " (the LLM writes)" if architecture in LLM_ARCHITECTURES else ""
+            self.status.value = message_html(f"{architecture}{waiting} … {i}/{n}", "info")
+
+        comparison = self.bench.search(self.question.value, chosen, self.k.value, on_step=step)
+        self.progress.value, self.progress.bar_style = self.progress.max, "success"
+        label = f"qid {comparison.qid}" if comparison.qid else "a typed question (no qrels)"
+        self.status.value = message_html(f"{len(chosen)} architectures, top {comparison.k}, {label}", "info")
+        self.results.value = comparison_html(comparison)
+        return comparison
+
+
+class AnswerPanel(Panel):
+    """Answer the last searched question from one column's contexts, then judge it (TRACe)."""
+
+    def __init__(self, bench: Workbench, *, max_tokens: int | None = None):
+        self.bench, self.max_tokens = bench, max_tokens
+        self.architecture = w.Dropdown(options=list(ARCHITECTURES), value="rerank", description="contexts of")
+        self.llm = w.Dropdown(options=list(known_llms()), value=bench.llm_name, description="LLM")
+        self.button = w.Button(description="Answer and judge", button_style="primary")
+        self.button.add_class("hx-answer")
+        self.status = w.HTML()
+        self.sentences = w.HTML()
+        self.sentences.add_class("hx-sentences")
+        self.cards = w.HTML()
+        self.cards.add_class("hx-trace-cards")
+        self.button.on_click(lambda _: self.answer())
+        self.widget = w.VBox([w.HBox([self.architecture, self.llm, self.button]), self.status, self.sentences,
+                              self.cards])
+
+    @guarded
+    def answer(self):
+        self.status.value = message_html(f"{self.llm.value} answers from {self.architecture.value}'s contexts …", "info")
+        self.sentences.value = self.cards.value = ""
+        view = answer_and_judge(self.bench, self.architecture.value, self.llm.value, max_tokens=self.max_tokens)
+        if view.error:
+            self.status.value = message_html(view.error)
+        else:
+            self.status.value = message_html(f"answered and judged in {view.seconds:.1f} s", "info")
+        self.sentences.value = view.sentences_html or (html.escape(view.answer) if view.answer else "")
+        self.cards.value = view.cards_html
+        return view
+
+
+class RunPanel(Panel):
+    """A run from a config with the panel's choices, by the runner of `python -m helpers run`."""
+
+    def __init__(self, *, config: str = "smoke", results_dir=None):
+        from helpers.data import DATASETS
+
+        self.results_dir = results_dir
+        self.config = w.Dropdown(options=config_choices(), value=config, description="config")
+        self.dataset = w.Dropdown(options=[KEEP, *sorted(DATASETS)], value=KEEP, description="dataset")
+        self.subset = w.Text(placeholder="RAGBench subset, e.g. covidqa", description="subset")
+        self.samples = w.BoundedIntText(value=0, min=0, max=10_000, description="samples",
+                                        tooltip="0: the config's questions")
+        self.llm = w.Dropdown(options=[KEEP, *known_llms()], value=KEEP, description="answers by")
+        self.judge = w.Dropdown(options=[(label, key) for key, label in JUDGES.items()], value="config",
+                                description="judge")
+        self.button = w.Button(description="Run", button_style="primary")
+        self.button.add_class("hx-run")
+        self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="300px"))
+        self.step = w.Label()
+        self.log = w.Textarea(layout=w.Layout(width="95%", height="160px"), disabled=True)
+        self.log.add_class("hx-log")
+        self.status = w.HTML()
+        self.cards = w.HTML()
+        self.cards.add_class("hx-run-cards")
+        self.samples_table = w.HTML()
+        self.details = w.Accordion(children=[self.samples_table], titles=("per-sample scores",), selected_index=None)
+        self.downloads = w.HTML()
+        self.downloads.add_class("hx-downloads")
+        self.button.on_click(lambda _: self.run())
+        self.widget = w.VBox([w.HBox([self.config, self.dataset, self.subset]), w.HBox([self.samples, self.llm, self.judge]),
+                              w.HBox([self.button, self.progress, self.step]), self.log, self.status, self.cards,
+                              self.details, self.downloads])
+
+    def _write(self, line: str):
+        self.log.value = (self.log.value + "\n" + line).lstrip("\n")
+
+    def _tick(self, step: str, done: int, total: int):
+        self.progress.max, self.progress.value = max(total, 1), done
+        self.step.value = f"{step}: {done}/{total}"
+
+    @guarded
+    def run(self):
+        from helpers.experiment.analysis import summary
+
+        self.log.value, self.cards.value, self.downloads.value, self.samples_table.value = "", "", "", ""
+        self.progress.bar_style = "info"
+        config = panel_config(self.config.value, dataset=None if self.dataset.value == KEEP else self.dataset.value,
+                              subset=self.subset.value.strip() or None, n_questions=self.samples.value or None,
+                              llm=None if self.llm.value == KEEP else self.llm.value, judge=self.judge.value)
+        self.status.value = message_html(f"running {config.resolved_run_id()} …", "info")
+        result = run_experiment(config, log=self._write, progress=self._tick, results_dir=self.results_dir)
+        run_id = result["run_id"]
+        self.progress.bar_style = "success" if result["ok"] else "warning"
+        verdict = "finished" if result["ok"] else "finished with failures (see the log and the table)"
+        self.status.value = message_html(f"run {run_id} {verdict}: {result['answers']} answers in {result['seconds']} s",
+                                         "info" if result["ok"] else "error")
+        from helpers.experiment.analysis import load_scores
+
+        table = summary(load_scores(run_id, self.results_dir))
+        self.cards.value = STYLE + summary_cards_html(table) if len(table) else message_html("no quality scores", "info")
+        self.samples_table.value = table_html(sample_table(run_id, self.results_dir))
+        self.downloads.value = download_links(run_id, self.results_dir)
+        return result
+
+
+class ResultsPanel(Panel):
+    """A saved run or sweep, a judge and a metric: the comparison figure and intervals table."""
+
+    def __init__(self, *, results_dir=None):
+        self.results_dir = results_dir
+        self.run = w.Dropdown(description="run")
+        self.sweep = w.Dropdown(description="or sweep")
+        self.judge = w.Dropdown(description="judge")
+        self.metric = w.Dropdown(description="metric")
+        self.refresh = w.Button(description="Refresh", tooltip="list the saved runs and sweeps again")
+        self.status = w.HTML()
+        self.figure = w.Output()
+        self.table = w.HTML()
+        self.table.add_class("hx-intervals")
+        self.refresh.on_click(lambda _: self.list_saved())
+        self.run.observe(lambda _: self._choices(), "value")
+        for control in (self.sweep, self.judge, self.metric):
+            control.observe(lambda _: self.show(), "value")
+        self.widget = w.VBox([w.HBox([self.run, self.sweep, self.refresh]), w.HBox([self.judge, self.metric]),
+                              self.status, self.figure, self.table])
+        self.list_saved()
+
+    @guarded
+    def list_saved(self):
+        self.run.options = saved_runs(self.results_dir)
+        self.sweep.options = ["", *saved_sweeps(self.results_dir)]
+        if not self.run.options:
+            self.status.value = message_html("no saved run yet: press Run in the run panel, or "
+                                             "`python -m helpers run configs/smoke.yaml`, then Refresh", "info")
+
+    @guarded
+    def _choices(self):
+        if not self.run.value:
+            return
+        found = judges_and_metrics(self.run.value, self.results_dir)
+        self.judge.options = list(found)
+        self.metric.options = ["", *sorted({m for metrics in found.values() for m in metrics})]
+        self.show()
+
+    @guarded
+    def show(self):
+        import matplotlib.pyplot as plt
+
+        if not (self.run.value or self.sweep.value):
+            return
+        figure, table = results_view(self.run.value, sweep=self.sweep.value or None, judge=self.judge.value or None,
+                                     metric=self.metric.value or None, results_dir=self.results_dir)
+        self.figure.clear_output()
+        with self.figure:
+            if hasattr(figure, "savefig"):   # a run's figure
+                display(figure)
+                plt.close(figure)
+            elif figure is not None:         # a sweep's figure, saved as PNG
+                display(w.Image(value=Path(figure).read_bytes(), format="png"))
+        self.table.value = table_html(table.round(3))
+        self.status.value = ""

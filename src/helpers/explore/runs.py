@@ -1,0 +1,225 @@
+"""The logic behind the run and results panels: a config with the panel's choices, run by the
+same runner as `python -m helpers run` (so either side resumes the other's run), its per-sample
+table and download links; saved runs and sweeps, their figure and intervals table."""
+from __future__ import annotations
+
+import base64
+import contextlib
+import html
+import io
+import json
+import logging
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from helpers import paths
+from helpers.errors import UserError
+from helpers.explore.search import ExploreError, known_llms
+
+JUDGES = {"config": "as in the config", "offline": "offline TRACe judge", "trace_llm": "TRACe, LLM judge",
+          "ragas": "RAGAS, LLM judge"}
+NOISY = ("httpx", "chromadb", "sentence_transformers", "ragas", "bm25s")
+
+
+def config_choices(configs_dir: str | Path | None = None) -> list[str]:
+    """The experiment configs (configs/*.yaml), smoke first: the quick one to try."""
+    names = sorted(p.stem for p in Path(configs_dir or paths.CONFIGS_DIR).glob("*.yaml"))
+    return sorted(names, key=lambda n: (n != "smoke", n != "default", n))
+
+
+def panel_config(config: str, *, dataset: str | None = None, subset: str | None = None,
+                 n_questions: int | None = None, llm: str | None = None, judge: str = "config"):
+    """The experiment config the run panel runs: `config` (a name in configs/ or a path) with the
+    panel's choices on top. Same choices, same run id: pressing Run again resumes."""
+    from helpers.experiment.config import ExperimentConfig, load_config
+
+    path = Path(config) if str(config).endswith(".yaml") else paths.CONFIGS_DIR / f"{config}.yaml"
+    raw = load_config(path).model_dump(mode="json")
+    if dataset and dataset != raw["dataset"]["name"]:
+        raw["dataset"] = {"name": dataset, "options": {}, "questions": None, "n_questions": None}
+    if subset:
+        if raw["dataset"]["name"] != "ragbench":
+            raise ExploreError(f"a subset is a RAGBench option; the dataset is {raw['dataset']['name']!r}")
+        raw["dataset"]["options"]["subset"] = subset
+    if n_questions:
+        raw["dataset"]["n_questions"] = int(n_questions)
+    if llm:
+        llms = known_llms()
+        if llm not in llms:
+            raise ExploreError(f"no LLM named {llm!r} in configs/*.yaml; names: {sorted(llms)}")
+        if llm not in [item["name"] for item in raw["llms"]]:
+            raw["llms"].append({"name": llm, **llms[llm]})
+        raw["generation_llm"] = llm
+    if judge not in JUDGES:
+        raise ExploreError(f"judge must be one of {sorted(JUDGES)}, got {judge!r}")
+    if judge != "config":
+        answering = raw.get("generation_llm") or raw["llms"][0]["name"]
+        raw["judges"].update(offline=judge == "offline", trace_llm=answering if judge == "trace_llm" else None,
+                             ragas=answering if judge == "ragas" else None, ragas_evidence=False)
+    if raw["run_id"] is None:
+        raw.pop("run_id")
+    return ExperimentConfig(**raw)
+
+
+class _ToLog(logging.Handler):
+    def __init__(self, write):
+        super().__init__(logging.INFO)
+        self.write = write
+        self.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
+
+    def emit(self, record):
+        self.write(self.format(record))
+
+
+def describe_setup(config) -> list[str]:
+    """The lines the live log starts with: answering model, judges, vector store and embedder."""
+    gen = config.llm(config.generation_llm or config.llms[0].name)
+    dense = config.retrieval.dense
+    store = (f"Chroma server {dense.chroma.host}:{dense.chroma.port}" if dense.chroma
+             else f"embedded Chroma under {paths.CACHE_DIR / 'indexes'}")
+    judges = [name for name, on in (("offline", config.judges.offline), ("trace_llm", config.judges.trace_llm),
+                                    ("ragas", config.judges.ragas)) if on]
+    return [f"run {config.resolved_run_id()}: dataset {config.dataset.name} {config.dataset.options or ''}",
+            f"model: {gen.name} ({gen.provider}, {gen.model})",
+            f"vector store: {store}",
+            f"embedder: {dense.embedder or 'by language (English: MiniLM, else multilingual e5)'}",
+            f"architectures: {', '.join(config.architectures)}; k = {config.retrieval.k}",
+            f"judges: {', '.join(judges) or 'none'}"]
+
+
+def run_experiment(config, *, log=print, progress=None, results_dir: Path | None = None) -> dict:
+    """Run (or resume) `config` as `python -m helpers run` does, its log lines and prints going
+    to `log`, `progress(step, done, total)` after each sample; then its figures."""
+    from helpers.experiment.analysis import make_figures
+    from helpers.experiment.runner import Experiment
+
+    handler = _ToLog(log)
+    logger = logging.getLogger("helpers")
+    previous = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    for noisy in NOISY:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    for line in describe_setup(config):
+        log(line)
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            summary = Experiment(config, results_dir=results_dir, progress=progress).run()
+            if config.figures and summary["answers"]:
+                make_figures(summary["run_id"], results_dir)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+        for line in printed.getvalue().splitlines():
+            log(line)
+    log(f"finished in {summary['seconds']} s: {summary['answers']} answers, "
+        f"{summary['failed_samples']} failed; resume or redo from the command line with "
+        f"`python -m helpers run {Path(summary['directory']) / 'config.yaml'}`")
+    return summary
+
+
+def saved_runs(results_dir: Path | None = None) -> list[str]:
+    """Run ids with scores, newest first."""
+    root = Path(results_dir or paths.RESULTS_DIR)
+    found = [p.parent for p in root.glob("*/scores.parquet")]
+    return [p.name for p in sorted(found, key=lambda p: -p.stat().st_mtime)]
+
+
+def saved_sweeps(results_dir: Path | None = None) -> list[str]:
+    root = Path(results_dir or paths.RESULTS_DIR) / "sweeps"
+    return sorted(p.parent.name for p in root.glob("*/sweep.json"))
+
+
+def sample_table(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
+    """One row per answer: architecture, qid, question, answer, error, and every quality score
+    as judge/metric."""
+    from helpers.experiment.analysis import load_scores, quality_scores, run_dir
+
+    directory = run_dir(run_id, results_dir)
+    records = pd.read_parquet(directory / "records.parquet") if (directory / "records.parquet").exists() else pd.DataFrame()
+    wide = quality_scores(load_scores(run_id, results_dir)).pivot_table(
+        index=["architecture", "qid"], columns="metric", values="value", aggfunc="mean").reset_index()
+    if records.empty:
+        return wide
+    keep = [c for c in ("architecture", "qid", "question", "answer", "error") if c in records]
+    table = records[keep].merge(wide, on=["architecture", "qid"], how="left")
+    return table.sort_values(["architecture", "qid"], key=_natural).reset_index(drop=True)
+
+
+def _natural(column: pd.Series) -> pd.Series:
+    """q2 before q10."""
+    return column.map(lambda v: tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(v))))
+
+
+def download_links(run_id: str, results_dir: Path | None = None) -> str:
+    """HTML links that download the run's summary (JSON), scores (CSV) and answers (JSON) from
+    the page itself (data URIs: they work in JupyterLab and Voila alike)."""
+    from helpers.experiment.analysis import load_scores, run_dir
+
+    directory = run_dir(run_id, results_dir)
+    if not (directory / "summary.json").exists():
+        raise UserError(f"{directory}: no summary.json; the run has not finished")
+    files = {f"{run_id}-summary.json": ("application/json", (directory / "summary.json").read_bytes()),
+             f"{run_id}-scores.csv": ("text/csv", load_scores(run_id, results_dir).to_csv(index=False).encode())}
+    if (directory / "records.parquet").exists():
+        answers = pd.read_parquet(directory / "records.parquet").to_json(orient="records", force_ascii=False)
+        files[f"{run_id}-answers.json"] = ("application/json", answers.encode())
+    links = [f"<a class='hx-download' download='{html.escape(name)}' "
+             f"href='data:{mime};base64,{base64.b64encode(body).decode()}'>{html.escape(name)}</a>"
+             for name, (mime, body) in files.items()]
+    return "Download: " + " · ".join(links)
+
+
+def results_view(run_id: str | None = None, *, sweep: str | None = None, judge: str | None = None,
+                 metric: str | None = None, results_dir: Path | None = None):
+    """(figure, intervals table) of a saved run, or of a sweep's cells, for one judge and metric
+    (None: all of them)."""
+    from helpers.experiment.analysis import _bars, load_scores, run_dir, statistics_settings, summary
+
+    if sweep:
+        from helpers.experiment.sweep_report import cell_table, sweep_figures, sweep_scores
+
+        scores, axes, _ = sweep_scores(sweep, results_dir)
+        scores = _pick(scores, judge, metric)
+        table = cell_table(scores, axes, n_resamples=2000)
+        figures = sweep_figures(table, axes, sweep, sorted(set(scores["run_id"])), out_dir=None) if len(table) else {}
+        return next(iter(figures.values()), None), table
+    if not run_id:
+        raise ExploreError("no saved run: run one in the run panel (or `python -m helpers run CONFIG`)")
+    config_path = run_dir(run_id, results_dir) / "config.yaml"
+    import yaml
+
+    config = yaml.safe_load(config_path.read_text()) if config_path.exists() else {}
+    table = summary(_pick(load_scores(run_id, results_dir), judge, metric), config)
+    if table.empty:
+        raise ExploreError(f"run {run_id} has no scores for judge {judge!r} and metric {metric!r}")
+    return _bars(table, statistics_settings(config)["confidence"]), table
+
+
+def _pick(scores: pd.DataFrame, judge: str | None, metric: str | None) -> pd.DataFrame:
+    if judge:
+        scores = scores[scores["judge"] == judge]
+    if metric:  # raw scores name it `faithfulness`, quality tables `ragas/faithfulness`
+        scores = scores[scores["metric"].str.split("/", n=1).str[-1] == metric]
+    return scores
+
+
+def judges_and_metrics(run_id: str, results_dir: Path | None = None) -> dict[str, list[str]]:
+    """judge -> its quality metrics, in a saved run."""
+    from helpers.experiment.analysis import load_scores, quality_scores
+
+    quality = quality_scores(load_scores(run_id, results_dir))
+    out: dict[str, list[str]] = {}
+    for name in quality["metric"].unique():
+        judge, metric = name.split("/", 1)
+        out.setdefault(judge, []).append(metric)
+    return out
+
+
+def summary_json(run_id: str, results_dir: Path | None = None) -> dict:
+    from helpers.experiment.analysis import run_dir
+
+    return json.loads((run_dir(run_id, results_dir) / "summary.json").read_text())

@@ -1,0 +1,268 @@
+"""The logic behind the query panel, without widgets: one warm workbench per corpus that runs a
+question through several architectures and returns one column of hits per architecture.
+
+    bench = Workbench("obstetrics", options={"pages": "124-143"})
+    comparison = bench.search("¿Cuándo se recomienda la primera visita?", ["bm25", "dense"], k=5)
+    comparison.columns["bm25"].hits[0].doc_id
+
+Indexes are built once per corpus and architecture (the `shared` dict of the registry) and
+reused by every later question; the LLM and its cache are kept too.
+"""
+from __future__ import annotations
+
+import html
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from helpers import paths
+from helpers.errors import UserError
+from helpers.retrieval.base import top_k
+
+ARCHITECTURES = ("dense", "bm25", "hybrid", "hyde", "multi_query", "rerank")
+LLM_ARCHITECTURES = ("hyde", "multi_query")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class ExploreError(UserError):
+    """What the panels show in place of a traceback: the problem and what to do."""
+
+
+def default_settings(config_path: str | Path | None = None) -> dict:
+    """The default benchmark's retrieval sections and LLMs (configs/default.yaml), so that the
+    panels show what `make run` measures."""
+    path = Path(config_path or paths.CONFIGS_DIR / "default.yaml")
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    retrieval = dict(raw.get("retrieval") or {})
+    retrieval.pop("k", None)
+    return {"retrieval": retrieval, "llms": raw.get("llms") or [{"name": "local", "provider": "local"}]}
+
+
+def known_llms(configs_dir: str | Path | None = None) -> dict[str, dict]:
+    """Every LLM named in configs/*.yaml, by name (the first definition of a name wins), the
+    bundled local model first."""
+    found: dict[str, dict] = {"local": {"provider": "local", "model": "smollm2"}}
+    for path in sorted(Path(configs_dir or paths.CONFIGS_DIR).glob("*.yaml")):
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for llm in raw.get("llms") or []:
+            settings = {k: v for k, v in llm.items() if k != "name"}
+            found.setdefault(llm.get("name", "local"), settings)
+    return found
+
+
+class Highlighter:
+    """Marks the words of a text whose stem is one of the query's (BM25's tokeniser: accents
+    folded, stop words dropped, Snowball stems), and cuts the snippet around most of them."""
+
+    def __init__(self, query: str, language: str = "en"):
+        from helpers.retrieval.sparse import Tokenizer, fold_accents
+
+        self._fold = fold_accents
+        self.tokenizer = Tokenizer(language if language in ("en", "es") else "en")
+        self._stem = self.tokenizer._stemmer.stemWord
+        stopwords = set(self.tokenizer.stopwords)
+        self.terms = {self._stem(w) for w in (self._fold(t.lower()) for t in _WORD.findall(query))
+                      if w not in stopwords and len(w) > 1}
+
+    def matches(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in _WORD.finditer(text) if self._stem(self._fold(m.group().lower())) in self.terms]
+
+    def snippet(self, text: str, width: int = 320) -> tuple[str, int]:
+        """HTML of the `width` characters with the most query terms, terms in <mark>; and how
+        many terms it marked."""
+        text = " ".join(str(text).split())
+        spans = self.matches(text)
+        start = 0
+        if spans and len(text) > width:  # the window that holds the most matches
+            best = max(range(len(spans)), key=lambda i: sum(1 for s, _ in spans[i:] if s < spans[i][0] + width))
+            start = max(0, spans[best][0] - 40)
+            start = text.rfind(" ", 0, start) + 1 if start else 0
+        end = min(len(text), start + width)
+        window = [(s - start, e - start) for s, e in spans if s >= start and e <= end]
+        out, cursor = [], 0
+        piece = text[start:end]
+        for s, e in window:
+            out.append(html.escape(piece[cursor:s]) + f"<mark>{html.escape(piece[s:e])}</mark>")
+            cursor = e
+        out.append(html.escape(piece[cursor:]))
+        prefix = "… " if start else ""
+        suffix = " …" if end < len(text) else ""
+        return prefix + "".join(out) + suffix, len(window)
+
+
+@dataclass
+class Hit:
+    rank: int
+    doc_id: str
+    score: float
+    page: int | str | None
+    section: str
+    snippet: str                          # HTML, query terms in <mark>
+    found_by: list[str] = field(default_factory=list)   # architectures whose top k holds it
+    first_stage_rank: int | None = None   # rerank only: its rank before the reranker (None: not in it)
+    relevant: bool | None = None          # None: the question has no qrels
+
+    @property
+    def rank_change(self) -> int | None:
+        """Places moved up by the reranker (negative: down)."""
+        return None if self.first_stage_rank is None else self.first_stage_rank - self.rank
+
+
+@dataclass
+class Column:
+    architecture: str
+    hits: list[Hit] = field(default_factory=list)
+    seconds: float = 0.0
+    metrics: dict[str, float] = field(default_factory=dict)   # nDCG@10, recall@k where qrels exist
+    rewrites: list[str] = field(default_factory=list)          # multi-query's rewrites
+    passage: str | None = None                                 # HyDE's generated passage
+    note: str = ""                                             # a fallback, said next to the column
+    error: str = ""
+
+
+@dataclass
+class Comparison:
+    question: str
+    qid: str | None
+    k: int
+    columns: dict[str, Column]
+    contexts: dict[str, list[dict]] = field(default_factory=dict)   # architecture -> top k with texts
+
+
+class Workbench:
+    """A corpus, its indexes and an LLM, kept warm between questions.
+
+    dataset: a name of helpers.data.DATASETS ('obstetrics' default); options: its loader's
+    options (e.g. {"pages": "124-143"}); retrieval: per-architecture sections (default: those of
+    configs/default.yaml); llm: the name of an LLM of configs/*.yaml for HyDE and multi-query
+    ('local', the bundled model, by default)."""
+
+    def __init__(self, dataset: str = "obstetrics", options: dict | None = None, *, retrieval: dict | None = None,
+                 llm: str = "local"):
+        self.dataset, self.options = dataset, dict(options or {})
+        self.retrieval = retrieval if retrieval is not None else default_settings()["retrieval"]
+        self.llm_name = llm
+        self.data = None
+        self._shared: dict = {}
+        self._retrievers: dict = {}
+        self._llms: dict = {}
+        self.last: Comparison | None = None
+
+    # ------------------------------------------------------------------ loading
+    def load(self, dataset: str | None = None, options: dict | None = None) -> "Workbench":
+        """Load (or switch to) a dataset; indexes of the previous one are dropped."""
+        from helpers.data import load_dataset
+
+        if dataset is not None and (dataset, options or {}) != (self.dataset, self.options):
+            self.dataset, self.options, self.data = dataset, dict(options or {}), None
+        if self.data is None:
+            self._shared, self._retrievers, self.last = {}, {}, None
+            self.data = load_dataset(self.dataset, **self.options)
+        return self
+
+    def llm(self, name: str | None = None):
+        from helpers.llm import LLM
+
+        name = name or self.llm_name
+        llms = known_llms()
+        if name not in llms:
+            raise ExploreError(f"no LLM named {name!r} in configs/*.yaml; names: {sorted(llms)}")
+        if name not in self._llms:
+            self._llms[name] = LLM(llms[name])
+        return self._llms[name]
+
+    def retriever(self, architecture: str):
+        """The architecture over this corpus, indexed once."""
+        from helpers.retrieval.registry import build_retriever
+
+        if self.data is None:
+            raise ExploreError("no corpus loaded yet: press Load (or call Workbench.load()) first")
+        if architecture not in self._retrievers:
+            llm = self.llm() if architecture in LLM_ARCHITECTURES else None
+            retriever = build_retriever(architecture, language=self.data.language, llm=llm,
+                                        options=self.retrieval, shared=self._shared)
+            self._retrievers[architecture] = retriever.index(self.data.corpus)
+        return self._retrievers[architecture]
+
+    def qid_of(self, question: str) -> str | None:
+        """The dataset's qid of this exact question (whitespace aside), so its qrels apply."""
+        wanted = " ".join(question.split()).lower()
+        for qid, text in (self.data.queries if self.data else {}).items():
+            if " ".join(text.split()).lower() == wanted:
+                return qid
+        return None
+
+    # ------------------------------------------------------------------ searching
+    def search(self, question: str, architectures=ARCHITECTURES, k: int = 5, on_step=None) -> Comparison:
+        """One column per architecture. `on_step(architecture, i, n)` is called before each
+        (the panel's progress bar). An architecture that fails gets its error in its column."""
+        from helpers.retrieval.metrics import evaluate_run
+
+        if not question or not question.strip():
+            raise ExploreError("the question is empty: type a question, or pick one of the dataset's")
+        if not architectures:
+            raise ExploreError("no architecture selected: tick at least one")
+        if self.data is None:
+            self.load()
+        qid = self.qid_of(question)
+        key = qid or "typed"
+        highlighter = Highlighter(question, self.data.language)
+        columns, runs = {}, {}
+        for i, architecture in enumerate(architectures):
+            if on_step:
+                on_step(architecture, i, len(architectures))
+            column = columns[architecture] = Column(architecture)
+            start = time.perf_counter()
+            try:
+                retriever = self.retriever(architecture)
+                runs[architecture] = top_k(retriever.retrieve({key: question}, k).get(key, {}), k)
+            except Exception as exc:  # shown in its column; the other columns still come
+                column.error = explain(exc)
+                continue
+            column.seconds = time.perf_counter() - start
+            column.rewrites = list(getattr(retriever, "rewrites", {}).get(key, []))
+            column.passage = retriever.generated.pop(key, None) if architecture == "hyde" else None
+            column.note = getattr(retriever, "fallbacks", {}).pop(key, "")
+            if qid and self.data.qrels.get(qid):
+                scores = evaluate_run({qid: self.data.qrels[qid]}, {qid: runs[architecture]},
+                                      metrics=("ndcg@10", f"recall@{k}"))
+                column.metrics = {name: round(value, 3) for name, value in scores.items()}
+        found_by: dict[str, list[str]] = {}
+        for architecture, run in runs.items():
+            for doc_id in run:
+                found_by.setdefault(doc_id, []).append(architecture)
+        relevant = self.data.qrels.get(qid, {}) if qid else {}
+        comparison = Comparison(question, qid, k, columns)
+        for architecture, run in runs.items():
+            first = getattr(self._retrievers[architecture], "first_stage", {}).pop(key, None)
+            for rank, (doc_id, score) in enumerate(run.items(), 1):
+                doc = self.data.corpus[doc_id]
+                snippet, _ = highlighter.snippet(doc["text"])
+                columns[architecture].hits.append(Hit(
+                    rank, doc_id, float(score), doc.get("page") or doc.get("pages"),
+                    str(doc.get("section") or doc.get("title") or ""), snippet, found_by[doc_id],
+                    (first.index(doc_id) + 1 if first and doc_id in first else None),
+                    (relevant.get(doc_id, 0) > 0) if relevant else None))
+            comparison.contexts[architecture] = [{"rank": h.rank, "doc_id": h.doc_id, "score": h.score,
+                                                  "text": self.data.corpus[h.doc_id]["text"]}
+                                                 for h in columns[architecture].hits]
+        self.last = comparison
+        return comparison
+
+
+def explain(exc: Exception) -> str:
+    """One line a person can act on, for errors of the kinds the panels meet."""
+    from helpers.llm.errors import LLMError, MissingKeyError
+
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, MissingKeyError):
+        return f"{text} (put it in the environment or in .env, then press the button again)"
+    if isinstance(exc, LLMError):
+        return f"the LLM did not answer: {text} (is its server running? see configs/openai-compatible.yaml)"
+    if isinstance(exc, UserError):
+        return text
+    return f"{type(exc).__name__}: {text}"
+
