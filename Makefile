@@ -10,7 +10,7 @@ CONFIG ?= configs/default.yaml
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 PYTEST_ARGS ?=
 
-.PHONY: setup data evidence-model run test test-fast lab lock bench clean
+.PHONY: setup data evidence-model run test test-fast lab app browser lock bench clean
 
 setup: $(STAMP)
 
@@ -38,7 +38,7 @@ run: data
 	$(PY) -m helpers summary
 	$(PY) -m helpers run $(CONFIG)
 
-test: data
+test: data browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: data
@@ -46,6 +46,25 @@ test-fast: data
 
 lab: data
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root notebooks/
+
+# The explore panels as a page without code (Voila), for a class: on 127.0.0.1, behind a token
+# (APP_TOKEN, else a random one, printed in the URL).
+APP_PORT ?= 8866
+app: data
+	@token=$${APP_TOKEN:-$$($(PY) -c 'import secrets; print(secrets.token_hex(16))')}; \
+	echo "open http://127.0.0.1:$(APP_PORT)/?token=$$token"; \
+	$(VENV)/bin/voila notebooks/08-explore.ipynb --no-browser --Voila.ip=127.0.0.1 --port=$(APP_PORT) --token=$$token
+
+# Chromium for the browser tests (Playwright drives it; it cannot download its own offline):
+# Debian's package where we are root, else a note saying how (the browser tests are skipped).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -n "$$HELPERS_CHROMIUM" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Chromium for the browser tests (apt-get install chromium)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; } || \
+	    echo "could not install Chromium: the browser tests will be skipped"; \
+	  else echo "no Chromium: the browser tests will be skipped (sudo apt-get install chromium, or HELPERS_CHROMIUM=/path/to/chrome)"; fi; }
 
 # Re-resolve the lock from requirements/base.in in a scratch venv.
 lock:

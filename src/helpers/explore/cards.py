@@ -82,7 +82,7 @@ def card_html(metric: str, value: float | None, interval: tuple[float, float] | 
     caveat = ("<div style='font-size:10px;color:#555'>A share of all context sentences: 0.1-0.4 is "
               "common for good systems.</div>" if metric.split("/")[-1] in FRACTION_OF_CONTEXT else "")
     return (f"<div class='hx-card' data-metric='{html.escape(metric)}' style='display:inline-block;vertical-align:top;"
-            f"width:190px;margin:4px;padding:8px;border-radius:6px;border:2px solid {colour};font-family:sans-serif'>"
+            f"width:190px;margin:4px;padding:8px;border-radius:6px;border:2px solid {colour};font-family:sans-serif;line-height:1.3'>"
             f"<div style='font-size:12px;color:#333'>{html.escape(metric)}</div>"
             f"<div style='font-size:22px;font-weight:bold'>{shown}</div>{extra}"
             f"<div style='display:inline-block;padding:0 6px;border-radius:4px;background:{colour};color:white;"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import functools
 import html
+import io
 from pathlib import Path
 
 import ipywidgets as w
-from IPython.display import display
 
 from helpers.explore.answer import answer_and_judge
 from helpers.explore.cards import summary_cards_html
@@ -109,7 +109,7 @@ class AnswerPanel(Panel):
     def __init__(self, bench: Workbench, *, max_tokens: int | None = None):
         self.bench, self.max_tokens = bench, max_tokens
         self.architecture = w.Dropdown(options=list(ARCHITECTURES), value="rerank", description="contexts of")
-        self.llm = w.Dropdown(options=list(known_llms()), value=bench.llm_name, description="LLM")
+        self.llm = w.Dropdown(options=list(bench.llm_choices()), value=bench.llm_name, description="LLM")
         self.button = w.Button(description="Answer and judge", button_style="primary")
         self.button.add_class("hx-answer")
         self.status = w.HTML()
@@ -204,14 +204,15 @@ class ResultsPanel(Panel):
     """A saved run or sweep, a judge and a metric: the comparison figure and intervals table."""
 
     def __init__(self, *, results_dir=None):
-        self.results_dir = results_dir
+        self.results_dir, self._quiet = results_dir, False
         self.run = w.Dropdown(description="run")
         self.sweep = w.Dropdown(description="or sweep")
         self.judge = w.Dropdown(description="judge")
         self.metric = w.Dropdown(description="metric")
         self.refresh = w.Button(description="Refresh", tooltip="list the saved runs and sweeps again")
         self.status = w.HTML()
-        self.figure = w.Output()
+        self.figure = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.figure.add_class("hx-figure")
         self.table = w.HTML()
         self.table.add_class("hx-intervals")
         self.refresh.on_click(lambda _: self.list_saved())
@@ -224,9 +225,12 @@ class ResultsPanel(Panel):
 
     @guarded
     def list_saved(self):
-        self.run.options = saved_runs(self.results_dir)
+        runs = saved_runs(self.results_dir)
+        self.run.options = runs
         self.sweep.options = ["", *saved_sweeps(self.results_dir)]
-        if not self.run.options:
+        if runs:
+            self.run.value = runs[0]
+        else:
             self.status.value = message_html("no saved run yet: press Run in the run panel, or "
                                              "`python -m helpers run configs/smoke.yaml`, then Refresh", "info")
 
@@ -235,24 +239,30 @@ class ResultsPanel(Panel):
         if not self.run.value:
             return
         found = judges_and_metrics(self.run.value, self.results_dir)
-        self.judge.options = list(found)
-        self.metric.options = ["", *sorted({m for metrics in found.values() for m in metrics})]
+        self._quiet = True   # one redraw after the choices change, not one per choice
+        try:
+            self.judge.options = list(found)
+            self.judge.value = "offline" if "offline" in found else next(iter(found), None)
+            self.metric.options = ["", *sorted({m for metrics in found.values() for m in metrics})]
+            self.metric.value = ""
+        finally:
+            self._quiet = False
         self.show()
 
     @guarded
     def show(self):
         import matplotlib.pyplot as plt
 
-        if not (self.run.value or self.sweep.value):
+        if self._quiet or not (self.run.value or self.sweep.value):
             return
         figure, table = results_view(self.run.value, sweep=self.sweep.value or None, judge=self.judge.value or None,
                                      metric=self.metric.value or None, results_dir=self.results_dir)
-        self.figure.clear_output()
-        with self.figure:
-            if hasattr(figure, "savefig"):   # a run's figure
-                display(figure)
-                plt.close(figure)
-            elif figure is not None:         # a sweep's figure, saved as PNG
-                display(w.Image(value=Path(figure).read_bytes(), format="png"))
+        if hasattr(figure, "savefig"):   # a run's figure, drawn here (the figures module's backend is Agg)
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+            plt.close(figure)
+            self.figure.value = buffer.getvalue()
+        else:                            # a sweep's figure, saved as PNG (none: no cell to draw)
+            self.figure.value = Path(figure).read_bytes() if figure is not None else b""
         self.table.value = table_html(table.round(3))
         self.status.value = ""

@@ -170,7 +170,9 @@ def download_links(run_id: str, results_dir: Path | None = None) -> str:
     links = [f"<a class='hx-download' download='{html.escape(name)}' "
              f"href='data:{mime};base64,{base64.b64encode(body).decode()}'>{html.escape(name)}</a>"
              for name, (mime, body) in files.items()]
-    return "Download: " + " · ".join(links)
+    from helpers.explore.views import STYLE
+
+    return STYLE + "Download: " + " · ".join(links)
 
 
 def results_view(run_id: str | None = None, *, sweep: str | None = None, judge: str | None = None,

@@ -70,7 +70,7 @@ class Highlighter:
     def matches(self, text: str) -> list[tuple[int, int]]:
         return [m.span() for m in _WORD.finditer(text) if self._stem(self._fold(m.group().lower())) in self.terms]
 
-    def snippet(self, text: str, width: int = 320) -> tuple[str, int]:
+    def snippet(self, text: str, width: int = 260) -> tuple[str, int]:
         """HTML of the `width` characters with the most query terms, terms in <mark>; and how
         many terms it marked."""
         text = " ".join(str(text).split())
@@ -137,19 +137,27 @@ class Workbench:
 
     dataset: a name of helpers.data.DATASETS ('obstetrics' default); options: its loader's
     options (e.g. {"pages": "124-143"}); retrieval: per-architecture sections (default: those of
-    configs/default.yaml); llm: the name of an LLM of configs/*.yaml for HyDE and multi-query
-    ('local', the bundled model, by default)."""
+    configs/default.yaml); llm: the name of the LLM for HyDE and multi-query ('local', the
+    bundled model, by default), one of configs/*.yaml or of `llms` ({name: LLM settings}, more
+    LLMs than the configs name)."""
 
     def __init__(self, dataset: str = "obstetrics", options: dict | None = None, *, retrieval: dict | None = None,
-                 llm: str = "local"):
+                 llm: str = "local", llms: dict[str, dict] | None = None):
         self.dataset, self.options = dataset, dict(options or {})
         self.retrieval = retrieval if retrieval is not None else default_settings()["retrieval"]
-        self.llm_name = llm
+        self.llm_name, self.extra_llms = llm, dict(llms or {})
         self.data = None
         self._shared: dict = {}
         self._retrievers: dict = {}
         self._llms: dict = {}
         self.last: Comparison | None = None
+
+    @classmethod
+    def from_dataset(cls, data, **settings) -> "Workbench":
+        """A workbench on a Dataset already in memory (your own corpus, in BEIR's contracts)."""
+        bench = cls(data.name, **settings)
+        bench.data = data
+        return bench
 
     # ------------------------------------------------------------------ loading
     def load(self, dataset: str | None = None, options: dict | None = None) -> "Workbench":
@@ -167,12 +175,16 @@ class Workbench:
         from helpers.llm import LLM
 
         name = name or self.llm_name
-        llms = known_llms()
+        llms = self.llm_choices()
         if name not in llms:
             raise ExploreError(f"no LLM named {name!r} in configs/*.yaml; names: {sorted(llms)}")
         if name not in self._llms:
             self._llms[name] = LLM(llms[name])
         return self._llms[name]
+
+    def llm_choices(self) -> dict[str, dict]:
+        """The LLMs this workbench can use, by name."""
+        return {**known_llms(), **self.extra_llms}
 
     def retriever(self, architecture: str):
         """The architecture over this corpus, indexed once."""

@@ -10,8 +10,9 @@ import pandas as pd
 from helpers.explore.search import Comparison, Hit
 
 STYLE = """<style>
-.hx-grid{display:grid;gap:8px;overflow-x:auto;font-family:sans-serif;font-size:12px}
-.hx-column{border:1px solid #ddd;border-radius:6px;padding:6px;min-width:210px;background:#fff}
+.hx-grid{display:grid;gap:8px;overflow-x:auto;font-family:sans-serif;font-size:12px;line-height:1.35}
+.hx-column{border:1px solid #ddd;border-radius:6px;padding:6px;min-width:200px;background:#fff}
+.hx-column ol{margin:2px 0;padding-left:18px}
 .hx-column h4{margin:0 0 4px 0;font-size:13px}
 .hx-meta{color:#555;font-size:11px}
 .hx-hit{border-top:1px solid #eee;padding:4px 0}
@@ -23,6 +24,7 @@ STYLE = """<style>
 .hx-relevant{background:#2b8a3e;color:#fff}
 .hx-rewrites{background:#f8f9fa;border-left:3px solid #adb5bd;padding:3px 6px;margin:4px 0;font-size:11px}
 .hx-error{color:#c92a2a;background:#fff5f5;border:1px solid #ffc9c9;border-radius:4px;padding:6px;font-family:sans-serif}
+.hx-download{color:#1864ab;text-decoration:underline}
 .hx-info{color:#1864ab;font-family:sans-serif;font-size:12px}
 .hx-table{border-collapse:collapse;font-size:11px;font-family:sans-serif}
 .hx-table td,.hx-table th{border:1px solid #ddd;padding:2px 5px;vertical-align:top;max-width:420px}
@@ -76,7 +78,8 @@ def comparison_html(comparison: Comparison) -> str:
         if column.note:
             parts.append(f"<div class='hx-meta'>fallback: {html.escape(column.note)}</div>")
         for hit in column.hits:
-            section = f" · {html.escape(hit.section[:60])}" if hit.section else ""
+            section = (f" · <span title='{html.escape(hit.section)}'>{html.escape(hit.section[:40])}"
+                       f"{'…' if len(hit.section) > 40 else ''}</span>") if hit.section else ""
             parts.append(f"<div class='hx-hit' data-doc-id='{html.escape(hit.doc_id)}'>"
                          f"<b>{hit.rank}.</b> <code>{html.escape(hit.doc_id)}</code>{_page(hit)}{section}"
                          f" <span class='hx-meta'>score {hit.score:.3f}</span><br>"

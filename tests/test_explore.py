@@ -1,0 +1,196 @@
+"""helpers.explore without a browser: highlighting, the side-by-side columns on a four-sentence
+corpus with qrels, cards and their bands, errors said in the panel, the run panel's configs
+(same choices, same run id; the command line resumes a panel's run) and its downloads."""
+import base64
+import json
+import math
+import re
+
+import pytest
+
+from helpers.data.contracts import Dataset
+from helpers.explore import ExploreError, Workbench
+from helpers.explore.cards import band, card_html, diagnose, trace_cards_html
+from helpers.explore.search import Highlighter, known_llms
+from helpers.explore.views import comparison_html
+from runs import TINY
+
+CORPUS = {
+    "d1": {"title": "", "text": "The first prenatal visit should happen before week 12 of pregnancy."},
+    "d2": {"title": "", "text": "Iron supplements are recommended when anaemia is diagnosed."},
+    "d3": {"title": "", "text": "A prenatal visit includes blood pressure and weight checks."},
+    "d4": {"title": "", "text": "Labour usually starts between weeks 37 and 42."},
+}
+QUERIES = {"q1": "When should the first prenatal visit happen?", "q2": "When does labour start?"}
+QRELS = {"q1": {"d1": 1}, "q2": {"d4": 1}}
+
+
+@pytest.fixture(scope="module")
+def bench():
+    data = Dataset("tiny", "en", {k: dict(v) for k, v in CORPUS.items()}, dict(QUERIES), QRELS)
+    return Workbench.from_dataset(data, retrieval={"dense": {"embedder": "minilm"}, "rerank": {"base": "bm25"}})
+
+
+def test_highlighter_marks_query_stems_not_stop_words():
+    marker = Highlighter("¿Cuándo es la primera visita prenatal?", "es")
+    html_text, marked = marker.snippet("La primera visita del control prenatal se hace antes; las visitas siguientes cada mes.")
+    assert re.findall(r"<mark>(.*?)</mark>", html_text) == ["primera", "visita", "prenatal", "visitas"]
+    assert marked == 4
+    long_text = "relleno " * 80 + "la visita prenatal"
+    cut, _ = marker.snippet(long_text, width=60)
+    assert cut.startswith("… ") and "<mark>visita</mark>" in cut   # the window moves to the matches
+
+
+def test_columns_rank_overlap_qrels_and_reranker_moves(bench):
+    comparison = bench.search(QUERIES["q1"], ["bm25", "dense", "rerank"], k=2)
+    assert comparison.qid == "q1"              # a dataset question: its qrels apply
+    for architecture, column in comparison.columns.items():
+        assert not column.error, column.error
+        assert [h.rank for h in column.hits] == [1, 2]
+        assert column.hits[0].doc_id == "d1" and column.hits[0].relevant is True
+        assert column.metrics["ndcg@10"] == pytest.approx(1.0) and column.metrics["recall@2"] == 1.0
+        assert "<mark>prenatal</mark>" in column.hits[0].snippet
+    assert set(comparison.columns["bm25"].hits[0].found_by) == {"bm25", "dense", "rerank"}
+    moves = [h.rank_change for h in comparison.columns["rerank"].hits]
+    assert all(isinstance(m, int) for m in moves)          # each hit knows its first-stage rank
+    assert comparison.columns["bm25"].hits[0].rank_change is None
+    page = comparison_html(comparison)
+    assert page.count("class='hx-column'") == 3 and page.count("class='hx-hit'") == 6
+    assert "hx-relevant" in page and "found by 3" in page and "hx-rank-change" in page
+
+
+def test_a_typed_question_has_no_qrels_and_warm_search_is_fast(bench):
+    bench.search("prenatal weight", ["bm25", "dense"], k=3)
+    comparison = bench.search("prenatal weight checks", ["bm25", "dense"], k=3)
+    assert comparison.qid is None
+    assert all(h.relevant is None for c in comparison.columns.values() for h in c.hits)
+    assert comparison.columns["bm25"].hits[0].doc_id == "d3"
+    assert all(c.metrics == {} for c in comparison.columns.values())
+
+
+def test_errors_say_what_to_do(bench):
+    with pytest.raises(ExploreError, match="question is empty"):
+        bench.search("   ", ["bm25"])
+    with pytest.raises(ExploreError, match="no architecture selected"):
+        bench.search("labour", [])
+    with pytest.raises(ExploreError, match="no corpus loaded"):
+        Workbench("obstetrics").retriever("bm25")
+    with pytest.raises(ExploreError, match="no LLM named 'nope'.*local"):
+        bench.llm("nope")
+    from helpers.explore.answer import answer_and_judge
+
+    fresh = Workbench.from_dataset(bench.data)
+    with pytest.raises(ExploreError, match="search in the query panel first"):
+        answer_and_judge(fresh, "bm25")
+
+
+def test_an_llm_server_that_does_not_answer_is_said_in_its_column(bench):
+    from browser import free_port
+
+    dead = {"provider": "openai-compatible", "base_url": f"http://127.0.0.1:{free_port()}/v1", "model": "m",
+            "api_key_env": "HELPERS_TEST_NO_SUCH_KEY", "max_retries": 0, "timeout_s": 2, "cache": "off"}
+    offline = Workbench.from_dataset(bench.data, llm="dead", llms={"dead": dead})
+    comparison = offline.search(QUERIES["q2"], ["bm25", "hyde"], k=2)
+    assert comparison.columns["bm25"].hits[0].doc_id == "d4"      # the other columns still come
+    hyde = comparison.columns["hyde"]
+    assert hyde.error or hyde.note, "HyDE's failure must be said next to its column"
+    assert "llm failed" in hyde.note or "did not answer" in hyde.error
+
+
+def test_missing_api_key_is_said_with_where_to_put_it(bench, monkeypatch, tmp_path):
+    from helpers import paths
+    from helpers.explore.answer import answer_and_judge
+
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    monkeypatch.setattr(paths, "ENV_FILE", tmp_path / "no.env")
+    bench.search(QUERIES["q1"], ["bm25"], k=2)
+    view = answer_and_judge(bench, "bm25", "groq")
+    assert view.answer is None and "GROQ_API_KEY" in view.error and ".env" in view.error
+
+
+@pytest.mark.slow
+def test_answer_and_judge_with_the_local_model(bench):
+    from helpers.explore.answer import answer_and_judge
+
+    bench.search(QUERIES["q1"], ["bm25"], k=2)
+    view = answer_and_judge(bench, "bm25", "local", max_tokens=24)
+    assert view.answer and not view.error
+    assert set(view.scores) == {"relevance", "utilization", "completeness", "adherence"}
+    assert all(0 <= v <= 1 for v in view.scores.values() if not math.isnan(v))
+    assert view.cards_html.count("class='hx-card'") == 4 and "Response:" in view.sentences_html
+
+
+def test_bands_meanings_and_diagnostic_patterns():
+    assert [band(v)[0] for v in (0.8, 0.79, 0.6, 0.4, 0.39, 0.0, float("nan"), None)] == \
+        ["Excellent", "Good", "Good", "Fair", "Poor", "Poor", "n/a", "n/a"]
+    patterns = diagnose({"relevance": 0.1, "utilization": 0.1, "completeness": 0.9, "adherence": 1.0})
+    assert patterns == ["Low utilization with low relevance: the retriever returns irrelevant documents."]
+    patterns = diagnose({"relevance": 0.7, "utilization": 0.7, "completeness": 0.2, "adherence": 0.0})
+    assert any("Low completeness with high utilization" in p for p in patterns)
+    assert any("hallucination" in p for p in patterns)
+    assert any("works as intended" in p for p in diagnose({"relevance": 0.9, "utilization": 0.8,
+                                                            "completeness": 0.9, "adherence": 1.0}))
+    assert "If low:" in card_html("relevance", 0.2) and "If low:" not in card_html("relevance", 0.9)
+    assert trace_cards_html({"relevance": 0.5}).count("class='hx-card'") == 4
+
+
+def test_known_llms_come_from_the_configs():
+    llms = known_llms()
+    assert llms["local"]["provider"] == "local"
+    assert llms["groq"]["provider"] == "groq" and llms["server"]["provider"] == "openai-compatible"
+
+
+def test_panel_choices_make_a_stable_run_the_command_line_resumes(tmp_path):
+    from helpers.experiment.config import load_config
+    from helpers.explore.runs import panel_config
+
+    plain = panel_config("smoke")
+    assert plain.resolved_run_id() == load_config("configs/smoke.yaml").resolved_run_id()  # same run as the CLI's
+    chosen = panel_config("smoke", n_questions=1, llm="local", judge="offline")
+    assert chosen.resolved_run_id() != plain.resolved_run_id()
+    assert panel_config("smoke", n_questions=1, llm="local", judge="offline").resolved_run_id() == chosen.resolved_run_id()
+    saved = tmp_path / "config.yaml"   # what the run directory keeps
+    import yaml
+
+    saved.write_text(yaml.safe_dump(chosen.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
+    assert load_config(saved).resolved_run_id() == chosen.resolved_run_id()
+    with pytest.raises(ExploreError, match="no LLM named 'gpt-9'"):
+        panel_config("smoke", llm="gpt-9")
+    with pytest.raises(ExploreError, match="subset is a RAGBench option"):
+        panel_config("smoke", subset="covidqa")
+    with pytest.raises(ExploreError, match="judge must be one of"):
+        panel_config("smoke", judge="astrologer")
+    ragbench = panel_config("smoke", dataset="ragbench", subset="covidqa", n_questions=3)
+    assert ragbench.dataset.options == {"subset": "covidqa"} and ragbench.dataset.n_questions == 3
+
+
+@pytest.mark.slow
+def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
+    from helpers.experiment.config import load_config
+    from helpers.experiment.runner import Experiment
+    from helpers.explore.runs import download_links, run_experiment, sample_table, saved_runs
+    from runs import write_config
+
+    config = load_config(write_config(tmp_path, TINY))
+    lines, ticks = [], []
+    summary = run_experiment(config, log=lines.append, progress=lambda *t: ticks.append(t),
+                             results_dir=tmp_path / "results")
+    assert summary["ok"] and summary["answers"] == 6
+    text = "\n".join(lines)
+    assert "model: local (local, smollm2)" in text and "vector store:" in text and "embedder:" in text
+    assert "bm25 indexed" in text and "python -m helpers run" in text
+    answered = [t for t in ticks if t[0] == "bm25: retrieve + answer"]
+    assert [t[1] for t in answered] == [1, 2, 3] and all(t[2] == 3 for t in answered)
+    # the command line resumes it: nothing is redone
+    directory = tmp_path / "results" / summary["run_id"]
+    before = (directory / "records.jsonl").read_text()
+    again = Experiment(load_config(directory / "config.yaml"), results_dir=tmp_path / "results").run()
+    assert again["run_id"] == summary["run_id"] and (directory / "records.jsonl").read_text() == before
+    assert saved_runs(tmp_path / "results") == [summary["run_id"]]
+    table = sample_table(summary["run_id"], tmp_path / "results")
+    assert len(table) == 6 and list(table["qid"][:3]) == ["q2", "q3", "q4"]
+    assert {"question", "answer", "offline/adherence"} <= set(table.columns)
+    links = download_links(summary["run_id"], tmp_path / "results")
+    encoded = re.search(r"href='data:application/json;base64,([^']+)'", links).group(1)
+    assert json.loads(base64.b64decode(encoded))["run_id"] == summary["run_id"]
+    assert links.count("class='hx-download'") == 3

@@ -1,0 +1,129 @@
+"""notebooks/08-explore.ipynb in a real browser: JupyterLab and Voila on 127.0.0.1 with a token,
+Chromium driven by Playwright, on the smoke corpus. Asserts what a person sees; screenshots go to
+build/test-artifacts/."""
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from browser import browser_page, jupyter_server, missing_browser
+
+PROJECT = Path(__file__).resolve().parents[1]
+NOTEBOOK = "08-explore.ipynb"
+ARTIFACTS = Path(os.environ.get("HELPERS_TEST_ARTIFACTS", PROJECT / "build" / "test-artifacts"))
+QUESTION = "¿Cuándo debe ser la primera visita prenatal?"
+ARCHITECTURES = ["dense", "bm25", "hybrid", "hyde", "multi_query", "rerank"]
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))]
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A copy of the notebook (the servers must not save outputs into the project's), and the
+    environment of a smoke session."""
+    shutil.copy(PROJECT / "notebooks" / NOTEBOOK, tmp_path / NOTEBOOK)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return tmp_path, dict(os.environ, HELPERS_SMOKE="1")
+
+
+def _idle(page, timeout_ms=120_000):
+    page.wait_for_function("document.body.innerText.includes('| Idle')", timeout=timeout_ms)
+
+
+def _search(page, k=5):
+    page.fill(".hx-question input", QUESTION)
+    page.click("button.hx-search")
+    page.wait_for_selector(".hx-column[data-architecture='rerank'] .hx-hit", timeout=300_000)
+    columns = page.locator(".hx-results .hx-column")
+    assert columns.count() == 6
+    for i, architecture in enumerate(ARCHITECTURES):
+        column = columns.nth(i)
+        assert column.get_attribute("data-architecture") == architecture
+        assert column.locator(".hx-hit").count() == k, column.inner_text()[:500]
+    assert page.locator(".hx-results .hx-hit mark").count() >= 6   # the question's terms, highlighted
+    assert page.locator(".hx-results .hx-shared").count() >= 1      # documents several found
+    assert page.locator(".hx-column[data-architecture='rerank'] .hx-rank-change").count() == k
+    assert "rewrites" in columns.nth(4).inner_text() or "fallback" in columns.nth(4).inner_text()
+    assert "HyDE passage" in columns.nth(3).inner_text() or "fallback" in columns.nth(3).inner_text()
+
+
+def test_jupyterlab_panels_in_a_browser(served):
+    root, env = served
+    started = time.perf_counter()
+    with jupyter_server("lab", root, NOTEBOOK, env, root / "lab.log") as url, browser_page() as page:
+        page.goto(url)
+        page.wait_for_selector(".jp-Notebook", timeout=60_000)
+        _idle(page)
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click("li[data-command='runmenu:run-all']")
+        page.wait_for_selector("button.hx-run", timeout=300_000)
+        _idle(page, 300_000)
+        with_news = page.locator(".jp-toast-button:text-is('No')")
+        if with_news.count():
+            with_news.first.click()
+
+        # 1. query: six columns of k results, highlighted terms, overlap and reranker moves
+        search_started = time.perf_counter()
+        _search(page)
+        print(f"first search (indexes built, LLM rewrites): {time.perf_counter() - search_started:.1f} s")
+        page.locator(".hx-results").scroll_into_view_if_needed()
+        page.screenshot(path=ARTIFACTS / "explore-query.png")
+
+        # an empty question: a message in the panel, no traceback
+        page.fill(".hx-question input", "  ")
+        page.click("button.hx-search")
+        page.wait_for_selector(".hx-error:has-text('the question is empty')", timeout=30_000)
+        assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+
+        # 2. answer and judge: highlighted sentences and four cards
+        page.fill(".hx-question input", QUESTION)
+        page.click("button.hx-search")
+        page.wait_for_selector(".hx-column[data-architecture='rerank'] .hx-hit", timeout=120_000)
+        page.click("button.hx-answer")
+        page.wait_for_selector(".hx-trace-cards .hx-card", timeout=300_000)
+        cards = page.locator(".hx-trace-cards .hx-card")
+        assert [cards.nth(i).get_attribute("data-metric") for i in range(cards.count())] == \
+            ["relevance", "utilization", "completeness", "adherence"]
+        assert re.search(r"Excellent|Good|Fair|Poor", cards.first.inner_text())
+        assert page.locator(".hx-sentences span[style*='background']").count() >= 2
+        assert "Response:" in page.locator(".hx-sentences").inner_text()
+        page.locator(".hx-trace-cards").scroll_into_view_if_needed()
+        page.screenshot(path=ARTIFACTS / "explore-answer.png")
+
+        # 3. run: the smoke config, a live log, cards, per-sample table, download links
+        page.click("button.hx-run")
+        page.wait_for_selector(".hx-downloads a.hx-download", timeout=600_000)
+        log = page.locator(".hx-log textarea").input_value()
+        assert "model: local" in log and "vector store:" in log and "python -m helpers run" in log
+        links = page.locator(".hx-downloads a.hx-download")
+        assert links.count() == 3 and links.first.get_attribute("href").startswith("data:application/json;base64,")
+        assert page.locator(".hx-run-cards .hx-card").count() >= 4
+        page.locator(".hx-downloads").scroll_into_view_if_needed()
+        page.screenshot(path=ARTIFACTS / "explore-run.png")
+
+        # 4. results: the run just made, its figure and intervals table
+        page.click("button:has-text('Refresh')")
+        page.wait_for_selector(".hx-intervals table", timeout=120_000)
+        assert "ci_low" in page.locator(".hx-intervals").inner_text()
+        page.wait_for_function("document.querySelector('img.hx-figure').naturalWidth > 100", timeout=30_000)
+        page.locator(".hx-intervals").scroll_into_view_if_needed()
+        page.screenshot(path=ARTIFACTS / "explore-results.png")
+    print(f"JupyterLab browser test: {time.perf_counter() - started:.1f} s")
+
+
+def test_voila_serves_the_panels_without_code(served):
+    root, env = served
+    started = time.perf_counter()
+    with jupyter_server("voila", root, NOTEBOOK, env, root / "voila.log") as url, browser_page() as page:
+        page.goto(url.split("?")[0])   # without the token: the login page, not the panels
+        assert page.locator("button.hx-search").count() == 0
+        page.goto(url, timeout=300_000)
+        page.wait_for_selector("button.hx-run", timeout=300_000)
+        assert "from helpers.explore import" not in page.inner_text("body")   # no code shown
+        _search(page)
+        page.screenshot(path=ARTIFACTS / "voila-query.png")
+    print(f"Voila browser test: {time.perf_counter() - started:.1f} s")
+
