@@ -53,10 +53,12 @@ def _search(page, k=5):
 def test_jupyterlab_panels_in_a_browser(served):
     root, env = served
     started = time.perf_counter()
-    with jupyter_server("lab", root, NOTEBOOK, env, root / "lab.log") as url, browser_page() as page:
+    with jupyter_server("lab", root, NOTEBOOK, env, root / "lab.log") as url, browser_page(1920, 1080) as page:
         page.goto(url)
         page.wait_for_selector(".jp-Notebook", timeout=60_000)
         _idle(page)
+        page.click(".lm-MenuBar-itemLabel:text-is('View')")   # the file browser away: room for six columns
+        page.click("li[data-command='filebrowser:toggle-main']")
         page.click(".lm-MenuBar-itemLabel:text-is('Run')")
         page.click("li[data-command='runmenu:run-all']")
         page.wait_for_selector("button.hx-run", timeout=300_000)

@@ -78,7 +78,7 @@ def comparison_html(comparison: Comparison) -> str:
         if column.note:
             parts.append(f"<div class='hx-meta'>fallback: {html.escape(column.note)}</div>")
         for hit in column.hits:
-            section = (f" · <span title='{html.escape(hit.section)}'>{html.escape(hit.section[:40])}"
+            section = (f" · <span class='hx-meta' title='{html.escape(hit.section)}'>{html.escape(hit.section[:40])}"
                        f"{'…' if len(hit.section) > 40 else ''}</span>") if hit.section else ""
             parts.append(f"<div class='hx-hit' data-doc-id='{html.escape(hit.doc_id)}'>"
                          f"<b>{hit.rank}.</b> <code>{html.escape(hit.doc_id)}</code>{_page(hit)}{section}"
