@@ -95,7 +95,8 @@ def test_jupyterlab_panels_in_a_browser(served):
         page.locator(".hx-trace-cards").scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "explore-answer.png")
 
-        # 3. run: the smoke config, a live log, cards, per-sample table, download links
+        # 3. run: the smoke config on one question, a live log, cards, per-sample table, downloads
+        page.fill(".hx-samples input", "1")
         page.click("button.hx-run")
         page.wait_for_selector(".hx-downloads a.hx-download", timeout=600_000)
         log = page.locator(".hx-log textarea").input_value()

@@ -71,14 +71,14 @@ def _served(base_url, **llm) -> dict:
     return dict(TINY, architectures=["bm25"], judges={"offline": True, "trace_llm": None, "ragas": None, "ragas_evidence": False},
                 dataset=dict(TINY["dataset"], questions=[f"q{i}" for i in range(1, 7)]),
                 llms=[{"name": "served", "provider": "openai-compatible", "model": "smollm2", "base_url": base_url,
-                       "max_tokens": 16, "max_retries": 0, "timeout_s": 8, "concurrency": 3, **llm}])
+                       "max_tokens": 16, "max_retries": 0, "timeout_s": 15, "concurrency": 3, **llm}])
 
 
 @pytest.mark.slow
 def test_faults_in_a_run_are_recorded_once_and_a_rerun_completes_exactly_those(server_url, tmp_path):
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         config = ExperimentConfig(**_served(proxy.url + "/v1"), run_id="faults")
-        proxy.faults.extend([("429", 0), ("500", None), ("hang", 10), ("malformed", None), ("drop", None)])
+        proxy.faults.extend([("429", 0), ("500", None), ("hang", 20), ("malformed", None), ("drop", None)])
         first = Experiment(config, results_dir=tmp_path).run()
         records = tmp_path / first["run_id"] / "records.jsonl"
         answers = [json.loads(line) for line in records.read_text().splitlines() if '"kind": "answer"' in line]

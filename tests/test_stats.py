@@ -172,3 +172,49 @@ def test_compare_to_baseline_leaves_out_a_metric_the_baseline_lacks():
     assert list(table["metric"]) == ["m1"] and table["mean_diff"].iloc[0] == pytest.approx(0.2)
     with pytest.raises(ValueError, match="baseline architecture 'dense' has no scores"):
         compare_to_baseline(scores, "dense", n_resamples=200)
+
+
+def test_questions_needed_matches_cohens_table_and_power_inverts():
+    from helpers.stats import minimum_detectable_difference, paired_power, questions_needed
+
+    assert questions_needed(0.5, 1.0) == 34          # Cohen 1988, d = 0.5, two-sided 0.05, power 0.8
+    assert questions_needed(0.8, 1.0) == 15
+    mdd = minimum_detectable_difference(0.2, 10)
+    assert paired_power(mdd, 0.2, 10) == pytest.approx(0.8, abs=1e-6)
+    assert minimum_detectable_difference(0.2, 40) < mdd / 1.9   # about 1/sqrt(n)
+    tiny = minimum_detectable_difference(0.1, 2)     # two questions: scipy's nct is NaN there
+    assert paired_power(tiny, 0.1, 2) == pytest.approx(0.8, abs=1e-4) and tiny > 1.0   # beyond any [0, 1] score
+    with pytest.raises(ValueError, match="at least 2 pairs"):
+        paired_power(0.1, 0.2, 1)
+    with pytest.raises(ValueError, match="difference of 0"):
+        questions_needed(0.0, 0.2)
+
+
+def test_minimum_detectable_difference_has_its_power_in_simulation():
+    from scipy.stats import ttest_rel
+
+    from helpers.stats import minimum_detectable_difference
+
+    rng = np.random.default_rng(0)
+    n, sd = 10, 0.15
+    mdd = minimum_detectable_difference(sd, n)
+    hits = 0
+    for _ in range(3000):
+        baseline = rng.uniform(0, 1, n)
+        other = baseline + mdd + rng.normal(0, sd, n)
+        hits += ttest_rel(other, baseline).pvalue < 0.05
+    assert hits / 3000 == pytest.approx(0.8, abs=0.025)
+
+
+def test_detectable_differences_per_metric():
+    from helpers.stats import detectable_differences
+
+    base = np.linspace(0.3, 0.7, 10)
+    diff = 0.05 + 0.15 * np.array([1, -1] * 5)         # mean 0.05, SD 0.158
+    rows = [{"architecture": arch, "qid": f"q{i}", "metric": "m", "value": value}
+            for i in range(10) for arch, value in (("bm25", base[i]), ("rerank", base[i] + diff[i]))]
+    row = detectable_differences(pd.DataFrame(rows), "bm25").iloc[0]
+    assert row["architecture"] == "rerank" and row["n"] == 10
+    assert row["mean_diff"] == pytest.approx(0.05) and row["sd_diff"] == pytest.approx(0.1581, abs=1e-3)
+    assert row["mdd"] == pytest.approx(0.1575, abs=2e-3)   # 10 questions cannot separate 0.05 here
+    assert 70 <= row["questions_needed"] <= 85

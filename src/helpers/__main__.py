@@ -110,13 +110,22 @@ def _report(args: argparse.Namespace) -> int:
 
         print(format_sweep_report(sweep_report(args.sweep, figures=True)))
         return 0
-    if not args.run_id:
-        from helpers.errors import UserError
+    from helpers.errors import UserError
 
+    if not args.run_id:
         raise UserError("report needs a RUN_ID (a folder of results/) or --sweep NAME")
+    if args.out and not args.format:
+        raise UserError(f"--out {args.out} needs --format md, csv, html or json (the text report goes to the terminal)")
     if args.figures:
         for name, path in make_figures(args.run_id).items():
             print(f"figure {name}: {path}")
+    if args.format:
+        from helpers.experiment.report_formats import write_report
+
+        paths = write_report(args.run_id, args.format, out=args.out)
+        for what, path in zip([f"report ({args.format})", "summary (csv: means and intervals)"], paths):
+            print(f"{what}: {path}")
+        return 0
     print(report(args.run_id))
     return 0
 
@@ -146,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("run_id", nargs="?")
     rep.add_argument("--figures", action="store_true", help="also regenerate its figures")
     rep.add_argument("--sweep", help="a sweep's name: tables by axis, paired tests, figures")
+    rep.add_argument("--format", help="md, csv, html (one self-contained file) or json: write the run's "
+                     "per-question details, intervals, comparisons, RAGAS table and TRACe JSON to a file "
+                     "(default: the text report on the terminal)")
+    rep.add_argument("--out", help="file (or folder) the --format report goes to (default: "
+                     "results/RUN_ID/report.FORMAT; csv also writes NAME.summary.csv beside it)")
     rep.set_defaults(func=_report)
     swp = sub.add_parser("sweep", help="run a grid of experiments (resumable; local or on Ray)")
     swp.add_argument("sweep_file", help="e.g. configs/sweeps/chunking.yaml")

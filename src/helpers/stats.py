@@ -161,3 +161,91 @@ def compare_to_baseline(scores: pd.DataFrame, baseline: str, *, alpha: float = 0
     table["p_holm"] = holm(table["p_value"])
     table["significant"] = table["p_holm"] < alpha
     return table
+
+
+def paired_power(difference: float, sd_diff: float, n: int, *, alpha: float = 0.05) -> float:
+    """Power of the two-sided paired t-test at level `alpha` to detect a true mean difference
+    `difference` with n pairs whose differences have standard deviation `sd_diff`: P(|T| > t_crit)
+    with T noncentral t, df n - 1, noncentrality difference·√n / sd (Cohen 1988, ch. 2)."""
+    if n < 2:
+        raise ValueError(f"a paired test needs at least 2 pairs, got n={n}")
+    if sd_diff <= 0:
+        return 1.0 if difference != 0 else alpha
+    df, nc = n - 1, abs(difference) * math.sqrt(n) / sd_diff
+    critical = stats.t.ppf(1 - alpha / 2, df)
+    power = float(stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc))
+    if math.isnan(power):  # scipy's nct is NaN in parts of its range (e.g. df 1): T = (Z + nc) / √(V/df), V ~ χ²_df
+        from scipy.integrate import quad
+
+        def given_v(v):
+            scale = critical * math.sqrt(v / df)
+            return (stats.norm.cdf(nc - scale) + stats.norm.cdf(-scale - nc)) * stats.chi2.pdf(v, df)
+
+        power = float(quad(given_v, 0, np.inf, limit=200)[0])
+    return power
+
+
+def minimum_detectable_difference(sd_diff: float, n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest true mean paired difference that a two-sided paired t-test at level `alpha`
+    detects with probability `power`, given n pairs (questions) whose differences have standard
+    deviation `sd_diff` (the observed one, e.g.). Solved exactly on the noncentral t; close to
+    (t_{1-α/2} + t_{power}) · sd / √n."""
+    if not 0 < power < 1 or not 0 < alpha < 1:
+        raise ValueError(f"alpha and power must be in (0, 1), got {alpha}, {power}")
+    if sd_diff <= 0:
+        return 0.0
+    from scipy.optimize import brentq
+
+    df = n - 1   # bracket: twice the usual approximation, where the noncentral t is well behaved
+    high = 2 * (stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * sd_diff / math.sqrt(n)
+    while paired_power(high, sd_diff, n, alpha=alpha) < power:
+        high *= 2
+    return float(brentq(lambda d: paired_power(d, sd_diff, n, alpha=alpha) - power, 0.0, high, xtol=1e-9))
+
+
+def questions_needed(difference: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8,
+                     max_n: int = 1_000_000) -> int:
+    """The fewest pairs (questions) for which the paired t-test detects `difference` with
+    probability `power` (power grows with n, so a bisection over n)."""
+    if difference == 0:
+        raise ValueError("a difference of 0 cannot be detected by any number of questions")
+    if sd_diff <= 0:
+        return 2
+    low, high = 2, 2
+    while paired_power(difference, sd_diff, high, alpha=alpha) < power:
+        low, high = high, high * 2
+        if high > max_n:
+            raise ValueError(f"more than {max_n} questions needed for a difference of {difference}")
+    while low < high:
+        middle = (low + high) // 2
+        if paired_power(difference, sd_diff, middle, alpha=alpha) >= power:
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+def detectable_differences(scores: pd.DataFrame, baseline: str, *, alpha: float = 0.05,
+                           power: float = 0.8) -> pd.DataFrame:
+    """Per metric and architecture against `baseline`, on the questions both have: the observed
+    mean paired difference, the SD of the differences, the minimum detectable difference at these
+    n questions, and how many questions the observed difference would need."""
+    rows = []
+    for metric, by_metric in scores.dropna(subset=["value"]).groupby("metric"):
+        wide = by_metric.pivot_table(index="qid", columns="architecture", values="value", aggfunc="mean")
+        if baseline not in wide:
+            continue
+        for architecture in (c for c in wide.columns if c != baseline):
+            diff = (wide[architecture] - wide[baseline]).dropna().to_numpy()
+            if len(diff) < 2:
+                continue
+            sd, mean = float(np.std(diff, ddof=1)), float(np.mean(diff))
+            try:
+                needed = questions_needed(mean, sd, alpha=alpha, power=power) if mean else None
+            except ValueError:
+                needed = None
+            rows.append({"metric": metric, "architecture": architecture, "baseline": baseline, "n": len(diff),
+                         "mean_diff": mean, "sd_diff": sd,
+                         "mdd": minimum_detectable_difference(sd, len(diff), alpha=alpha, power=power),
+                         "questions_needed": needed})
+    return pd.DataFrame(rows)

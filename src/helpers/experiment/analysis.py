@@ -2,19 +2,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import yaml
 
 from helpers import paths
 from helpers.errors import UserError
 from helpers.experiment.config import StatisticsConfig
-from helpers.figures import save_figure
 from helpers.ragas_eval import RAGAS_METRICS
-from helpers.stats import compare_to_baseline, summarize
+from helpers.stats import bootstrap_ci, compare_to_baseline, summarize
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
@@ -34,6 +32,16 @@ def _percent(confidence: float) -> str:
     return f"{100 * confidence:g}%"
 
 
+def natural_key(text) -> tuple:
+    """Sort key that reads numbers as numbers: q1, q2, ..., q10 (not q1, q10, q2); a tuple, so
+    pandas can sort by it too."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(text)))
+
+
+def natural_sorted(values) -> list:
+    return sorted(values, key=natural_key)
+
+
 def run_dir(run_id: str, results_dir: Path | None = None) -> Path:
     return Path(results_dir or paths.RESULTS_DIR) / run_id
 
@@ -41,7 +49,11 @@ def run_dir(run_id: str, results_dir: Path | None = None) -> Path:
 def load_scores(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     path = run_dir(run_id, results_dir) / "scores.parquet"
     if not path.exists():
-        raise UserError(f"{path}: no scores; run `python -m helpers run CONFIG.yaml` first")
+        root = Path(results_dir or paths.RESULTS_DIR)
+        known = natural_sorted(p.parent.name for p in root.glob("*/scores.parquet"))
+        runs = f"runs with scores in {root}: {', '.join(known[:8])}{' ...' if len(known) > 8 else ''}" if known \
+            else f"no run has scores in {root}"
+        raise UserError(f"{path}: no scores; run `python -m helpers run CONFIG.yaml` first ({runs})")
     return pd.read_parquet(path)
 
 
@@ -61,16 +73,58 @@ def summary(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
                      seed=stats["seed"])
 
 
+def baseline_of(quality: pd.DataFrame, config: dict | None = None) -> str | None:
+    """The configured baseline, or the first architecture (by name) where it has no scores;
+    None when fewer than two architectures have any (nothing to compare)."""
+    present = set(quality.dropna(subset=["value"])["architecture"])
+    if len(present) < 2:
+        return None
+    baseline = statistics_settings(config)["baseline"]
+    return baseline if baseline in present else sorted(present)[0]
+
+
 def comparisons(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
     stats = statistics_settings(config)
-    baseline = stats["baseline"]
     quality = quality_scores(scores).dropna(subset=["value"])
-    if quality["architecture"].nunique() < 2:
+    baseline = baseline_of(quality, config)
+    if baseline is None:
         return pd.DataFrame()  # nothing to compare (one architecture, or every score failed)
-    if baseline not in set(quality["architecture"]):
-        baseline = sorted(set(quality["architecture"]))[0]
     return compare_to_baseline(quality, baseline, alpha=stats["alpha"], n_resamples=stats["n_resamples"],
                                seed=stats["seed"])
+
+
+def paired_differences(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
+    """Per question: architecture minus baseline on each quality metric (metric, architecture,
+    baseline, qid, diff), on the questions both have scored; empty when nothing to compare."""
+    quality = quality_scores(scores).dropna(subset=["value"])
+    baseline = baseline_of(quality, config)
+    if baseline is None:
+        return pd.DataFrame(columns=["metric", "architecture", "baseline", "qid", "diff"])
+    rows = []
+    for metric, part in quality.groupby("metric"):
+        wide = part.pivot_table(index="qid", columns="architecture", values="value", aggfunc="mean")
+        if baseline not in wide:
+            continue
+        for architecture in (c for c in wide.columns if c != baseline):
+            diff = (wide[architecture] - wide[baseline]).dropna()
+            rows += [{"metric": metric, "architecture": architecture, "baseline": baseline, "qid": qid, "diff": d}
+                     for qid, d in diff.items()]
+    return pd.DataFrame(rows, columns=["metric", "architecture", "baseline", "qid", "diff"])
+
+
+def difference_intervals(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
+    """Mean paired difference against the baseline with its bootstrap interval (questions
+    resampled), at the run's confidence: metric, architecture, baseline, mean_diff, ci_low,
+    ci_high, n_pairs."""
+    stats = statistics_settings(config)
+    rows = []
+    for (metric, architecture, baseline), part in paired_differences(scores, config).groupby(
+            ["metric", "architecture", "baseline"], sort=True):
+        mean, low, high = bootstrap_ci(part["diff"].to_numpy(float), confidence=stats["confidence"],
+                                       n_resamples=stats["n_resamples"], seed=stats["seed"])
+        rows.append({"metric": metric, "architecture": architecture, "baseline": baseline, "mean_diff": mean,
+                     "ci_low": low, "ci_high": high, "n_pairs": len(part)})
+    return pd.DataFrame(rows, columns=["metric", "architecture", "baseline", "mean_diff", "ci_low", "ci_high", "n_pairs"])
 
 
 def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
@@ -94,103 +148,27 @@ def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def _bars(table: pd.DataFrame, confidence: float):
-    metrics = list(dict.fromkeys(table["metric"]))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.6), squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
-        part = table[table.metric == metric]
-        err = np.vstack([part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]])
-        ax.bar(part["architecture"], part["mean"], yerr=err, capsize=3, color="#4C72B0")
-        ax.set_title(metric, fontsize=9)
-        ax.set_ylim(0, 1.05)
-        ax.tick_params(axis="x", rotation=60, labelsize=8)
-        if part["mean"].isna().all():  # say why a panel is empty rather than leave it blank
-            ax.text(0.5, 0.5, "no sample could be scored\n(NaN: see reasons in scores)", ha="center",
-                    va="center", fontsize=8, transform=ax.transAxes)
-    fig.suptitle(f"Mean per architecture with {_percent(confidence)} bootstrap intervals", fontsize=10)
-    fig.tight_layout()
-    return fig
+    """Mean per architecture with intervals, one panel per metric in a grid (a matplotlib Figure);
+    kept under this name for helpers.explore.runs and the tests."""
+    from helpers.experiment.figures_run import metric_bars
+
+    return metric_bars(table, confidence=confidence)
 
 
-def _heatmap(matrix: pd.DataFrame, title: str):
-    fig, ax = plt.subplots(figsize=(1.0 + 0.7 * matrix.shape[1], 1.2 + 0.4 * matrix.shape[0]))
-    image = ax.imshow(matrix.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(matrix.shape[1]), matrix.columns, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(matrix.shape[0]), matrix.index, fontsize=8)
-    for (i, j), value in np.ndenumerate(matrix.to_numpy(dtype=float)):
-        if not np.isnan(value):
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black")
-    fig.colorbar(image, ax=ax, fraction=0.04)
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def _pareto(scores: pd.DataFrame, quality_metric: str, cost_metric: str):
-    quality = quality_scores(scores)
-    q = quality[quality.metric == quality_metric].groupby("architecture")["value"].mean()
-    c = scores[scores.metric == cost_metric].groupby("architecture")["value"].mean()
-    both = pd.concat([q.rename("quality"), c.rename("cost")], axis=1).dropna()
-    fig, ax = plt.subplots(figsize=(5, 3.6))
-    ax.scatter(both["cost"], both["quality"], color="#C44E52")
-    for name, row in both.iterrows():
-        ax.annotate(name, (row["cost"], row["quality"]), fontsize=8, xytext=(3, 3), textcoords="offset points")
-    frontier = both.sort_values("cost")
-    frontier = frontier[frontier["quality"] >= frontier["quality"].cummax()]
-    ax.plot(frontier["cost"], frontier["quality"], "--", color="grey", lw=1, label="Pareto front")
-    ax.set_xlabel(f"mean {cost_metric} per question")
-    ax.set_ylabel(quality_metric)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def _agreement(scores: pd.DataFrame):
-    pairs = {"ragas/faithfulness": ("ragas", "faithfulness"), "offline/adherence_score": ("offline", "adherence_score"),
-             "trace_llm/adherence": ("trace_llm", "adherence"),
-             "ragas_evidence/faithfulness": ("ragas_evidence", "faithfulness")}
-    wide = {}
-    for name, (judge, metric) in pairs.items():
-        part = scores[(scores.judge == judge) & (scores.metric == metric)]
-        if len(part):
-            wide[name] = part.set_index(["architecture", "qid"])["value"]
-    frame = pd.DataFrame(wide)
-    names = list(frame.columns)
-    fig, axes = plt.subplots(1, max(1, len(names) - 1), figsize=(4 * max(1, len(names) - 1), 3.6), squeeze=False)
-    for ax, other in zip(axes[0], names[1:]):
-        ax.scatter(frame[names[0]], frame[other], alpha=0.6)
-        rho = frame[[names[0], other]].corr(method="spearman").iloc[0, 1]
-        ax.set_xlabel(names[0])
-        ax.set_ylabel(other)
-        ax.set_title(f"per answer, Spearman rho = {rho:.2f}", fontsize=9)
-    if len(names) < 2:
-        axes[0][0].text(0.5, 0.5, "one judge only: nothing to compare", ha="center")
-    fig.tight_layout()
-    return fig
+def load_config(run_id: str, results_dir: Path | None = None) -> dict:
+    path = run_dir(run_id, results_dir) / "config.yaml"
+    return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
 
 
 def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | None = None) -> dict[str, Path]:
-    """Every figure of a run, as PNG + PDF + JSON sidecar, under figures/."""
+    """Every figure of a run, as PNG + PDF + JSON sidecar, under figures/ ({name: PNG path});
+    also the seed-form RAGAS table as Markdown there."""
+    from helpers.experiment.figures_run import save_run_figures
+
     directory = run_dir(run_id, results_dir)
     scores = load_scores(run_id, results_dir)
-    config = yaml.safe_load((directory / "config.yaml").read_text(encoding="utf-8"))
-    meta = {"run_ids": [run_id], "config": config, "data_sources": [str(directory / "scores.parquet")], "out_dir": out_dir}
-    table = summary(scores, config)
-    written = {}
-    figures = {
-        "metric-bars": lambda: _bars(table, statistics_settings(config)["confidence"]),
-        "heatmap-architecture-metric": lambda: _heatmap(table.pivot(index="architecture", columns="metric", values="mean"),
-                                                        "Mean score: architecture x metric"),
-        "heatmap-question": lambda: _heatmap(
-            quality_scores(scores).pivot_table(index="qid", columns="architecture", values="value", aggfunc="mean"),
-            "Mean quality per question and architecture (which questions fail where)"),
-        "pareto-latency": lambda: _pareto(scores, table["metric"].iloc[0], "latency_s"),
-        "pareto-cost": lambda: _pareto(scores, table["metric"].iloc[0], "output_tokens"),
-        "judge-agreement": lambda: _agreement(scores),
-    }
-    for name, build in figures.items():
-        fig = build()
-        written[name] = save_figure(fig, f"{run_id}-{name}", **meta)["png"]
-        plt.close(fig)
+    config = load_config(run_id, results_dir)
+    written = save_run_figures(run_id, scores, config, data_sources=[str(directory / "scores.parquet")], out_dir=out_dir)
     seed = seed_table(scores)
     (Path(out_dir or paths.FIGURES_DIR) / f"{run_id}-obstetrics-table.md").write_text(
         seed.to_markdown() if len(seed) else "(RAGAS not run)", encoding="utf-8")
@@ -201,7 +179,7 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
     """Text report: the seed-form table, means with intervals, and the paired comparisons."""
     directory = run_dir(run_id, results_dir)
     scores = load_scores(run_id, results_dir)
-    config = yaml.safe_load((directory / "config.yaml").read_text(encoding="utf-8"))
+    config = load_config(run_id, results_dir)
     summary_json = json.loads((directory / "summary.json").read_text()) if (directory / "summary.json").exists() else {}
     parts = [f"run {run_id}: {summary_json.get('answers', '?')} answers, failures {summary_json.get('answer_failures', {})}, "
              f"NaN scores {summary_json.get('nan_scores', {})}"]

@@ -147,6 +147,7 @@ class RunPanel(Panel):
         self.subset = w.Text(placeholder="RAGBench subset, e.g. covidqa", description="subset")
         self.samples = w.BoundedIntText(value=0, min=0, max=10_000, description="samples",
                                         tooltip="0: the config's questions")
+        self.samples.add_class("hx-samples")
         self.llm = w.Dropdown(options=[KEEP, *known_llms()], value=KEEP, description="answers by")
         self.judge = w.Dropdown(options=[(label, key) for key, label in JUDGES.items()], value="config",
                                 description="judge")

@@ -1,0 +1,365 @@
+"""The figures of one run (helpers.experiment.analysis.make_figures is the entry point): metric
+bars in a grid, heatmaps, per-question score distributions and paired differences against the
+baseline (seaborn), quality against latency and cost (Pareto), and judge agreement.
+
+A metric nothing was scored on (every value NaN) gets no panel; a note beneath the panels names
+it, so a missing panel is never mistaken for a forgotten one."""
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from helpers.figures import save_figure  # first: it selects the headless backend before pyplot loads
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from helpers.experiment.analysis import (_percent, comparisons, difference_intervals, natural_sorted,  # noqa: E402
+                                         paired_differences, quality_scores, statistics_settings, summary)
+
+PER_ROW = 4                        # panels per row at most: 8 metrics are 2 rows of 4, not a strip of 8
+PANEL_INCHES = (3.0, 3.2)          # width, height of one panel
+BAR_COLOR = "#4C72B0"
+POINT_COLOR = "#C44E52"
+EMPTY_NOTE = "left out, nothing scored (every value NaN): "
+# label offsets (points) tried in this order around a point of the Pareto plots
+LABEL_OFFSETS = ((5, 5), (5, -13), (-5, 5), (-5, -13), (5, 17), (-5, 17), (5, -25), (-5, -25),
+                 (20, 30), (-20, 30), (20, -38), (-20, -38))
+
+
+# ---- layout helpers
+
+def grid(n_panels: int, *, per_row: int = PER_ROW, panel: tuple[float, float] = PANEL_INCHES):
+    """(figure, the first n axes) of a grid with at most `per_row` panels a row, the columns
+    balanced (5 panels: 3 + 2, not 4 + 1); the axes left over are hidden."""
+    n = max(1, n_panels)
+    rows = math.ceil(n / per_row)
+    cols = math.ceil(n / rows)
+    fig, axes = plt.subplots(rows, cols, figsize=(panel[0] * cols, panel[1] * rows), squeeze=False)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def split_empty(frame: pd.DataFrame, value_column: str, *, by: str = "metric") -> tuple[list[str], list[str]]:
+    """(names with at least one value, names whose every value is NaN), each in first-seen order."""
+    if frame.empty or by not in frame:
+        return [], []
+    order = list(dict.fromkeys(frame[by]))
+    scored = set(frame.dropna(subset=[value_column])[by])
+    return [m for m in order if m in scored], [m for m in order if m not in scored]
+
+
+def note_empty(fig, empty) -> None:
+    """Name what was left out on a line beneath the panels (the suptitle stays the title)."""
+    if len(empty):
+        fig.text(0.5, 0.0, EMPTY_NOTE + ", ".join(empty), ha="center", va="top", fontsize=8, color="#555555")
+
+
+def nothing_to_show(message: str, *, size: tuple[float, float] = (5, 2)):
+    fig, ax = plt.subplots(figsize=size)
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=9, transform=ax.transAxes)
+    return fig
+
+
+@contextlib.contextmanager
+def fixed_jitter(seed: int = 0):
+    """seaborn's stripplot jitters with numpy's global generator: seed it for the plot (the same
+    figure on every run) and give the caller's state back afterwards."""
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
+def png_bytes(fig, *, dpi: int = 110) -> bytes:
+    """The figure as PNG (for reports that embed their images)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+# ---- the figures
+
+def metric_bars(table: pd.DataFrame, *, confidence: float = 0.95, per_row: int = PER_ROW):
+    """Mean per architecture with its bootstrap interval, one panel per metric (summary table:
+    architecture, metric, mean, ci_low, ci_high)."""
+    scored, empty = split_empty(table, "mean")
+    fig, axes = grid(len(scored), per_row=per_row)
+    for ax, metric in zip(axes, scored):
+        part = table[table.metric == metric]
+        err = np.vstack([part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]])
+        ax.bar(part["architecture"], part["mean"], yerr=err, capsize=3, color=BAR_COLOR)
+        ax.set_title(metric, fontsize=9)
+        ax.set_ylim(0, 1.05)
+        ax.tick_params(axis="x", rotation=60, labelsize=8)
+    if not scored:
+        axes[0].axis("off")
+        axes[0].text(0.5, 0.5, "no sample could be scored\n(NaN: see reasons in scores)", ha="center", va="center",
+                     fontsize=8, transform=axes[0].transAxes)
+    fig.suptitle(f"Mean per architecture with {_percent(confidence)} bootstrap intervals", fontsize=10)
+    fig.tight_layout()
+    note_empty(fig, empty)
+    return fig
+
+
+def heatmap(matrix: pd.DataFrame, title: str, *, empty=()):
+    """Values in [0, 1] as colours with their numbers; `empty` names the columns left out."""
+    if matrix.empty:
+        return nothing_to_show(f"{title}\n(nothing scored)")
+    fig, ax = plt.subplots(figsize=(1.6 + 0.7 * matrix.shape[1], 1.2 + 0.4 * matrix.shape[0]))
+    values = matrix.to_numpy(dtype=float)
+    image = ax.imshow(values, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(matrix.shape[1]), matrix.columns, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]), matrix.index, fontsize=8)
+    for (i, j), value in np.ndenumerate(values):
+        if not np.isnan(value):
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black")
+    fig.colorbar(image, ax=ax, fraction=0.04)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    note_empty(fig, empty)
+    return fig
+
+
+def architecture_heatmap(table: pd.DataFrame):
+    scored, empty = split_empty(table, "mean")
+    if not scored:
+        return nothing_to_show("Mean score: architecture x metric\n(nothing scored)")
+    matrix = table.pivot(index="architecture", columns="metric", values="mean")[scored]
+    return heatmap(matrix, "Mean score: architecture x metric", empty=empty)
+
+
+def question_heatmap(scores: pd.DataFrame):
+    """Mean quality per question (rows, in natural order: q1, q2, ..., q10) and architecture."""
+    quality = quality_scores(scores)
+    if quality.empty:
+        return nothing_to_show("no quality scores")
+    matrix = quality.pivot_table(index="qid", columns="architecture", values="value", aggfunc="mean", dropna=False)
+    empty = [c for c in matrix.columns if matrix[c].isna().all()]
+    matrix = matrix.drop(columns=empty).reindex(natural_sorted(matrix.index))
+    return heatmap(matrix, "Mean quality per question and architecture (which questions fail where)", empty=empty)
+
+
+def distributions(scores: pd.DataFrame, *, per_row: int = PER_ROW):
+    """Per-question scores per architecture, one panel per quality metric: box (quartiles)
+    with every question as a point."""
+    quality = quality_scores(scores)
+    scored, empty = split_empty(quality, "value")
+    scored = sorted(scored)                        # the panels in the metric bars' order
+    order = sorted(set(quality["architecture"])) if len(quality) else []
+    with sns.axes_style("whitegrid"):
+        fig, axes = grid(len(scored), per_row=per_row)
+    for ax, metric in zip(axes, scored):
+        part = quality[quality.metric == metric].dropna(subset=["value"])
+        sns.boxplot(data=part, x="architecture", y="value", order=order, ax=ax, color="#DDE4F0", fliersize=0,
+                    linewidth=0.8)
+        with fixed_jitter():
+            sns.stripplot(data=part, x="architecture", y="value", order=order, ax=ax, color=BAR_COLOR, size=3.5,
+                          alpha=0.75, jitter=0.15)
+        first_column = ax.get_subplotspec().is_first_col()
+        ax.set(title=metric, xlabel="", ylabel="score per question" if first_column else "", ylim=(-0.05, 1.05))
+        ax.title.set_fontsize(9)
+        ax.tick_params(axis="x", rotation=60, labelsize=8)
+    if not scored:
+        axes[0].text(0.5, 0.5, "no sample could be scored", ha="center", va="center", transform=axes[0].transAxes)
+    fig.suptitle("Scores per question and architecture (box: quartiles; points: questions)", fontsize=10)
+    fig.tight_layout()
+    note_empty(fig, empty)
+    return fig
+
+
+def difference_plot(diffs: pd.DataFrame, intervals: pd.DataFrame, *, tests: pd.DataFrame | None = None,
+                    empty=(), confidence: float = 0.95, alpha: float = 0.05, per_row: int = PER_ROW):
+    """Architecture minus baseline per question (points) and the mean difference with its
+    bootstrap interval, one panel per metric; p is the Holm-corrected paired permutation test
+    (`tests`: helpers.experiment.analysis.comparisons), bold where below `alpha`."""
+    if intervals.empty:
+        return nothing_to_show("fewer than two architectures with scores: nothing to compare with a baseline")
+    metrics = list(dict.fromkeys(intervals["metric"]))
+    p_holm = {} if tests is None or tests.empty else tests.set_index(["metric", "architecture"])["p_holm"].to_dict()
+    with sns.axes_style("whitegrid"):
+        fig, axes = grid(len(metrics), per_row=per_row)
+    for ax, metric in zip(axes, metrics):
+        rows = intervals[intervals.metric == metric].set_index("architecture")
+        order = sorted(rows.index)
+        with fixed_jitter():
+            sns.stripplot(data=diffs[diffs.metric == metric], x="architecture", y="diff", order=order, ax=ax,
+                          color="#999999", size=3, alpha=0.7, jitter=0.12)
+        rows = rows.reindex(order)
+        err = np.vstack([rows["mean_diff"] - rows["ci_low"], rows["ci_high"] - rows["mean_diff"]])
+        ax.errorbar(range(len(order)), rows["mean_diff"], yerr=err, fmt="o", color=POINT_COLOR, capsize=4, zorder=3)
+        ax.axhline(0, color="black", lw=0.8)
+        # the test's p under each architecture's name, bold where significant
+        p_values = [p_holm.get((metric, a), math.nan) for a in order]
+        ax.set_xticks(range(len(order)), [a if p != p else f"{a}\np={p:.2g}" for a, p in zip(order, p_values)])
+        for label, p in zip(ax.get_xticklabels(), p_values):
+            if p < alpha:
+                label.set_fontweight("bold")
+        first_column = ax.get_subplotspec().is_first_col()
+        ax.set(title=metric, xlabel="", ylabel=f"minus {rows['baseline'].iloc[0]}" if first_column else "")
+        ax.title.set_fontsize(9)
+        ax.tick_params(axis="x", labelsize=8)
+    fig.suptitle(f"Paired difference against {intervals['baseline'].iloc[0]}: questions (grey), mean with "
+                 f"{_percent(confidence)} bootstrap interval (red); p: permutation test, Holm", fontsize=10)
+    fig.tight_layout()
+    note_empty(fig, empty)
+    return fig
+
+
+def cost_axis(scores: pd.DataFrame) -> tuple[str, str]:
+    """(cost metric, axis label): dollars where prices are known (any nonzero cost_usd), else
+    output tokens, and the label says which."""
+    cost = scores.loc[scores["metric"] == "cost_usd", "value"]
+    if (cost.fillna(0) != 0).any():
+        return "cost_usd", "mean cost per question (USD)"
+    return "output_tokens", "mean output tokens per question (no prices known: tokens, not USD)"
+
+
+def place_labels(ax, xs, ys, names, *, fontsize: int = 8) -> list:
+    """Label each point where its label overlaps no other label or point, trying LABEL_OFFSETS
+    in order (else the offset with the fewest overlaps). adjustText is not installed; a greedy
+    pass over fixed offsets is deterministic and enough for the few points of one run."""
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    radius = 4 * ax.figure.dpi / 72
+    taken = [_box(ax.transData.transform((x, y)), radius) for x, y in zip(xs, ys)]
+    placed = []
+    for i in sorted(range(len(names)), key=lambda i: (xs[i], ys[i], str(names[i]))):
+        def annotate(offset):
+            far = abs(offset[1]) > 13          # beyond the first ring: a leader line says whose label
+            return ax.annotate(str(names[i]), (xs[i], ys[i]), xytext=offset, textcoords="offset points", va="bottom",
+                               ha="left" if offset[0] >= 0 else "right", fontsize=fontsize,
+                               arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5} if far else None)
+
+        def cost(offset):
+            text = annotate(offset)
+            box = text.get_window_extent(renderer)
+            text.remove()
+            others = [b for j, b in enumerate(taken) if j != i]
+            return (sum(box.overlaps(b) for b in others), not _inside(box, frame)), box
+
+        scored = [(cost(offset), offset) for offset in LABEL_OFFSETS]
+        (_, box), best = min(scored, key=lambda item: item[0][0])   # min keeps the first of ties
+        placed.append(annotate(best))
+        taken.append(box)
+    return placed
+
+
+def _box(center, radius):
+    from matplotlib.transforms import Bbox
+
+    return Bbox.from_extents(center[0] - radius, center[1] - radius, center[0] + radius, center[1] + radius)
+
+
+def _inside(box, frame) -> bool:
+    return box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+
+
+def pareto(scores: pd.DataFrame, quality_metric: str | None, cost_metric: str, *, cost_label: str | None = None):
+    """Mean quality against mean cost per architecture (architecture / llm where a run has
+    several LLMs), the Pareto front dashed (no other point is cheaper and better)."""
+    quality, system = quality_scores(scores), scores[scores["metric"] == cost_metric]
+    several_llms = scores["llm"].nunique() > 1 if "llm" in scores else False
+
+    def point(frame):
+        return frame["architecture"] + (" / " + frame["llm"] if several_llms else "")
+
+    q = quality[quality.metric == quality_metric].assign(point=point).groupby("point")["value"].mean()
+    c = system.assign(point=point).groupby("point")["value"].mean()
+    both = pd.concat([q.rename("quality"), c.rename("cost")], axis=1).dropna()
+    with sns.axes_style("whitegrid"):
+        fig, ax = plt.subplots(figsize=(5.5, 4))
+    sns.scatterplot(x=both["cost"].to_numpy(), y=both["quality"].to_numpy(), ax=ax, color=POINT_COLOR, s=40)
+    frontier = both.sort_values(["cost", "quality"], ascending=[True, False])
+    frontier = frontier[frontier["quality"] >= frontier["quality"].cummax()]
+    ax.plot(frontier["cost"], frontier["quality"], "--", color="grey", lw=1, label="Pareto front")
+    ax.set_xlabel(cost_label or f"mean {cost_metric} per question")
+    ax.set_ylabel(f"mean {quality_metric}" if quality_metric else "no quality metric scored")
+    ax.margins(x=0.25, y=0.2)            # room for the labels inside the axes
+    if len(both):
+        ax.legend(fontsize=8, loc="lower right")
+    else:
+        ax.text(0.5, 0.5, "no architecture has both a quality score and this cost", ha="center", transform=ax.transAxes)
+    fig.tight_layout()                   # before the labels: they are placed in the final pixel positions
+    place_labels(ax, list(both["cost"]), list(both["quality"]), list(both.index))
+    return fig
+
+
+def agreement(scores: pd.DataFrame):
+    """Per answer, the first faithfulness-like judge against each other one (Spearman rho)."""
+    pairs = {"ragas/faithfulness": ("ragas", "faithfulness"), "offline/adherence_score": ("offline", "adherence_score"),
+             "trace_llm/adherence": ("trace_llm", "adherence"),
+             "ragas_evidence/faithfulness": ("ragas_evidence", "faithfulness")}
+    wide = {}
+    for name, (judge, metric) in pairs.items():
+        part = scores[(scores.judge == judge) & (scores.metric == metric)]
+        if len(part):
+            wide[name] = part.groupby(["architecture", "llm", "qid"])["value"].mean()
+    frame = pd.DataFrame(wide)
+    empty = [c for c in frame.columns if frame[c].isna().all()]
+    names = [c for c in frame.columns if c not in empty]
+    fig, axes = grid(max(1, len(names) - 1), per_row=3, panel=(4, 3.6))
+    for ax, other in zip(axes, names[1:]):
+        ax.scatter(frame[names[0]], frame[other], alpha=0.6)
+        rho = frame[[names[0], other]].corr(method="spearman").iloc[0, 1]
+        ax.set(xlabel=names[0], ylabel=other)
+        ax.set_title(f"per answer, Spearman rho = {rho:.2f}", fontsize=9)
+    if len(names) < 2:
+        axes[0].text(0.5, 0.5, "one judge only: nothing to compare", ha="center", transform=axes[0].transAxes)
+    fig.tight_layout()
+    note_empty(fig, empty)
+    return fig
+
+
+# ---- all of a run's figures
+
+def run_figures(scores: pd.DataFrame, config: dict | None = None) -> dict:
+    """{figure name: a function drawing it}; drawn one at a time so each can be closed at once."""
+    stats = statistics_settings(config)
+    table = summary(scores, config)
+    scored, empty = split_empty(quality_scores(scores), "value")
+    first = scored[0] if scored else None          # the Pareto plots' quality axis
+    cost_metric, cost_label = cost_axis(scores)
+    return {
+        "metric-bars": lambda: metric_bars(table, confidence=stats["confidence"]),
+        "heatmap-architecture-metric": lambda: architecture_heatmap(table),
+        "heatmap-question": lambda: question_heatmap(scores),
+        "distributions": lambda: distributions(scores),
+        "paired-differences": lambda: difference_plot(
+            paired_differences(scores, config), difference_intervals(scores, config),
+            tests=comparisons(scores, config), empty=empty, confidence=stats["confidence"], alpha=stats["alpha"]),
+        "pareto-latency": lambda: pareto(scores, first, "latency_s", cost_label="mean latency per question (s)"),
+        "pareto-cost": lambda: pareto(scores, first, cost_metric, cost_label=cost_label),
+        "judge-agreement": lambda: agreement(scores),
+    }
+
+
+def save_run_figures(run_id: str, scores: pd.DataFrame, config: dict | None = None, *,
+                     data_sources: list[str] | None = None, out_dir: Path | None = None) -> dict[str, Path]:
+    """Every figure as PNG + PDF + JSON sidecar ({name: PNG path}), named <run_id>-<figure>."""
+    written = {}
+    for name, draw in run_figures(scores, config).items():
+        fig = draw()
+        written[name] = save_figure(fig, f"{run_id}-{name}", run_ids=[run_id], config=config,
+                                    data_sources=data_sources, out_dir=out_dir)["png"]
+        plt.close(fig)
+    return written
+
+
+def run_figure_pngs(scores: pd.DataFrame, config: dict | None = None, *, dpi: int = 110) -> dict[str, bytes]:
+    """Every figure as PNG bytes, nothing written (for the self-contained HTML report)."""
+    pngs = {}
+    for name, draw in run_figures(scores, config).items():
+        fig = draw()
+        pngs[name] = png_bytes(fig, dpi=dpi)
+        plt.close(fig)
+    return pngs
