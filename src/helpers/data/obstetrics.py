@@ -14,6 +14,8 @@ from helpers.data.pdf import read_pdf
 
 GUIDELINE_PDF = "obstetrics/guia_embarazo_parto_2023.pdf"
 QUESTIONS_JSON = "obstetrics/questions.json"
+SEED_CHUNKS_JSON = "obstetrics/chunks_final.json"   # the seed benchmark's own chunks
+CHUNKINGS = ("ours", "seed")
 MATERNAQA_JSONL = "maternaqa_es/validation.jsonl"
 MATERNAQA_FIELDS = ("qa_id", "pregunta", "respuesta", "contexto_fuente")
 CHUNKER_VERSION = 1  # bump when chunking or PDF cleaning changes, to invalidate cached chunks
@@ -58,10 +60,45 @@ def chunk_pdf(pdf_path: str | Path, *, pages: str | None = None, chunk_size: int
     return corpus
 
 
+def seed_chunks(path: str | Path | None = None) -> dict[str, dict]:
+    """The seed benchmark's 2,364 chunks (chunks_final.json, from JhonHander/mcp-vs-rag: 500 chars /
+    100 overlap over a cleaned 401-page version of the guideline, so `page` numbers that version,
+    not our PDF) as a BEIR corpus keyed by the seed's chunk_id."""
+    path = Path(path) if path else raw_path(SEED_CHUNKS_JSON)
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(str(path), f"not a readable JSON file ({exc})") from exc
+    if not isinstance(items, list) or not items:
+        raise DataError(str(path), "expected a non-empty JSON list of chunks")
+    corpus: dict[str, dict] = {}
+    for i, item in enumerate(items):
+        for name, kind in (("chunk_id", str), ("content", str), ("page_number", int)):
+            value = item.get(name) if isinstance(item, dict) else None
+            if not isinstance(value, kind) or isinstance(value, bool) or (kind is str and not value.strip()):
+                raise DataError(str(path), f"missing, empty or not {kind.__name__}", record=f"#{i}",
+                                field_name=name, fix="Each chunk needs chunk_id, content and page_number")
+        if item["chunk_id"] in corpus:
+            raise DataError(str(path), "duplicate chunk_id", record=f"#{i}", field_name="chunk_id")
+        corpus[item["chunk_id"]] = {"title": item.get("section_title") or "", "text": item["content"],
+                                    "page": item["page_number"], "section_number": item.get("section_number"),
+                                    "section_title": item.get("section_title")}
+    return corpus
+
+
 def guideline_chunks(*, pdf_path: str | Path | None = None, pages: str | None = None,
                      chunk_size: int = 500, chunk_overlap: int = 100,
-                     boundary: str = "sentence", use_cache: bool = True) -> dict[str, dict]:
-    """Chunks of the guideline, cached in data/processed/ per (pdf checksum, settings)."""
+                     boundary: str = "sentence", use_cache: bool = True, chunks: str = "ours") -> dict[str, dict]:
+    """Chunks of the guideline, cached in data/processed/ per (pdf checksum, settings).
+    `chunks`: "ours" (the PDF chunked here, default) or "seed" (the seed benchmark's own chunks,
+    seed_chunks(); the chunking settings do not apply to them)."""
+    if chunks not in CHUNKINGS:
+        raise DataError(f"chunks={chunks!r}", f"unknown chunking; valid: {', '.join(CHUNKINGS)}")
+    if chunks == "seed":
+        if pdf_path or pages or (chunk_size, chunk_overlap, boundary) != (500, 100, "sentence"):
+            raise DataError("chunks='seed'", "the seed's chunks are fixed (500 / 100 over its own cleaned "
+                            "PDF): pdf_path, pages and the chunking settings do not apply")
+        return seed_chunks()
     pdf_path = Path(pdf_path) if pdf_path else raw_path(GUIDELINE_PDF)
     if not pdf_path.exists():
         raise DataError(str(pdf_path), "file not found", fix="Run `make data` or pass the right path")
@@ -101,8 +138,9 @@ def load_questions(path: str | Path | None = None) -> tuple[dict[str, str], dict
 def load_obstetrics(**chunk_options) -> Dataset:
     """Guideline chunks + the 10 questions with ground truths (no passage-level qrels)."""
     queries, answers = load_questions()
+    source = SEED_CHUNKS_JSON if chunk_options.get("chunks") == "seed" else GUIDELINE_PDF
     return Dataset("obstetrics", "es", guideline_chunks(**chunk_options), queries,
-                   answers=answers, source=GUIDELINE_PDF)
+                   answers=answers, source=source)
 
 
 def read_maternaqa(path: str | Path | None = None) -> list[dict]:
