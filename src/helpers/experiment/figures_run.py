@@ -207,7 +207,9 @@ def difference_plot(diffs: pd.DataFrame, intervals: pd.DataFrame, *, tests: pd.D
         first_column = ax.get_subplotspec().is_first_col()
         ax.set(title=metric, xlabel="", ylabel=f"minus {rows['baseline'].iloc[0]}" if first_column else "")
         ax.title.set_fontsize(9)
-        ax.tick_params(axis="x", labelsize=8)
+        ax.tick_params(axis="x", labelsize=8, rotation=35)   # long names (multi_query) would collide flat
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
     fig.suptitle(f"Paired difference against {intervals['baseline'].iloc[0]}: questions (grey), mean with "
                  f"{_percent(confidence)} bootstrap interval (red); p: permutation test, Holm", fontsize=10)
     fig.tight_layout()
