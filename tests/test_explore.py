@@ -171,11 +171,11 @@ def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
     from helpers.explore.runs import download_links, run_experiment, sample_table, saved_runs
     from runs import write_config
 
-    config = load_config(write_config(tmp_path, TINY))
+    config = load_config(write_config(tmp_path, dict(TINY, architectures=["bm25"])))
     lines, ticks = [], []
     summary = run_experiment(config, log=lines.append, progress=lambda *t: ticks.append(t),
                              results_dir=tmp_path / "results")
-    assert summary["ok"] and summary["answers"] == 6
+    assert summary["ok"] and summary["answers"] == 3
     text = "\n".join(lines)
     assert "model: local (local, smollm2)" in text and "vector store:" in text and "embedder:" in text
     assert "bm25 indexed" in text and "python -m helpers run" in text
@@ -188,7 +188,7 @@ def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
     assert again["run_id"] == summary["run_id"] and (directory / "records.jsonl").read_text() == before
     assert saved_runs(tmp_path / "results") == [summary["run_id"]]
     table = sample_table(summary["run_id"], tmp_path / "results")
-    assert len(table) == 6 and list(table["qid"][:3]) == ["q2", "q3", "q4"]
+    assert len(table) == 3 and list(table["qid"]) == ["q2", "q3", "q4"]   # natural order, not the config's
     assert {"question", "answer", "offline/adherence"} <= set(table.columns)
     links = download_links(summary["run_id"], tmp_path / "results")
     encoded = re.search(r"href='data:application/json;base64,([^']+)'", links).group(1)

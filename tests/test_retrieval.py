@@ -109,7 +109,7 @@ def test_config_and_dataset_options_name_the_valid_ones(tmp_path):
         load_config(config(retrieval={"options": {"candidates": 80}}))
     with pytest.raises(ConfigError, match=r"dataset 'scifact': unknown option 'splt'; valid: path, query_split, split"):
         load_config(config(dataset={"name": "scifact", "options": {"splt": "train"}}))
-    with pytest.raises(DataError, match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, pages, pdf_path, query_split, use_cache"):
+    with pytest.raises(DataError, match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, chunks, pages, pdf_path, query_split, use_cache"):
         load_dataset("obstetrics", chunk_sise=300)
     with pytest.raises(DataError, match=r"unknown dataset; valid names: \['maternaqa', 'obstetrics'"):
         load_dataset("obstetric")
