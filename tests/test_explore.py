@@ -179,6 +179,12 @@ def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
     text = "\n".join(lines)
     assert "model: local (local, smollm2)" in text and "vector store:" in text and "embedder:" in text
     assert "bm25 indexed" in text and "python -m helpers run" in text
+    # the timeline, printed as it goes and kept in summary.json
+    steps = {s["step"]: s for s in summary["timeline"]}
+    assert list(steps) == ["load dataset", "index bm25", "answer bm25", "judge offline"]
+    assert steps["answer bm25"]["samples"] == 3 and steps["judge offline"]["samples"] == 3
+    assert steps["index bm25"]["embedded"] == 0 and all(s["seconds"] >= 0 for s in steps.values())
+    assert "[timeline] answer bm25:" in text
     answered = [t for t in ticks if t[0] == "bm25: retrieve + answer"]
     assert [t[1] for t in answered] == [1, 2, 3] and all(t[2] == 3 for t in answered)
     # the command line resumes it: nothing is redone
@@ -186,6 +192,7 @@ def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
     before = (directory / "records.jsonl").read_text()
     again = Experiment(load_config(directory / "config.yaml"), results_dir=tmp_path / "results").run()
     assert again["run_id"] == summary["run_id"] and (directory / "records.jsonl").read_text() == before
+    assert [s["step"] for s in again["timeline"]] == ["load dataset"]   # nothing left to do
     assert saved_runs(tmp_path / "results") == [summary["run_id"]]
     table = sample_table(summary["run_id"], tmp_path / "results")
     assert len(table) == 3 and list(table["qid"]) == ["q2", "q3", "q4"]   # natural order, not the config's

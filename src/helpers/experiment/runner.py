@@ -26,6 +26,7 @@ from tqdm import tqdm
 from helpers import paths
 from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.experiment.store import RunStore, answer_key, score_key
+from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 
@@ -60,6 +61,7 @@ class Experiment:
         self.store = RunStore((results_dir or paths.RESULTS_DIR) / self.run_id)
         self._llms: dict = {}
         self._progress = progress or (lambda step, done, total: None)
+        self.timeline = Timeline()
 
     def llm(self, name: str | None):
         from helpers.llm import LLM
@@ -83,20 +85,25 @@ class Experiment:
                 continue
             retriever = build_retriever(architecture, language=data.language, llm=llm,
                                         options=cfg.retrieval.options, shared=shared)
-            start = time.perf_counter()
-            retriever.index(data.corpus)
-            log.info("%s indexed in %.1fs (%s)", architecture, time.perf_counter() - start,
+            with self.timeline.step(f"index {architecture}") as step:
+                before = embedded_so_far(shared)
+                retriever.index(data.corpus)
+                step.update(documents=len(data.corpus), embedded=embedded_so_far(shared) - before)
+            log.info("%s indexed in %.1fs (%s)", architecture, step["seconds"],
                      ", ".join(f"{k}: {v}" for k, v in retriever.describe().items()) or "no options")
             # the provider's own parallelism (the local model: one call at a time); each record is
             # stored as soon as it is done, so a kill loses only the samples in flight
-            with ThreadPoolExecutor(max_workers=llm.workers) as pool:
+            with self.timeline.step(f"answer {architecture}") as step, ThreadPoolExecutor(max_workers=llm.workers) as pool:
                 futures = [pool.submit(self._answer_one, retriever, llm, architecture, gen_name, data, qid,
                                        queries[qid]) for qid in todo]
-                step = f"{architecture}: retrieve + answer"
-                for done, future in enumerate(tqdm(as_completed(futures), total=len(futures), desc=step, unit="q"), 1):
-                    record = future.result()
-                    self.store.add(answer_key(architecture, gen_name, record["qid"]), record)
-                    self._progress(step, done, len(futures))
+                desc = f"{architecture}: retrieve + answer"
+                records = []
+                for done, future in enumerate(tqdm(as_completed(futures), total=len(futures), desc=desc, unit="q"), 1):
+                    records.append(future.result())
+                    self.store.add(answer_key(architecture, gen_name, records[-1]["qid"]), records[-1])
+                    self._progress(desc, done, len(futures))
+                step.update(samples=len(records), llm_calls=sum(r.get("llm_calls") or 0 for r in records),
+                            cache_hits=sum(r.get("cache_hits") or 0 for r in records))
 
     def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> dict:
         """One sample: retrieval and generation, with every LLM call it needed accounted (HyDE's
@@ -139,6 +146,13 @@ class Experiment:
         usage)`. A judge that raises on one answer records NaNs with the error, and goes on.
         `artefact`: which trained model judged, kept on each record."""
         todo = [a for a in answers if not self.store.finished(score_key(judge, a))]
+        if not todo:
+            return
+        with self.timeline.step(f"judge {judge}") as step:
+            step["samples"] = len(todo)
+            self._score_each(todo, judge, desc, score_one, artefact)
+
+    def _score_each(self, todo, judge, desc, score_one, artefact) -> None:
         for done, answer in enumerate(tqdm(todo, desc=desc, unit="answer"), 1):
             record = {"kind": "score", "judge": judge, "answer_key": answer["key"]}
             if artefact:
@@ -238,7 +252,9 @@ class Experiment:
         started = time.perf_counter()
         (self.store.directory / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
         self.store.write_json({"run_id": self.run_id, "git_commit": git_commit(), "versions": _versions()}, "meta.json")
-        data = load_dataset(cfg.dataset.name, **cfg.dataset.options)
+        with self.timeline.step("load dataset") as step:
+            data = load_dataset(cfg.dataset.name, **cfg.dataset.options)
+            step["documents"] = len(data.corpus)
         qids = cfg.dataset.questions or list(data.queries)
         unknown = [q for q in qids if q not in data.queries]
         if unknown:
@@ -315,7 +331,7 @@ class Experiment:
                    "judge_artefacts": {j: sorted({r["artefact"] for r in score_records if r["judge"] == j and r.get("artefact")})
                                        for j in self._judges() if any(r.get("artefact") for r in score_records if r["judge"] == j)},
                    "llm_usage": {name: llm.totals() for name, llm in self._llms.items()},  # this process's calls
-                   "seconds": round(seconds, 1), "score_rows": len(scores),
+                   "seconds": round(seconds, 1), "timeline": self.timeline.steps, "score_rows": len(scores),
                    "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # this process
         self.store.write_json(summary, "summary.json")
         return summary
