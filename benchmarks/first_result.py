@@ -112,9 +112,11 @@ def main() -> None:
               "cold_run_summary": json.loads(cold_summary.read_text())}
     from helpers.figures import save_figure
 
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, default=str))   # before the figure: never lose the numbers
     fig = timeline_figure(steps, f"Fresh clone to the first result ({args.config}): "
                                  f"{result['to_first_result_s'] / 60:.1f} min")
-    result["figure"] = str(save_figure(fig, "first-result-timeline", config=vars(args) | {"workdir": str(args.workdir)},
+    result["figure"] = str(save_figure(fig, "first-result-timeline", config={k: str(v) for k, v in vars(args).items()},
                                        data_sources=[str(args.out)])["png"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str))
