@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from helpers.explore.cards import trace_cards_html
 from helpers.explore.search import ExploreError, Workbench, explain
+from helpers.llm.errors import MissingKeyError
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 _JUDGES: dict = {}
@@ -62,7 +63,7 @@ def answer_and_judge(bench: Workbench, architecture: str, llm: str | None = None
         view.error, view.seconds = explain(exc), time.perf_counter() - start
         return view
     view.answer, view.error = record.answer, record.error or ""
-    if view.error and "key" in view.error.lower():
+    if record.error_kind == MissingKeyError.kind:   # the LLM layer records it; say where the key goes
         view.error += " (put the key in the environment or in .env)"
     if not view.answer:
         view.error = view.error or "the LLM returned an empty answer"

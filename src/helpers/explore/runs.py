@@ -9,7 +9,6 @@ import html
 import io
 import json
 import logging
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -136,7 +135,7 @@ def saved_sweeps(results_dir: Path | None = None) -> list[str]:
 def sample_table(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     """One row per answer: architecture, qid, question, answer, error, and every quality score
     as judge/metric."""
-    from helpers.experiment.analysis import load_scores, quality_scores, run_dir
+    from helpers.experiment.analysis import load_scores, natural_key, quality_scores, run_dir
 
     directory = run_dir(run_id, results_dir)
     records = pd.read_parquet(directory / "records.parquet") if (directory / "records.parquet").exists() else pd.DataFrame()
@@ -146,12 +145,7 @@ def sample_table(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
         return wide
     keep = [c for c in ("architecture", "qid", "question", "answer", "error") if c in records]
     table = records[keep].merge(wide, on=["architecture", "qid"], how="left")
-    return table.sort_values(["architecture", "qid"], key=_natural).reset_index(drop=True)
-
-
-def _natural(column: pd.Series) -> pd.Series:
-    """q2 before q10."""
-    return column.map(lambda v: tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(v))))
+    return table.sort_values(["architecture", "qid"], key=lambda column: column.map(natural_key)).reset_index(drop=True)
 
 
 def download_links(run_id: str, results_dir: Path | None = None) -> str:
