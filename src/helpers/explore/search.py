@@ -175,10 +175,10 @@ class Workbench:
         from helpers.llm import LLM
 
         name = name or self.llm_name
-        llms = self.llm_choices()
-        if name not in llms:
-            raise ExploreError(f"no LLM named {name!r} in configs/*.yaml; names: {sorted(llms)}")
-        if name not in self._llms:
+        if name not in self._llms:   # configs/*.yaml are read only for an LLM not built yet
+            llms = self.llm_choices()
+            if name not in llms:
+                raise ExploreError(f"no LLM named {name!r} in configs/*.yaml; names: {sorted(llms)}")
             self._llms[name] = LLM(llms[name])
         return self._llms[name]
 
