@@ -7,7 +7,9 @@ STAMP  := $(VENV)/.installed
 CONFIG ?= configs/default.yaml
 # llama.cpp for AVX2 rather than -march=native: on CPUs with AMX (Sapphire Rapids) native builds
 # pick ggml's AMX kernels, which segfault in these VMs (measured: SIGSEGV in ggml_backend_amx_mul_mat)
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+# LLAVA_BUILD=OFF: llama-cpp-python's multimodal library (mtmd, clip, miniaudio) is never loaded
+# here (llama_cpp imports it only for image chat handlers), so it is not compiled.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF
 PYTEST_ARGS ?=
 
 .PHONY: setup data evidence-model run test test-fast lab app browser lock bench clean

@@ -2,7 +2,8 @@
 timeline (JSON and a figure), with each step's peak resident memory.
 
   python benchmarks/first_result.py [--workdir /tmp/first-result] [--config configs/default.yaml]
-                                    [--cold-pip] [--out results/benchmarks/first_result.json]
+                                    [--cold-pip] [--shared-cache DIR] [--before FILE]
+                                    [--out results/benchmarks/first_result.json]
 
 Steps, each a subprocess in the clone, timed by /usr/bin/time (wall seconds, peak RSS of the
 largest process of the step):
@@ -12,8 +13,13 @@ largest process of the step):
   prepare-data    python -m helpers prepare-data
   train-reranker  python -m helpers train-reranker --if-missing
   train-judge     python -m helpers train-judge --if-missing
-  run-cold        python -m helpers run CONFIG, caches empty (the clone's own data/cache)
+  run-cold        python -m helpers run CONFIG, LLM cache empty (the embeddings of the guideline's
+                  chunks are those train-reranker made: it embeds obstetrics-es, which holds them)
   run-warm        the same config in a new run directory: embeddings and answers from the caches
+The machine's shared cache (helpers.paths.SHARED_CACHE_DIR) is an empty folder in the workdir, as
+on a new machine, unless --shared-cache names one (a second clone on the same machine).
+--before FILE draws an earlier result's timeline beside this one (default: the baseline measured
+before issue 16, benchmarks/baselines/first_result_63da9da.json).
 The evidence model (make evidence-model, about an hour) is not trained: the issue counts it on its
 own line, and the default run uses it only when it is there.
 """
@@ -53,21 +59,36 @@ def timed(name: str, command: list[str], cwd: Path, env: dict, log_dir: Path) ->
     return step
 
 
-def timeline_figure(steps: list[dict], title: str):
+def timeline_figure(steps: list[dict], title: str, before: dict | None = None):
+    """One bar per step, placed where it starts; with `before`, that result's bars under each."""
     from helpers.figures import plt
 
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(steps) + 1.2))
-    start = 0.0
-    for i, step in enumerate(steps):
-        ax.barh(i, step["seconds"] / 60, left=start / 60, color="#4C72B0")
-        ax.text((start + step["seconds"]) / 60, i, f" {step['seconds'] / 60:.1f} min, {step['peak_rss_mb']} MB",
-                va="center", fontsize=8)
-        start += step["seconds"]
-    ax.set_yticks(range(len(steps)), [s["step"] for s in steps])
+    fig, ax = plt.subplots(figsize=(9, 0.6 * len(steps) + 1.4))
+    sides = [("after", steps, "#4C72B0", 0.0)]
+    if before:
+        sides = [("after", steps, "#4C72B0", -0.2), (f"before ({before.get('commit', '?')})",
+                                                      before["steps"], "#C44E52", 0.2)]
+    names = [s["step"] for s in steps]
+    end = 0.0
+    for label, rows, color, offset in sides:
+        start = 0.0
+        for step in rows:
+            if step["step"] not in names:
+                continue
+            i = names.index(step["step"])
+            ax.barh(i + offset, step["seconds"] / 60, left=start / 60, height=0.38 if before else 0.7,
+                    color=color, label=label if step is rows[0] else None)
+            ax.text((start + step["seconds"]) / 60, i + offset, f" {step['seconds'] / 60:.1f} min, "
+                    f"{step['peak_rss_mb']} MB", va="center", fontsize=7)
+            start += step["seconds"]
+        end = max(end, start)
+    ax.set_yticks(range(len(steps)), names)
     ax.invert_yaxis()
     ax.set_xlabel("minutes since the clone started")
-    ax.set_xlim(0, start / 60 * 1.35)
+    ax.set_xlim(0, end / 60 * 1.3)
     ax.set_title(title, fontsize=10)
+    if before:
+        ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -77,6 +98,9 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/first-result"))
     parser.add_argument("--config", default="configs/default.yaml")
     parser.add_argument("--cold-pip", action="store_true", help="an empty pip cache (llama.cpp is compiled)")
+    parser.add_argument("--shared-cache", type=Path, default=None,
+                        help="the machine's shared cache to use (default: an empty one in the workdir)")
+    parser.add_argument("--before", type=Path, default=ROOT / "benchmarks" / "baselines" / "first_result_63da9da.json")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "benchmarks" / "first_result.json")
     args = parser.parse_args()
 
@@ -88,6 +112,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HELPERS_")}
     if args.cold_pip:
         env["PIP_CACHE_DIR"] = str(args.workdir / "pip-cache")
+    env["HELPERS_SHARED_CACHE"] = str(args.shared_cache or args.workdir / "shared-cache")
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     steps = [timed("clone", ["git", "clone", "-q", str(ROOT), str(clone)], args.workdir, env, logs)]
     python = str(clone / ".venv" / "bin" / "python")
@@ -105,7 +130,8 @@ def main() -> None:
     total = sum(s["seconds"] for s in steps)
     result = {"started": started, "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True,
                                                             text=True).stdout.strip(),
-              "config": args.config, "cold_pip": args.cold_pip, "steps": steps,
+              "config": args.config, "cold_pip": args.cold_pip, "shared_cache": env["HELPERS_SHARED_CACHE"],
+              "steps": steps,
               "total_s": round(total, 1), "to_first_result_s": round(total - steps[-1]["seconds"], 1),
               "setup_s": round(sum(s["seconds"] for s in steps[:5]), 1),
               "peak_rss_mb_of_run": max(s["peak_rss_mb"] for s in steps if s["step"].startswith("run")),
@@ -114,8 +140,11 @@ def main() -> None:
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str))   # before the figure: never lose the numbers
-    fig = timeline_figure(steps, f"Fresh clone to the first result ({args.config}): "
-                                 f"{result['to_first_result_s'] / 60:.1f} min")
+    before = json.loads(args.before.read_text()) if args.before and args.before.exists() else None
+    title = f"Fresh clone to the first result ({args.config}): {result['to_first_result_s'] / 60:.1f} min"
+    if before:
+        title += f" (before: {before['to_first_result_s'] / 60:.1f} min)"
+    fig = timeline_figure(steps, title, before)
     result["figure"] = str(save_figure(fig, "first-result-timeline", config={k: str(v) for k, v in vars(args).items()},
                                        data_sources=[str(args.out)])["png"])
     args.out.parent.mkdir(parents=True, exist_ok=True)

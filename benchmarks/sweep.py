@@ -52,7 +52,8 @@ def _grid(work: Path, pages: str, questions: int) -> Path:
 
 def _sweep(grid: Path, work: Path, label: str, extra: list[str]) -> dict:
     env = {**os.environ, "HELPERS_RESULTS_DIR": str(work / label / "results"),
-           "HELPERS_CACHE_DIR": str(work / label / "cache"), "HELPERS_FIGURES_DIR": str(work / label / "figures"),
+           "HELPERS_CACHE_DIR": str(work / label / "cache"),
+           "HELPERS_INDEX_DIR": str(work / label / "cache" / "indexes"), "HELPERS_FIGURES_DIR": str(work / label / "figures"),
            "RAY_USAGE_STATS_ENABLED": "0"}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "helpers", "sweep", str(grid), *extra], env=env,
@@ -87,7 +88,8 @@ def _two_workers(corpus: dict, work: Path, chroma: dict | None) -> list[dict]:
     for worker in ("a", "b"):
         code = _index_worker(str(corpus_file), str(work / f"cache-{worker}-{bool(chroma)}.sqlite"),
                              json.dumps(chroma) if chroma else None)
-        env = {**os.environ, "HELPERS_CACHE_DIR": str(work / f"worker-{worker}")}   # nothing shared on disk
+        env = {**os.environ, "HELPERS_CACHE_DIR": str(work / f"worker-{worker}"),   # nothing shared on disk
+               "HELPERS_INDEX_DIR": str(work / f"worker-{worker}" / "indexes")}
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise SystemExit(done.stderr[-3000:])

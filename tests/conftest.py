@@ -1,8 +1,8 @@
 """Test-session set-up. The tests never write into the project's own data/cache,
 data/processed, results/ or figures/: before anything imports `helpers` (whose paths are read
 at import), those folders are pointed at one temporary directory for the session, which
-subprocesses and notebook kernels inherit. The project's embedding cache, if any, is copied in
-first (read, never written) so that slow tests on whole datasets do not re-embed them."""
+subprocesses and notebook kernels inherit. The machine's shared embedding cache, if any, is copied
+in first (read, never written) so that slow tests on whole datasets do not re-embed them."""
 import atexit
 import os
 import shutil
@@ -13,7 +13,10 @@ import pytest
 
 PROJECT = Path(__file__).resolve().parents[1]
 SESSION_DIR = Path(tempfile.mkdtemp(prefix="helpers-tests-"))
-ISOLATED = {"HELPERS_CACHE_DIR": "cache", "HELPERS_PROCESSED_DIR": "processed",
+# the machine's shared cache (helpers.paths.CACHE_DIR before the tests move it), read only
+SHARED_CACHE = Path(os.environ.get("HELPERS_CACHE_DIR") or Path(os.environ.get("HELPERS_SHARED_CACHE") or (
+    Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "rag-workbench"))).expanduser()
+ISOLATED = {"HELPERS_CACHE_DIR": "cache", "HELPERS_INDEX_DIR": "cache/indexes", "HELPERS_PROCESSED_DIR": "processed",
             "HELPERS_RESULTS_DIR": "results", "HELPERS_FIGURES_DIR": "figures"}
 
 
@@ -21,7 +24,7 @@ def _isolate() -> None:
     for variable, name in ISOLATED.items():
         os.environ[variable] = str(SESSION_DIR / name)
         (SESSION_DIR / name).mkdir(parents=True, exist_ok=True)
-    project_cache = Path(os.environ.get("HELPERS_DATA_DIR", PROJECT / "data")) / "cache" / "embeddings.sqlite"
+    project_cache = SHARED_CACHE / "embeddings.sqlite"
     # copied as files, database and write-ahead log: even a read-only sqlite connection would
     # create -shm/-wal files beside the project's database
     for suffix in ("", "-wal"):
@@ -33,13 +36,15 @@ def _isolate() -> None:
 
 _isolate()
 
-GUARDED = [PROJECT / "data" / "cache", PROJECT / "data" / "processed", PROJECT / "results", PROJECT / "figures"]
+# the shared cache's SQLite stores too (its derived models, checked by sha256, may be built by a test)
+GUARDED = [PROJECT / "data" / "cache", PROJECT / "data" / "processed", PROJECT / "results", PROJECT / "figures",
+           *[SHARED_CACHE / name for name in ("embeddings.sqlite", "llm.sqlite")]]
 
 
 def _snapshot() -> dict:
     """Every file under the project's own output folders, with its size and modification time."""
-    return {str(f): (f.stat().st_size, f.stat().st_mtime_ns) for folder in GUARDED if folder.exists()
-            for f in folder.rglob("*") if f.is_file()}
+    files = [f for entry in GUARDED if entry.exists() for f in ([entry] if entry.is_file() else entry.rglob("*"))]
+    return {str(f): (f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file()}
 
 
 BEFORE = _snapshot()

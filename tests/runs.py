@@ -28,7 +28,8 @@ def write_config(tmp_path: Path, config: dict, name: str = "config.yaml") -> Pat
 def run_env(tmp_path: Path, **extra) -> dict:
     """A run of its own: its own results, figures and LLM cache (so every call is real)."""
     return {**os.environ, "HELPERS_RESULTS_DIR": str(tmp_path / "results"),
-            "HELPERS_FIGURES_DIR": str(tmp_path / "figures"), "HELPERS_CACHE_DIR": str(tmp_path / "cache"), **extra}
+            "HELPERS_FIGURES_DIR": str(tmp_path / "figures"), "HELPERS_CACHE_DIR": str(tmp_path / "cache"),
+            "HELPERS_INDEX_DIR": str(tmp_path / "cache" / "indexes"), **extra}
 
 
 def cli(*args, env=None, timeout=900):

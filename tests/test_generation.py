@@ -1,6 +1,7 @@
 """Answer generation: prompts per language, numbered contexts, the token budget, records, and
 failures recorded without stopping the batch; end to end with the local model and its server."""
 import importlib.util
+import os
 import threading
 
 import pytest
@@ -164,7 +165,13 @@ def test_one_worker_rule_local_serial_hosted_parallel(tmp_path):
     assert hosted.workers == 3
     assert all(r.answer == "ok" for r in generate_answers(hosted, queries, {}, CORPUS, language="es"))
     backend = BarrierBackend(1)
-    local = LLM({"provider": "local", "concurrency": 3, "cache": "off", "max_retries": 0}, backend=backend)
+    local = LLM({"provider": "local", "concurrency": 3, "cache": "off", "max_retries": 0, "local_workers": 1},
+                backend=backend)
     assert local.workers == 1
     assert all(r.answer == "ok" for r in generate_answers(local, queries, {}, CORPUS, language="es"))
     assert len(backend.threads) == 1  # one at a time, whatever `concurrency` says
+    # the bundled model: one model per core (at most 4); any other file, and transformers: one
+    cores = min(os.cpu_count() or 1, 4)
+    assert LLM({"provider": "local"}).workers == cores
+    assert LLM({"provider": "local", "local_backend": "transformers"}).workers == 1
+    assert LLM({"provider": "local", "model": str(tmp_path / "other.gguf")}).workers == 1

@@ -335,3 +335,82 @@ def test_response_format_per_provider_and_bad_requests(server_url):
         with pytest.raises(HTTPError) as rejected:
             urlopen(request, timeout=30)
         assert rejected.value.code == 400 and b"response_format" in rejected.value.read()
+
+
+def test_engine_settings_enter_the_cache_key_and_the_q8_0_copy_is_the_same_model(cache, tmp_path):
+    """Q8_0 weights and flash attention change the numbers, so they key the cache; the old engine
+    (as-is, no flash attention) keeps the keys replies had before these settings existed. The Q8_0
+    copy of the bundled Q4_1 file is built once (named by its source's sha256) and answers as the
+    shipped file does on a plain question."""
+    from helpers.llm.backends import bundled_gguf
+    from helpers.llm.local_weights import chosen_weights, q8_0_copy
+
+    def key(**config):
+        return LLM({"provider": "local", **config}, cache=cache).key_for(HELLO)
+
+    old = key(local_weights="as-is", flash_attn=False)
+    assert len({key(), old, key(local_weights="as-is"), key(flash_attn=False)}) == 4
+    assert key(local_weights="q8_0") == key()      # auto is q8_0 for the bundled model
+    assert chosen_weights("auto", "/models/llama-8b-q4_k_m.gguf") == "as-is"
+    with pytest.raises(LLMError, match="local_weights"):
+        chosen_weights("q2", "smollm2")
+    with pytest.raises(ValueError, match="local_weights"):
+        LLMConfig(local_weights="q2")
+    copy = q8_0_copy(bundled_gguf(), tmp_path)
+    assert copy.stat().st_size > 1.3 * __import__("os").path.getsize(bundled_gguf())  # 8-bit blocks vs 4-bit (embeddings already 8-bit)
+    assert q8_0_copy(bundled_gguf(), tmp_path) == copy and copy.stat().st_mtime_ns == q8_0_copy(
+        bundled_gguf(), tmp_path).stat().st_mtime_ns            # built once
+    question = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+    for config in ({"local_weights": "q8_0", "flash_attn": True}, {"local_weights": "as-is", "flash_attn": False}):
+        text = LLM({"provider": "local", "max_tokens": 8, **config}, cache=cache).complete(question).text
+        assert "paris" in text.lower(), (config, text)
+
+
+def test_local_models_answer_side_by_side_and_alike():
+    """The bundled model loads one model per core (at most 4), each answering one call at a time:
+    two calls at once run on two models, never one model from two threads, and the same
+    question gets the same greedy answer from whichever model takes it."""
+    import threading
+
+    from helpers.llm import backends
+    from helpers.llm.local_weights import local_layout
+
+    config = LLMConfig(provider="local", max_tokens=12, cache="off", local_workers=2)
+    assert local_layout(config) == (2, max(1, (__import__("os").cpu_count() or 1) // 2))
+    llm = LLM(config)
+    assert llm.workers == 2
+    question = [{"role": "user", "content": "Name a primary colour."}]
+    results = llm.complete_many([question] * 4)
+    assert len({r.text for r in results}) == 1 and results[0].text
+    key = next(k for k in backends._LOADED if k[-1] == local_layout(config)[1] and k[3] == "q8_0")
+    assert backends._LOADED[key] == 2 and backends._POOLS[key].qsize() == 2   # both back in the pool
+    in_use, worst = [0], [0]
+    original = backends.LlamaCppBackend._model
+
+    def counting(self):
+        manager = original(self)
+
+        class Counted:
+            def __enter__(inner):
+                model = manager.__enter__()
+                in_use[0] += 1
+                worst[0] = max(worst[0], in_use[0])
+                inner.model = model
+                return model
+
+            def __exit__(inner, *exc):
+                in_use[0] -= 1
+                return manager.__exit__(*exc)
+        return Counted()
+
+    backends.LlamaCppBackend._model = counting
+    try:
+        threads = [threading.Thread(target=llm.complete, args=([{"role": "user", "content": f"Say {w}."}],))
+                   for w in ("yes", "no", "maybe")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        backends.LlamaCppBackend._model = original
+    assert worst[0] <= 2 and backends._LOADED[key] == 2

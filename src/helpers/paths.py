@@ -15,7 +15,18 @@ def _dir(env: str, default: Path) -> Path:
 DATA_DIR = _dir("HELPERS_DATA_DIR", PROJECT_ROOT / "data")
 RAW_DIR = DATA_DIR / "raw"
 PROCESSED_DIR = _dir("HELPERS_PROCESSED_DIR", DATA_DIR / "processed")
-CACHE_DIR = _dir("HELPERS_CACHE_DIR", DATA_DIR / "cache")
+# Caches that every clone on this machine can share, outside the repository (overridable):
+# a new clone or a `make clean` keeps what was embedded, answered or converted before.
+SHARED_CACHE_DIR = _dir("HELPERS_SHARED_CACHE",
+                        Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "rag-workbench")
+# content-addressed SQLite stores (embeddings by model and text hash, LLM replies by request
+# hash): safe to share between processes and clones
+CACHE_DIR = _dir("HELPERS_CACHE_DIR", SHARED_CACHE_DIR)
+# vector indexes (Chroma folders) stay in the project: one writer per folder
+INDEX_DIR = _dir("HELPERS_INDEX_DIR", DATA_DIR / "cache" / "indexes")
+# models converted from package files (the e5 rebuilt for torch, the bundled GGUF as Q8_0):
+# each carries the sha256 of its source, so a stale one is rebuilt, never used
+DERIVED_MODELS_DIR = _dir("HELPERS_DERIVED_MODELS_DIR", SHARED_CACHE_DIR / "models")
 # trained artefacts (reranker, TRACe judge, evidence model): movable, e.g. to share them between clones
 MODELS_DIR = _dir("HELPERS_MODELS_DIR", DATA_DIR / "models")
 # ../shared/data beside the project root: the offline copy of every public source.

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import math
 import platform
+import queue
 import resource
 import time
 from collections import Counter
@@ -60,6 +61,7 @@ class Experiment:
         self.run_id = config.resolved_run_id()
         self.store = RunStore((results_dir or paths.RESULTS_DIR) / self.run_id)
         self._llms: dict = {}
+        self._llm_copies: dict[str, list] = {}   # more clients of one LLM entry (judges scoring side by side)
         self._progress = progress or (lambda step, done, total: None)
         self.timeline = Timeline()
 
@@ -71,6 +73,22 @@ class Experiment:
             settings = self.config.llm(name).model_dump(exclude={"name"})
             self._llms[name] = LLM(settings)
         return self._llms[name]
+
+    def llm_copy(self, name: str):
+        """Another client of the LLM entry `name`: the same engine (and local model pool), its
+        own call list, so that samples scored at once each account their own calls."""
+        from helpers.llm import LLM
+
+        copy = LLM(self.config.llm(name).model_dump(exclude={"name"}))
+        self._llm_copies.setdefault(name, []).append(copy)
+        return copy
+
+    def _llm_totals(self) -> dict:
+        out = {}
+        for name, llm in self._llms.items():
+            calls = llm.calls + [c for copy in self._llm_copies.get(name, []) for c in copy.calls]
+            out[name] = llm.usage(calls)
+        return out
 
     # ------------------------------------------------------------------ stages
     def answers(self, data, queries) -> None:
@@ -141,19 +159,21 @@ class Experiment:
                       output_tokens=usage["output_tokens"], cost_usd=usage["cost_usd"])
         return record
 
-    def _score(self, answers: list[dict], judge: str, desc: str, score_one, artefact: str | None = None) -> None:
+    def _score(self, answers: list[dict], judge: str, desc: str, score_one, artefact: str | None = None,
+               workers: int = 1) -> None:
         """Score each answer not yet scored by `judge`; `score_one(answer) -> (values, reasons,
         usage)`. A judge that raises on one answer records NaNs with the error, and goes on.
-        `artefact`: which trained model judged, kept on each record."""
+        `artefact`: which trained model judged, kept on each record. `workers`: answers scored at
+        once (score_one must then be safe to call from that many threads)."""
         todo = [a for a in answers if not self.store.finished(score_key(judge, a))]
         if not todo:
             return
         with self.timeline.step(f"judge {judge}") as step:
             step["samples"] = len(todo)
-            self._score_each(todo, judge, desc, score_one, artefact)
+            self._score_each(todo, judge, desc, score_one, artefact, workers)
 
-    def _score_each(self, todo, judge, desc, score_one, artefact) -> None:
-        for done, answer in enumerate(tqdm(todo, desc=desc, unit="answer"), 1):
+    def _score_each(self, todo, judge, desc, score_one, artefact, workers=1) -> None:
+        def one(answer) -> dict:
             record = {"kind": "score", "judge": judge, "answer_key": answer["key"]}
             if artefact:
                 record["artefact"] = artefact
@@ -166,8 +186,14 @@ class Experiment:
                     record.update(error=f"{type(exc).__name__}: {exc}", error_kind=f"judge:{type(exc).__name__}")
                     rows = [(m, None, f"judge failed: {record['error']}") for m in self._metrics(judge)]
             record["rows"] = _score_rows(answer, judge, {m: v for m, v, _ in rows}, {m: r for m, _, r in rows})
-            self.store.add(score_key(judge, answer), record)
-            self._progress(desc, done, len(todo))
+            return record
+
+        # stored here, in this thread, as each finishes: a kill loses only the answers in flight
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            futures = {pool.submit(one, answer): answer for answer in todo}
+            for done, future in enumerate(tqdm(as_completed(futures), total=len(futures), desc=desc, unit="answer"), 1):
+                self.store.add(score_key(judge, futures[future]), future.result())
+                self._progress(desc, done, len(todo))
 
     def _metrics(self, judge: str) -> list[str]:
         if judge == "ragas_evidence":
@@ -230,7 +256,15 @@ class Experiment:
         if all(self.store.finished(score_key("ragas", a)) for a in chosen):
             return
         llm = self.llm(cfg.ragas)
-        judge = RagasJudge(llm, language=data.language, metrics=cfg.ragas_metrics)
+        # up to twice as many answers at once as the judge takes calls at once (the local model:
+        # one per model of its pool), so no model waits while a sample's metrics finish one by
+        # one (default run, 3 samples on 2 models: 252 s one by one, 203 s two at a time); each
+        # in flight has its own judge and client, whose calls are that sample's alone
+        workers = min(2 * llm.workers, len(chosen)) or 1
+        judges = queue.Queue()
+        for i in range(workers):
+            judges.put(RagasJudge(llm if i == 0 else self.llm_copy(cfg.ragas), language=data.language,
+                                  metrics=cfg.ragas_metrics, concurrency=llm.workers))
 
         def one(answer):
             sample = RagasSample(answer["qid"], answer["question"], answer.get("answer"),
@@ -238,11 +272,15 @@ class Experiment:
                                  answer.get("error"))
             # ragas calls the judge from worker threads, which llm.track() (per thread) does not
             # see: the judge's own accounting of this sample's calls is used instead
-            scored = judge.score([sample])
+            judge = judges.get()
+            try:
+                scored = judge.score([sample])
+            finally:
+                judges.put(judge)
             return ([(r["metric"], None if pd.isna(r["value"]) else float(r["value"]), r["reason"])
                      for r in scored.rows.to_dict("records")], scored.totals)
 
-        self._score(chosen, "ragas", "RAGAS judge", one)
+        self._score(chosen, "ragas", "RAGAS judge", one, workers=workers)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> dict:
@@ -330,7 +368,7 @@ class Experiment:
                    "judge_usage": {j: {k: round(v, 6) for k, v in u.items()} for j, u in judge_usage.items()},
                    "judge_artefacts": {j: sorted({r["artefact"] for r in score_records if r["judge"] == j and r.get("artefact")})
                                        for j in self._judges() if any(r.get("artefact") for r in score_records if r["judge"] == j)},
-                   "llm_usage": {name: llm.totals() for name, llm in self._llms.items()},  # this process's calls
+                   "llm_usage": self._llm_totals(),  # this process's calls
                    "seconds": round(seconds, 1), "timeline": self.timeline.steps, "score_rows": len(scores),
                    "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # this process
         self.store.write_json(summary, "summary.json")

@@ -77,7 +77,7 @@ def describe_setup(config) -> list[str]:
     gen = config.llm(config.generation_llm or config.llms[0].name)
     dense = config.retrieval.dense
     store = (f"Chroma server {dense.chroma.host}:{dense.chroma.port}" if dense.chroma
-             else f"embedded Chroma under {paths.CACHE_DIR / 'indexes'}")
+             else f"embedded Chroma under {paths.INDEX_DIR}")
     judges = [name for name, on in (("offline", config.judges.offline), ("trace_llm", config.judges.trace_llm),
                                     ("ragas", config.judges.ragas)) if on]
     return [f"run {config.resolved_run_id()}: dataset {config.dataset.name} {config.dataset.options or ''}",

@@ -3,9 +3,11 @@ SDK, and any OpenAI-compatible server. Each turns one chat request into text and
 and maps its failures to RetryableError (worth retrying) or LLMError (not)."""
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
 import os
+import queue
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +16,7 @@ from urllib.parse import urlparse
 from helpers import paths
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
+from helpers.llm.local_weights import BUNDLED_NAMES, chosen_weights, local_layout, q8_0_copy
 
 
 @dataclass
@@ -53,7 +56,7 @@ def bundled_gguf() -> str:
 
 
 def resolve_local_model(model: str) -> str:
-    if model in {"smollm2", "smollm2-135m"}:
+    if model in BUNDLED_NAMES:
         return bundled_gguf()
     if Path(model).expanduser().is_file():
         return str(Path(model).expanduser())
@@ -82,42 +85,66 @@ def _is_loopback(url: str | None) -> bool:
 
 _MODELS: dict[tuple, object] = {}
 _MODELS_LOCK = threading.Lock()
+# llama.cpp models by (file, context, weights, flash attention, threads): a pool of up to
+# `workers` loaded models each, shared by every LLM entry that names the same engine (the
+# default config's `local` and `judge`); a model serves one call at a time (not thread-safe)
+_POOLS: dict[tuple, "queue.LifoQueue"] = {}
+_LOADED: dict[tuple, int] = {}
 
 
 class LlamaCppBackend:
-    """llama-cpp-python over the GGUF file; one model per process, calls serialised (not
-    thread-safe)."""
+    """llama-cpp-python over the GGUF file: up to `workers` models per process, each on
+    `threads` threads, each serving one call at a time (helpers.llm.local_weights.local_layout)."""
 
     def __init__(self, config: LLMConfig):
         self.path, self.n_ctx = resolve_local_model(config.model), config.n_ctx
+        self.weights = chosen_weights(config.local_weights, config.model)
+        self.flash_attn = config.flash_attn
+        self.workers, self.threads = local_layout(config)
         self.repeat_penalty = config.repeat_penalty
-        self._lock = threading.Lock()
 
+    def _load(self):
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise LLMError("llama-cpp-python is not installed: run `make setup`, or set "
+                           "llm.local_backend: transformers") from exc
+        path = q8_0_copy(self.path) if self.weights == "q8_0" else self.path
+        return Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.threads, n_threads_batch=self.threads,
+                     flash_attn=self.flash_attn, verbose=False, seed=0)
+
+    @contextlib.contextmanager
     def _model(self):
-        key = ("llama-cpp", self.path, self.n_ctx)
+        """A free model of the pool (loaded when none is free and fewer than `workers` exist)."""
+        key = ("llama-cpp", self.path, self.n_ctx, self.weights, self.flash_attn, self.threads)
         with _MODELS_LOCK:
-            if key not in _MODELS:
-                try:
-                    from llama_cpp import Llama
-                except ImportError as exc:
-                    raise LLMError("llama-cpp-python is not installed: run `make setup`, or set "
-                                   "llm.local_backend: transformers") from exc
-                _MODELS[key] = Llama(model_path=self.path, n_ctx=self.n_ctx, n_threads=os.cpu_count(),
-                                     verbose=False, seed=0)
-            return _MODELS[key]
+            pool = _POOLS.setdefault(key, queue.LifoQueue())  # LIFO: the warmest model first
+            model = None
+            if pool.empty() and _LOADED.get(key, 0) < self.workers:
+                model = self._load()
+                _LOADED[key] = _LOADED.get(key, 0) + 1
+        model = model or pool.get()
+        try:
+            yield model
+        finally:
+            pool.put(model)
 
     def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
              repeat_penalty=None, response_format=None) -> Completion:
         """repeat_penalty: None = the config's. response_format json_schema: llama-cpp-python
         compiles the schema into a GBNF grammar, so the output is JSON of that schema (cut short
         only by max_tokens); json_object: any JSON."""
-        model = self._model()
         penalty = self.repeat_penalty if repeat_penalty is None else repeat_penalty
         grammar = {}
         if response_format:
             schema = (response_format.get("json_schema") or {}).get("schema")
             grammar = {"response_format": {"type": "json_object", **({"schema": schema} if schema else {})}}
-        with self._lock:
+        with self._model() as model:
+            # every call from an empty context: llama-cpp-python would reuse the KV of the longest
+            # prefix shared with this model's previous prompt, and with flash attention that
+            # changed a greedy answer (1 of 4 here, benchmarks/llm_engine.py); which model took
+            # which call before must not change an answer, or a resumed run would differ
+            model.reset()
             out = model.create_chat_completion(messages=messages, temperature=temperature,
                                                max_tokens=max_tokens, seed=seed, stop=list(stop or ()),
                                                repeat_penalty=penalty, **grammar)

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from helpers.llm.backends import cut_at_stop, make_backend
+from helpers.llm.local_weights import chosen_weights, local_layout
 from helpers.llm.cache import ResponseCache, cache_key
 from helpers.llm.config import LLMConfig, response_format
 from helpers.llm.errors import CacheMissError, LLMError, RetryableError
@@ -74,10 +75,12 @@ class LLM:
 
     @property
     def workers(self) -> int:
-        """How many calls to run at once: the provider's `concurrency`, but 1 for the local model
-        (one model per process whose calls are serialised: more threads would only queue, and
-        each would hold a prompt's worth of memory)."""
-        return 1 if self.config.provider == "local" else self.config.concurrency
+        """How many calls to run at once: the provider's `concurrency`; for the local model, the
+        number of llama.cpp models loaded side by side (local_layout: one per core, at most 4, for
+        the bundled model), and 1 for the transformers backend (one model, torch's own threads)."""
+        if self.config.provider != "local":
+            return self.config.concurrency
+        return local_layout(self.config)[0] if self.config.local_backend == "llama-cpp" else 1
 
     def stops_for(self, stop=None) -> list[str]:
         """The stop sequences a call uses: the config's when it sets them, else the prompt's own
@@ -99,6 +102,13 @@ class LLM:
         if c.provider == "local":
             payload["local_backend"] = c.local_backend
             payload["repeat_penalty"] = c.repeat_penalty  # only the local backends apply it
+            if c.local_backend == "llama-cpp":
+                # they change the numbers; entered only when not the old engine (as-is, no flash
+                # attention), so replies cached before these settings existed keep their keys
+                weights = chosen_weights(c.local_weights, c.model)
+                if weights != "as-is" or c.flash_attn:   # threads per model: they change the sums' order
+                    payload["engine"] = {"weights": weights, "flash_attn": c.flash_attn,
+                                         "threads": local_layout(c)[1]}
         elif c.provider == "openai-compatible":
             payload["base_url"] = c.base_url
         return payload

