@@ -256,11 +256,11 @@ class Experiment:
         if all(self.store.finished(score_key("ragas", a)) for a in chosen):
             return
         llm = self.llm(cfg.ragas)
-        # up to twice as many answers at once as the judge takes calls at once (the local model:
-        # one per model of its pool), so no model waits while a sample's metrics finish one by
-        # one (default run, 3 samples on 2 models: 252 s one by one, 203 s two at a time); each
-        # in flight has its own judge and client, whose calls are that sample's alone
-        workers = min(2 * llm.workers, len(chosen)) or 1
+        # as many answers at once as the judge takes calls at once (the local model: one per
+        # model of its pool), so fewer models wait while a sample's metrics finish one by one
+        # (default run, 3 samples on 2 models: 252 s one by one, 203 s two at a time, 239 s all
+        # three at once); each in flight has its own judge and client, whose calls are its own
+        workers = min(llm.workers, len(chosen)) or 1
         judges = queue.Queue()
         for i in range(workers):
             judges.put(RagasJudge(llm if i == 0 else self.llm_copy(cfg.ragas), language=data.language,
