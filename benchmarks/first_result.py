@@ -88,7 +88,7 @@ def timeline_figure(steps: list[dict], title: str, before: dict | None = None):
     ax.set_xlim(0, end / 60 * 1.3)
     ax.set_title(title, fontsize=10)
     if before:
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -22,8 +22,8 @@ OFFLINE_DEFAULTS = {
     # all use it). llama.cpp's generation syncs its threads once per layer per token, so this is
     # the trade-off between an idle machine and one shared with another busy process. 2 cores,
     # ms per generated token idle / beside one busy process (benchmarks/llm_engine.py): libgomp's
-    # default (spin 300,000) 16 / 356; OMP_WAIT_POLICY=PASSIVE (never spin, this setting before)
-    # 39 / 31; 1,000 spins 18 / 38: nearly the best of both.
+    # default (spin 300,000) 16 / 280; OMP_WAIT_POLICY=PASSIVE (never spin, this setting before)
+    # 37 / 32; 1,000 spins 17 / 39: nearly the best of both.
     "GOMP_SPINCOUNT": "1000",
 }
 

@@ -141,9 +141,10 @@ class LlamaCppBackend:
             grammar = {"response_format": {"type": "json_object", **({"schema": schema} if schema else {})}}
         with self._model() as model:
             # every call from an empty context: llama-cpp-python would reuse the KV of the longest
-            # prefix shared with this model's previous prompt, and with flash attention that
-            # changed a greedy answer (1 of 4 here, benchmarks/llm_engine.py); which model took
-            # which call before must not change an answer, or a resumed run would differ
+            # prefix shared with this model's previous prompt, and that changed greedy answers (7
+            # of 8 identical without flash attention, 6 of 8 with it: benchmarks/llm_engine.py);
+            # which model took which call before must not change an answer, or a resumed run
+            # would differ
             model.reset()
             out = model.create_chat_completion(messages=messages, temperature=temperature,
                                                max_tokens=max_tokens, seed=seed, stop=list(stop or ()),

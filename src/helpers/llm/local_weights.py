@@ -2,9 +2,9 @@
 (Q4_1) re-encoded once as Q8_0.
 
 Why: llama.cpp has no fast matrix kernel for Q4_1 on x86 (its repacked and llamafile paths cover
-Q4_0/Q8_0), so prompt evaluation, most of a RAG prompt's cost, runs 2.1x faster from Q8_0 here
-(505 vs 236 tokens/s on a 900-token answer prompt, 2 cores; generation 15 vs 14 ms per token;
-`python benchmarks/llm_engine.py`). Every Q4_1 weight is d*q + m with 16 levels per block of 32;
+Q4_0/Q8_0), so prompt evaluation, most of a RAG prompt's cost, runs 1.8x faster from Q8_0 here
+(with flash attention, 475 vs 259 tokens/s on a 900-token answer prompt, 2 cores; generation
+18 vs 14 ms per token; `python benchmarks/llm_engine.py`). Every Q4_1 weight is d*q + m with 16 levels per block of 32;
 Q8_0 stores it again with 255 levels per block, so the model is the same up to that rounding,
 not bitwise: greedy answers can differ in a few tokens. The file is derived, named by the
 sha256 of its source, and written atomically into paths.DERIVED_MODELS_DIR (shared by clones).
@@ -52,8 +52,8 @@ def local_layout(config) -> tuple[int, int]:
     Why several one-thread models rather than one model on every core: calls reach llama.cpp
     from worker threads (the runner's pool, ragas through asyncio), and from a thread other than
     the main one its OpenMP generation is slow: 36 ms per token on 2 threads against 19 ms from
-    the main thread and 30 ms on one thread (2 cores, benchmarks/llm_engine.py). Two one-thread
-    models answering two questions at once gave 8 answers in 27 s against 51 s for one
+    the main thread and 29 ms on one thread (2 cores, benchmarks/llm_engine.py). Two one-thread
+    models answering two questions at once gave 8 answers in 27 s against 52 s for one
     two-thread model, and no OpenMP waiting at all (so no slowdown beside other busy processes).
     local_workers None: as many models as cores, at most 4, for the bundled 135M model (about
     330 MB each with its 8k context); one model on every core for any other file (an 8B model
