@@ -113,7 +113,7 @@ def test_hybrid_and_rerank_candidates_are_independent(cross_encoder_path):
 @pytest.mark.slow
 def test_scifact_ndcg_matches_the_readme(raw_ready):
     """README, "Retrieval, nDCG@10": scifact (BEIR test, 300 queries) bm25 0.686, hybrid 0.716,
-    rerank 0.738. Embeddings come from the session's cache: conftest's temporary copy of the
+    rerank 0.743 (the reranker retrained on the torch e5's features: 0.7427 and 0.7439 measured). Embeddings come from the session's cache: conftest's temporary copy of the
     one `make data` filled, so SciFact is not embedded again and data/cache is never written."""
     from helpers.retrieval.evaluate import retrieval_eval
 
@@ -121,7 +121,7 @@ def test_scifact_ndcg_matches_the_readme(raw_ready):
     report = retrieval_eval("scifact", ["bm25", "hybrid", "rerank"])
     assert report["queries"] == 300
     ndcg = {name: entry["ndcg@10"] for name, entry in report["results"].items()}
-    assert ndcg == pytest.approx({"bm25": 0.686, "hybrid": 0.716, "rerank": 0.738}, abs=0.005)
+    assert ndcg == pytest.approx({"bm25": 0.686, "hybrid": 0.716, "rerank": 0.743}, abs=0.005)
 
 
 @pytest.mark.slow
