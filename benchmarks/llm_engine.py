@@ -1,6 +1,6 @@
 """The bundled model's llama.cpp engine, side by side in one run on the default run's own prompts.
 
-  python benchmarks/llm_engine.py [--questions 8] [--out results/benchmarks/llm_engine.json]
+  python benchmarks/llm_engine.py [--questions 8] [--sides engines,threads,calling,prefix,openmp] [--out F]
 
 The prompts are the default benchmark's answer prompts (the guideline's questions, BM25's top 5
 contexts, the Spanish answer prompt, 160 tokens at temperature 0). Sides:
@@ -11,8 +11,9 @@ contexts, the Spanish answer prompt, 160 tokens at temperature 0). Sides:
 - OpenMP waiting (each in a fresh process, idle and beside one busy process): libgomp's default,
   OMP_WAIT_POLICY=PASSIVE, and GOMP_SPINCOUNT=1000 (helpers.offline's default): ms per token.
 Answers identical to the shipped engine's (Q4_1, no flash attention) are counted: the engines
-agree to rounding, not bit for bit. And answers given after other prompts (KV prefix reused)
-are compared with answers from an empty context, which the backend now always uses.
+agree to rounding, not bit for bit. And answers given after other prompts (the KV of a shared
+prefix reused) are compared with answers from an empty context, for llama-cpp-python's own reuse
+and for the backend's reuse of whole prompt blocks (helpers.llm.llama_prefix).
 """
 from __future__ import annotations
 
@@ -115,18 +116,41 @@ def calling_thread_side(path) -> dict:
 
 
 def prefix_reuse_side(path, batch: list) -> dict:
-    """Answers given after other prompts (llama-cpp-python reuses the KV of the prefix they share)
-    against answers from an empty context, with flash attention off and on: how many agree."""
+    """Answers given after other prompts, without a reset in between, against answers from an
+    empty context: llama-cpp-python's own reuse (the longest shared prefix, flash attention off
+    and on) and the backend's reuse of whole blocks (helpers.llm.llama_prefix, flash attention
+    on): how many agree, seconds, and prompt tokens reused. Two prompt sets: the answer prompts
+    (they share the system prompt and the template) and one context with every question (they
+    share the context as well, as ragas's prompts share their instructions)."""
+    from helpers.llm.config import PROMPT_BLOCK
+    from helpers.llm.llama_prefix import block_aligned_llama
+
+    shared = [[batch[0][0], {"role": "user", "content": batch[0][1]["content"] + "\n" + m[1]["content"][-150:]}]
+              for m in batch]
+    settings = {"llama-cpp-python, flash_attn=False": (False, None), "llama-cpp-python, flash_attn=True": (True, None),
+                f"whole blocks of {PROMPT_BLOCK}, flash_attn=True": (True, PROMPT_BLOCK)}
     out = {}
-    for flash_attn in (False, True):
-        model = load(path, 1, flash_attn)
-        fresh = [answer(model, m)["choices"][0]["message"]["content"] for m in batch]
-        reused = []
-        for messages in batch[::-1]:   # no reset: each call starts from the previous prompt's KV
-            reused.append(model.create_chat_completion(messages=messages, temperature=0.0, max_tokens=160, seed=0,
-                                                       stop=answer_stops("es"), repeat_penalty=1.1)
-                          ["choices"][0]["message"]["content"])
-        out[f"flash_attn={flash_attn}"] = f"{sum(a == b for a, b in zip(fresh, reused[::-1]))}/{len(batch)} identical"
+    for name, (flash_attn, block) in settings.items():
+        if block is None:
+            model = load(path, 1, flash_attn)
+        else:
+            model = block_aligned_llama(model_path=str(path), n_ctx=8192, n_threads=1, n_threads_batch=1,
+                                        flash_attn=flash_attn, verbose=False, seed=0, block=block)
+        for prompt_set, messages_list in (("answer prompts", batch), ("one context, every question", shared)):
+            start = time.perf_counter()
+            fresh = [answer(model, m)["choices"][0]["message"]["content"] for m in messages_list]
+            fresh_s = time.perf_counter() - start
+            reused, tokens, start = [], 0, time.perf_counter()
+            for messages in messages_list[::-1]:   # no reset: each call starts from the previous prompt's KV
+                reused.append(model.create_chat_completion(messages=messages, temperature=0.0, max_tokens=160,
+                                                           seed=0, stop=answer_stops("es"), repeat_penalty=1.1)
+                              ["choices"][0]["message"]["content"])
+                tokens += getattr(model, "reused_tokens", 0) if block else 0
+            out[f"{name}, {prompt_set}"] = {
+                "identical": f"{sum(a == b for a, b in zip(fresh, reused[::-1]))}/{len(messages_list)}",
+                "seconds_from_empty": round(fresh_s, 1), "seconds_reusing": round(time.perf_counter() - start, 1),
+                **({"prompt_tokens_reused": tokens} if block else {})}
+            print(name, prompt_set, out[f"{name}, {prompt_set}"], flush=True)
     return out
 
 
@@ -168,35 +192,42 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=8)
     parser.add_argument("--out", default=None, help="default: results/benchmarks/llm_engine.json")
+    parser.add_argument("--sides", default="engines,threads,calling,prefix,openmp",
+                        help="which sides to run (comma-separated; default all)")
     args = parser.parse_args(argv)
+    run = set(args.sides.split(","))
     batch = prompts(args.questions)
     shipped, q8 = bundled_gguf(), q8_0_copy(bundled_gguf())
-    sides = {}
-    for name, path, flash_attn in (("q4_1", shipped, False), ("q4_1+flash_attn", shipped, True),
-                                   ("q8_0", q8, False), ("q8_0+flash_attn", q8, True)):
-        sides[name] = engine_side(path, flash_attn, batch, os.cpu_count() or 1)
-        print(f"{name:<18} {sides[name]['seconds']:>7} s  prompt {sides[name]['prompt_tokens_per_s']:>4} tok/s  "
-              f"generation {sides[name]['generation_ms_per_token']:>5} ms/token", flush=True)
-    reference = sides["q4_1"]["answers"]
-    for row in sides.values():
-        row["identical_answers"] = sum(a == b for a, b in zip(row.pop("answers"), reference))
-        row["speedup_vs_q4_1"] = round(sides["q4_1"]["seconds"] / row["seconds"], 2)
-    threads = {f"{w} model(s) x {max(1, (os.cpu_count() or 1) // w)} thread(s)": threads_side(q8, batch, w)
-               for w in (1, 2)}
-    calling = calling_thread_side(q8)
-    prefix = prefix_reuse_side(q8, batch)
-    openmp = openmp_side(q8)
-    report = {"questions": len(batch), "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
-              "engines": sides, "threads_from_worker_threads": threads, "calling_thread_ms_per_token": calling,
-              "prefix_reuse": prefix,
-              "openmp_ms_per_token": openmp}
+    sides, report = {}, {"questions": len(batch), "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)}
+    if "engines" in run:
+        for name, path, flash_attn in (("q4_1", shipped, False), ("q4_1+flash_attn", shipped, True),
+                                       ("q8_0", q8, False), ("q8_0+flash_attn", q8, True)):
+            sides[name] = engine_side(path, flash_attn, batch, os.cpu_count() or 1)
+            print(f"{name:<18} {sides[name]['seconds']:>7} s  prompt {sides[name]['prompt_tokens_per_s']:>4} tok/s  "
+                  f"generation {sides[name]['generation_ms_per_token']:>5} ms/token", flush=True)
+        reference = sides["q4_1"]["answers"]
+        for row in sides.values():
+            row["identical_answers"] = sum(a == b for a, b in zip(row.pop("answers"), reference))
+            row["speedup_vs_q4_1"] = round(sides["q4_1"]["seconds"] / row["seconds"], 2)
+        report["engines"] = sides
+    if "threads" in run:
+        report["threads_from_worker_threads"] = {
+            f"{w} model(s) x {max(1, (os.cpu_count() or 1) // w)} thread(s)": threads_side(q8, batch, w) for w in (1, 2)}
+    if "calling" in run:
+        report["calling_thread_ms_per_token"] = calling_thread_side(q8)
+    if "prefix" in run:
+        report["prefix_reuse"] = prefix_reuse_side(q8, batch)
+    if "openmp" in run:
+        report["openmp_ms_per_token"] = openmp_side(q8)
     out = paths.write_json(args.out or paths.RESULTS_DIR / "benchmarks" / "llm_engine.json", report)
     for name, row in sides.items():
         print(f"{name:<18} x{row['speedup_vs_q4_1']:<5} identical answers {row['identical_answers']}/{len(batch)}")
-    print("threads (answers from worker threads):", threads)
-    print("calling thread, ms per generated token:", calling)
-    print("answers after a reused prefix vs from an empty context:", prefix)
-    print("OpenMP, ms per generated token (idle / beside a busy process):", openmp)
+    for key, label in (("threads_from_worker_threads", "threads (answers from worker threads)"),
+                       ("calling_thread_ms_per_token", "calling thread, ms per generated token"),
+                       ("prefix_reuse", "answers after other prompts vs from an empty context"),
+                       ("openmp_ms_per_token", "OpenMP, ms per generated token (idle / beside a busy process)")):
+        if key in report:
+            print(f"{label}:", report[key])
     print(f"written to {out}")
     return 0
 

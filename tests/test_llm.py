@@ -338,8 +338,9 @@ def test_response_format_per_provider_and_bad_requests(server_url):
 
 
 def test_engine_settings_enter_the_cache_key_and_the_q8_0_copy_is_the_same_model(cache, tmp_path):
-    """Q8_0 weights and flash attention change the numbers, so they key the cache; the old engine
-    (as-is, no flash attention) keeps the keys replies had before these settings existed. The Q8_0
+    """Q8_0 weights, flash attention and the prompt blocks change the numbers, so they key the
+    cache; the old engine (as-is, no flash attention, no blocks) keeps the keys replies had before
+    these settings existed. The Q8_0
     copy of the bundled Q4_1 file is built once (named by its source's sha256) and answers as the
     shipped file does on a plain question."""
     from helpers.llm.backends import bundled_gguf
@@ -348,8 +349,11 @@ def test_engine_settings_enter_the_cache_key_and_the_q8_0_copy_is_the_same_model
     def key(**config):
         return LLM({"provider": "local", **config}, cache=cache).key_for(HELLO)
 
-    old = key(local_weights="as-is", flash_attn=False)
-    assert len({key(), old, key(local_weights="as-is"), key(flash_attn=False)}) == 4
+    old = key(local_weights="as-is", flash_attn=False, prompt_block=None)
+    assert len({key(), old, key(local_weights="as-is"), key(flash_attn=False), key(prompt_block=None),
+                key(prompt_block=128)}) == 6
+    with pytest.raises(ValueError, match="prompt_block"):
+        LLMConfig(prompt_block=4)
     assert key(local_weights="q8_0") == key()      # auto is q8_0 for the bundled model
     assert chosen_weights("auto", "/models/llama-8b-q4_k_m.gguf") == "as-is"
     with pytest.raises(LLMError, match="local_weights"):
@@ -382,7 +386,7 @@ def test_local_models_answer_side_by_side_and_alike():
     question = [{"role": "user", "content": "Name a primary colour."}]
     results = llm.complete_many([question] * 4)
     assert len({r.text for r in results}) == 1 and results[0].text
-    key = next(k for k in backends._LOADED if k[-1] == local_layout(config)[1] and k[3] == "q8_0")
+    key = next(k for k in backends._LOADED if k[-2] == local_layout(config)[1] and k[3] == "q8_0")
     assert backends._LOADED[key] == 2 and backends._POOLS[key].qsize() == 2   # both back in the pool
     in_use, worst = [0], [0]
     original = backends.LlamaCppBackend._model

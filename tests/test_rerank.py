@@ -113,8 +113,10 @@ def test_hybrid_and_rerank_candidates_are_independent(cross_encoder_path):
 @pytest.mark.slow
 def test_scifact_ndcg_matches_the_readme(raw_ready):
     """README, "Retrieval, nDCG@10": scifact (BEIR test, 300 queries) bm25 0.686, hybrid 0.716,
-    rerank 0.743 (the reranker retrained on the torch e5's features: 0.7427 and 0.7439 measured). Embeddings come from the session's cache: conftest's temporary copy of the
-    one `make data` filled, so SciFact is not embedded again and data/cache is never written."""
+    rerank 0.743 (exact dense search: the reranker's training candidates, and so its figure, are
+    the same on every build; with Chroma's HNSW they moved it between 0.7375 and 0.7439).
+    Embeddings come from the session's cache: conftest's temporary copy of the one `make data`
+    filled, so SciFact is not embedded again and data/cache is never written."""
     from helpers.retrieval.evaluate import retrieval_eval
 
     assert LTR_ARTEFACT.exists(), f"the offline reranker {LTR_ARTEFACT} is missing: run `make data`"
@@ -135,10 +137,7 @@ def test_on_held_out_spanish_questions_fusion_chosen_on_dev_beats_its_parts_and_
                             tune_fusion="dev")
     assert report["fusion_tuning"]["chosen"] != {"method": "rrf", "rrf_k": 60, "alpha": 0.5}
     ndcg = {name: entry["ndcg@10"] for name, entry in report["results"].items()}
-    assert ndcg["bm25"] == pytest.approx(0.766, abs=0.005)     # exact search: the same everywhere
-    # Chroma's HNSW index is approximate and its build is not reproducible across processes (even
-    # on one thread): a rebuilt index moves dense nDCG@10 here by up to ~0.015 (0.691-0.704
-    # measured; exact search 0.710), and with it what fuses or reranks it
-    assert {k: ndcg[k] for k in ("dense", "hybrid", "rerank")} == pytest.approx(
-        {"dense": 0.704, "hybrid": 0.786, "rerank": 0.827}, abs=0.02)
+    # exact dense search ranks alike on every build (Chroma's HNSW moved dense here between 0.691
+    # and 0.704 from one build to the next, and what fuses or reranks it with it)
+    assert ndcg == pytest.approx({"bm25": 0.766, "dense": 0.716, "hybrid": 0.786, "rerank": 0.828}, abs=0.005)
     assert ndcg["hybrid"] > max(ndcg["bm25"], ndcg["dense"]) and ndcg["rerank"] >= ndcg["hybrid"] + 0.01

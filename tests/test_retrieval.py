@@ -236,6 +236,27 @@ def test_dense_reindex_reuses_the_collection_only_when_nothing_changed(tmp_path,
     assert rebuilt.retrieve({"q": "qubits"}, 4)["q"]["d3"] < before["d3"] - 0.2
 
 
+def test_exact_search_is_brute_force_cosine_and_hnsw_agrees_on_a_small_corpus(tmp_path, dense_en):
+    """The default search scores every stored vector (cosine, ties by doc_id); Chroma's HNSW,
+    still an option, finds the same order on four documents; a misspelt search is refused."""
+    import numpy as np
+
+    query = "Which animals chase cats?"
+    run = dense_en.retrieve({"q": query}, 4)["q"]
+    vectors = dense_en.embedder.embed_documents([CORPUS[d]["text"] for d in CORPUS])
+    q = dense_en.embedder.embed_queries([query])[0]
+    cosine = {d: float(v @ q / np.linalg.norm(v) / np.linalg.norm(q)) for d, v in zip(CORPUS, vectors)}
+    assert list(run) == sorted(cosine, key=lambda d: -cosine[d]) and next(iter(run)) == "d2"
+    assert run == pytest.approx(cosine, abs=1e-5)
+    assert list(dense_en.retrieve({"q": query}, 2)["q"]) == list(run)[:2]
+    hnsw = Dense("minilm", directory=tmp_path / "h", search="hnsw").index(CORPUS)
+    assert list(hnsw.retrieve({"q": query}, 4)["q"]) == list(run)
+    assert Dense.load(hnsw.save(tmp_path / "saved")).search == "hnsw"
+    with pytest.raises(RetrievalError, match=r"dense.search must be one of \['exact', 'hnsw'\], not 'hnws'"):
+        Dense("minilm", search="hnws")
+    assert build_retriever("dense", options={"dense": {"search": "hnsw"}}).search == "hnsw"
+
+
 def test_langchain_adapter(dense_en):
     from helpers.retrieval.langchain import WorkbenchRetriever
 

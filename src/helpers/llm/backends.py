@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 from helpers import paths
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
+from helpers.llm.llama_prefix import block_aligned_llama
 from helpers.llm.local_weights import BUNDLED_NAMES, chosen_weights, local_layout, q8_0_copy
 
 
@@ -85,7 +86,7 @@ def _is_loopback(url: str | None) -> bool:
 
 _MODELS: dict[tuple, object] = {}
 _MODELS_LOCK = threading.Lock()
-# llama.cpp models by (file, context, weights, flash attention, threads): a pool of up to
+# llama.cpp models by (file, context, weights, flash attention, threads, prompt block): a pool of up to
 # `workers` loaded models each, shared by every LLM entry that names the same engine (the
 # default config's `local` and `judge`); a model serves one call at a time (not thread-safe)
 _POOLS: dict[tuple, "queue.LifoQueue"] = {}
@@ -99,24 +100,25 @@ class LlamaCppBackend:
     def __init__(self, config: LLMConfig):
         self.path, self.n_ctx = resolve_local_model(config.model), config.n_ctx
         self.weights = chosen_weights(config.local_weights, config.model)
-        self.flash_attn = config.flash_attn
+        self.flash_attn, self.prompt_block = config.flash_attn, config.prompt_block
         self.workers, self.threads = local_layout(config)
         self.repeat_penalty = config.repeat_penalty
 
     def _load(self):
         try:
-            from llama_cpp import Llama
+            import llama_cpp  # noqa: F401
         except ImportError as exc:
             raise LLMError("llama-cpp-python is not installed: run `make setup`, or set "
                            "llm.local_backend: transformers") from exc
         path = q8_0_copy(self.path) if self.weights == "q8_0" else self.path
-        return Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.threads, n_threads_batch=self.threads,
-                     flash_attn=self.flash_attn, verbose=False, seed=0)
+        return block_aligned_llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.threads,
+                                   n_threads_batch=self.threads, flash_attn=self.flash_attn, verbose=False,
+                                   seed=0, block=self.prompt_block)
 
     @contextlib.contextmanager
     def _model(self):
         """A free model of the pool (loaded when none is free and fewer than `workers` exist)."""
-        key = ("llama-cpp", self.path, self.n_ctx, self.weights, self.flash_attn, self.threads)
+        key = ("llama-cpp", self.path, self.n_ctx, self.weights, self.flash_attn, self.threads, self.prompt_block)
         with _MODELS_LOCK:
             pool = _POOLS.setdefault(key, queue.LifoQueue())  # LIFO: the warmest model first
             model = None
@@ -140,12 +142,8 @@ class LlamaCppBackend:
             schema = (response_format.get("json_schema") or {}).get("schema")
             grammar = {"response_format": {"type": "json_object", **({"schema": schema} if schema else {})}}
         with self._model() as model:
-            # every call from an empty context: llama-cpp-python would reuse the KV of the longest
-            # prefix shared with this model's previous prompt, and that changed greedy answers (7
-            # of 8 identical without flash attention, 6 of 8 with it: benchmarks/llm_engine.py);
-            # which model took which call before must not change an answer, or a resumed run
-            # would differ
-            model.reset()
+            # the model reuses only whole blocks of its previous prompt (helpers.llm.llama_prefix):
+            # which model took which call before never changes an answer, so a resumed run agrees
             out = model.create_chat_completion(messages=messages, temperature=temperature,
                                                max_tokens=max_tokens, seed=seed, stop=list(stop or ()),
                                                repeat_penalty=penalty, **grammar)

@@ -103,12 +103,15 @@ class LLM:
             payload["local_backend"] = c.local_backend
             payload["repeat_penalty"] = c.repeat_penalty  # only the local backends apply it
             if c.local_backend == "llama-cpp":
-                # they change the numbers; entered only when not the old engine (as-is, no flash
-                # attention), so replies cached before these settings existed keep their keys
+                # they change the numbers (threads per model: the sums' order; prompt blocks: the
+                # batches); entered only when not the old engine (as-is, no flash attention, no
+                # blocks), so replies cached before these settings existed keep their keys
                 weights = chosen_weights(c.local_weights, c.model)
-                if weights != "as-is" or c.flash_attn:   # threads per model: they change the sums' order
+                if weights != "as-is" or c.flash_attn or c.prompt_block is not None:
                     payload["engine"] = {"weights": weights, "flash_attn": c.flash_attn,
                                          "threads": local_layout(c)[1]}
+                    if c.prompt_block is not None:   # None: batches of 512, as before blocks existed
+                        payload["engine"]["prompt_block"] = c.prompt_block
         elif c.provider == "openai-compatible":
             payload["base_url"] = c.base_url
         return payload

@@ -7,6 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # OpenAI's chat API (and Groq's, which mirrors it) accept at most 4 stop sequences.
 MAX_STOP_SEQUENCES = 4
+# llama-cpp prompt blocks (helpers.llm.llama_prefix), chosen in benchmarks/llm_engine.py
+PROMPT_BLOCK = 64
 
 Provider = Literal["local", "groq", "openai-compatible"]
 
@@ -45,6 +47,11 @@ class LLMConfig(BaseModel):
         "llama-cpp only: models loaded side by side, each answering one call at a time on "
         "cores // local_workers threads. None: one per core (at most 4) for the bundled smollm2, "
         "1 for any other file (helpers.llm.local_weights.local_layout)"))
+    prompt_block: int | None = Field(PROMPT_BLOCK, ge=16, le=4096, description=(
+        "llama-cpp only: prompts are evaluated in blocks of this many tokens, and a call reuses "
+        "the KV of the whole blocks it shares with its model's previous prompt, which leaves "
+        "every answer as from an empty context (helpers.llm.llama_prefix). None: no reuse, "
+        "every prompt evaluated whole in llama-cpp-python's batches of 512"))
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(256, gt=0)
     # 1.1: the default of llama-cpp-python's OpenAI-compatible server (llama_cpp/server/types.py,

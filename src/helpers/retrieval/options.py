@@ -55,6 +55,10 @@ class DenseOptions(Section):
                                         "shared by every worker; None: an embedded client under data/cache")
     embed_on_ray: bool = Field(False, description="embed the corpus as batches of Ray tasks (RAY_ADDRESS: the "
                                "cluster; default a local Ray instance)")
+    search: Literal["exact", "hnsw"] = Field("exact", description="exact: cosine against every stored vector, "
+                                             "the same ranking on every build; hnsw: Chroma's approximate index, "
+                                             "for corpora too large to hold as one matrix (its graph, and so its "
+                                             "top k, differs from build to build)")
 
 
 class BM25Options(Section):

@@ -24,7 +24,7 @@ def _dense(language: str, llm, options: RetrievalOptions, shared: dict) -> Retri
     if key not in shared:
         chroma = options.dense.chroma.model_dump() if options.dense.chroma else None
         shared[key] = Dense(options.dense.embedder, language=language, chroma=chroma,
-                            embed_on_ray=options.dense.embed_on_ray)
+                            embed_on_ray=options.dense.embed_on_ray, search=options.dense.search)
     return shared[key]
 
 
