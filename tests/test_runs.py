@@ -58,7 +58,12 @@ def test_killed_run_resumes_without_redoing_anything(tmp_path):
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
     assert len(a) == len(b) == len(merged)
     quality = merged[merged.judge != "system"]  # latency differs between runs, scores must not
-    assert (quality.value_a.fillna(-1) == quality.value_b.fillna(-1)).all()
+    # to float precision: a judge's BLAS products can differ in the last bit from one process to
+    # the next (CI once saw adherence 0.8993053159186601 against 0.89930531591866); a different
+    # answer or context moves a score by far more than 1e-9
+    assert quality.value_a.isna().equals(quality.value_b.isna())
+    assert quality.value_a.fillna(-1).to_numpy() == pytest.approx(
+        quality.value_b.fillna(-1).to_numpy(), rel=1e-9, abs=1e-12)
 
 
 @pytest.fixture(scope="module")
