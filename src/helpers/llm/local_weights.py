@@ -12,8 +12,6 @@ sha256 of its source, and written atomically into paths.DERIVED_MODELS_DIR (shar
 from __future__ import annotations
 
 import ctypes
-import functools
-import hashlib
 import os
 from pathlib import Path
 
@@ -22,20 +20,6 @@ from helpers.llm.errors import LLMError
 
 WEIGHTS = ("auto", "q8_0", "as-is")
 BUNDLED_NAMES = {"smollm2", "smollm2-135m"}  # llm.model names of the bundled GGUF
-
-
-@functools.lru_cache(maxsize=8)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def file_sha256(path: str | Path) -> str:
-    stat = Path(path).stat()
-    return _sha256(str(path), stat.st_size, stat.st_mtime_ns)
 
 
 def chosen_weights(weights: str, model: str) -> str:
@@ -69,9 +53,11 @@ def q8_0_copy(source: str | Path, out_dir: str | Path | None = None) -> Path:
     """`source` re-encoded as Q8_0 (built on first use, about a second for the bundled model)."""
     import llama_cpp
 
+    from helpers.data.fetch import sha256_of
+
     source = Path(source)
     out_dir = Path(out_dir or paths.DERIVED_MODELS_DIR)
-    target = out_dir / f"{source.stem}.q8_0-{file_sha256(source)[:16]}.gguf"
+    target = out_dir / f"{source.stem}.q8_0-{sha256_of(source)[:16]}.gguf"
     if target.exists():
         return target
     out_dir.mkdir(parents=True, exist_ok=True)

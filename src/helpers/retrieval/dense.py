@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -131,7 +130,7 @@ class Dense(Retriever):
         self._ids = self._matrix = None
         doc_ids = list(corpus)
         texts = [doc_text(corpus[d]) for d in doc_ids]
-        # one hash of model, ids and texts names the default directory and marks a finished build,
+        # one hash of model, ids, texts and index settings names the default directory and marks a finished build,
         # so a warm rerun reuses the collection on disk and any changed text rebuilds it
         fingerprint = hashlib.sha256(json.dumps([self.embedder.name, doc_ids, texts, HNSW]).encode()).hexdigest()
         if self.embed_on_ray:  # fill the embedding cache from Ray workers; what follows reads it
@@ -145,6 +144,7 @@ class Dense(Retriever):
             vectors = self.embedder.embed_documents(texts)
             for i in range(0, len(doc_ids), _MAX_BATCH):
                 self._collection.upsert(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
+            self._keep(doc_ids, vectors)
             return
         per_fingerprint = self.directory is None or self.directory.name == f"dense-{fingerprint[:16]}"
         if self.directory is None:
@@ -167,17 +167,21 @@ class Dense(Retriever):
             self._collection = self._open(self.directory / "chroma", create=True)
         for i in range(0, len(doc_ids), _MAX_BATCH):
             self._collection.upsert(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
+        self._keep(doc_ids, vectors)
         marker.write_text(fingerprint)
 
+    def _keep(self, doc_ids, vectors) -> None:
+        """Hold the corpus's vectors for exact search: doc_ids sorted (the tie order), unit rows."""
+        order = np.argsort(np.asarray(doc_ids, dtype=object))
+        matrix = np.asarray(vectors, dtype=np.float32)[order]
+        self._ids = [doc_ids[i] for i in order]
+        self._matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+
     def _stored_vectors(self) -> tuple[list[str], np.ndarray]:
-        """The collection's (doc_ids sorted, unit vectors), read once per index."""
+        """(doc_ids, unit vectors): those just indexed, else the collection's, read once."""
         if self._matrix is None:
             got = self._collection.get(include=["embeddings"])
-            order = np.argsort(np.asarray(got["ids"], dtype=object))
-            ids = [got["ids"][i] for i in order]
-            matrix = np.asarray(got["embeddings"], dtype=np.float32)[order]
-            self._matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-            self._ids = ids
+            self._keep(list(got["ids"]), got["embeddings"])
         return self._ids, self._matrix
 
     def _exact(self, vectors: dict[str, np.ndarray], k: int) -> dict[str, dict[str, float]]:

