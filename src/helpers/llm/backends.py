@@ -18,6 +18,7 @@ from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
 from helpers.llm.llama_prefix import block_aligned_llama
 from helpers.llm.local_weights import BUNDLED_NAMES, chosen_weights, local_layout, q8_0_copy
+from helpers.llm.split_models import SPLIT_MODELS, assemble
 
 
 @dataclass
@@ -57,12 +58,16 @@ def bundled_gguf() -> str:
 
 
 def resolve_local_model(model: str) -> str:
+    """The GGUF file of `llm.model`: the bundled SmolLM2, a split model assembled and verified on
+    first use (helpers.llm.split_models), or a path."""
     if model in BUNDLED_NAMES:
         return bundled_gguf()
+    if model in SPLIT_MODELS:
+        return str(assemble(model))
     if Path(model).expanduser().is_file():
         return str(Path(model).expanduser())
-    raise LLMError(f"local model {model!r} is neither 'smollm2' nor a .gguf file path; "
-                   "set llm.model to 'smollm2' or to the path of a GGUF file")
+    raise LLMError(f"local model {model!r} is neither one of {sorted(BUNDLED_NAMES | set(SPLIT_MODELS))} "
+                   "nor a .gguf file path; set llm.model to one of those or to the path of a GGUF file")
 
 
 def read_api_key(variable: str) -> str | None:

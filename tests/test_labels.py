@@ -1,0 +1,85 @@
+"""Hand labels of answers (helpers.experiment.labels): the sheet's checks, the label summary, and
+judges scored against labels (AUROC for "supported: no", accuracy and Cohen's kappa = sklearn's);
+the repository's labelled sheets load and agree with their runs' keys."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from helpers.errors import UserError
+from helpers.experiment.labels import _cohen_kappa, judges_vs_labels, label_summary, load_labels
+
+LABELS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "labels"
+
+
+def _sheet(tmp_path, rows, name="labels.csv") -> Path:
+    path = tmp_path / name
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _rows():
+    return [{"model": "m", "architecture": "bm25", "qid": f"q{i}", "supported": s, "correct": c}
+            for i, (s, c) in enumerate([("yes", "yes"), ("partly", "no"), ("no", "no"), ("yes", "partly")], 1)]
+
+
+def test_load_labels_checks_values_columns_and_duplicates(tmp_path):
+    frame = load_labels(_sheet(tmp_path, [{**r, "supported": r["supported"].upper()} for r in _rows()]))
+    assert frame["supported"].tolist() == ["yes", "partly", "no", "yes"]   # case and spaces forgiven
+    bad = _rows()
+    bad[2]["correct"] = "maybe"
+    with pytest.raises(UserError, match=r"labels.csv: row 4, column 'correct': 'maybe' is not one of"):
+        load_labels(_sheet(tmp_path, bad))
+    with pytest.raises(UserError, match=r"missing column\(s\) \['correct'\]"):
+        load_labels(_sheet(tmp_path, [{k: v for k, v in r.items() if k != "correct"} for r in _rows()]))
+    with pytest.raises(UserError, match="row 4: .*labelled more than once"):
+        load_labels(_sheet(tmp_path, _rows()[:2] + [_rows()[0]]))
+    with pytest.raises(UserError, match="labels file not found"):
+        load_labels(tmp_path / "none.csv")
+
+
+def test_label_summary_counts_and_scores(tmp_path):
+    summary = label_summary(load_labels(_sheet(tmp_path, _rows())))
+    row = summary[summary["architecture"] == "bm25"].iloc[0]
+    assert (row["supported_yes"], row["supported_partly"], row["supported_no"]) == (2, 1, 1)
+    assert row["supported_score"] == pytest.approx((1 + 0.5 + 0 + 1) / 4)
+    assert row["correct_score"] == pytest.approx((1 + 0 + 0 + 0.5) / 4)
+    assert row["supported_low"] <= row["supported_score"] <= row["supported_high"]
+    assert summary["architecture"].tolist() == ["bm25", "all"]
+
+
+def test_cohen_kappa_matches_sklearn():
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 2, 40), rng.integers(0, 2, 40)
+    b[:25] = a[:25]
+    assert float(_cohen_kappa(a, b)) == pytest.approx(cohen_kappa_score(a, b))
+
+
+def test_judges_vs_labels_auroc_and_agreement(tmp_path):
+    labels = load_labels(_sheet(tmp_path, _rows()))
+    scores = pd.DataFrame([
+        {"model": "m", "architecture": "bm25", "qid": q, "judge": "offline", "metric": "adherence_score", "value": v}
+        for q, v in [("q1", 0.9), ("q2", 0.7), ("q3", 0.2), ("q4", 0.6)]] + [
+        {"model": "m", "architecture": "bm25", "qid": q, "judge": "ragas", "metric": "faithfulness", "value": v}
+        for q, v in [("q1", 0.1), ("q2", 0.9), ("q3", 1.0), ("q4", None)]])
+    table = judges_vs_labels(labels, scores).set_index("judge")
+    offline = table.loc["offline"]
+    assert offline["n"] == 4 and offline["labelled_no"] == 1
+    assert offline["auroc"] == 1.0            # the one unsupported answer scores lowest
+    assert offline["accuracy"] == 1.0 and offline["kappa"] == pytest.approx(1.0)
+    ragas = table.loc["ragas"]
+    assert ragas["n"] == 3                    # a NaN score is left out, not counted as a verdict
+    assert ragas["auroc"] == 0.0              # the unsupported answer scores highest: wrong way round
+    assert ragas["accuracy"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("sheet", sorted(LABELS_DIR.glob("*.csv")), ids=lambda p: p.name)
+def test_the_repository_labels_are_complete(sheet):
+    """Every committed sheet is fully labelled: 10 questions x 6 architectures, valid labels."""
+    labels = load_labels(sheet)
+    assert len(labels) == 60 and labels.groupby("architecture").size().eq(10).all()
+    assert labels["qid"].nunique() == 10
