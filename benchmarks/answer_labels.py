@@ -2,7 +2,9 @@
 checked against them (helpers.experiment.labels).
 
   # a sheet to label: one row per answer, with the question, the seed's ground truth and the contexts
-  python benchmarks/answer_labels.py export RUN_ID --model qwen2.5-coder-1.5b --out benchmarks/labels/obstetrics-qwen.csv
+  python benchmarks/answer_labels.py export RUN_ID --model qwen2.5-coder-1.5b --out sheet.csv
+  # the labelled sheet kept in benchmarks/labels/ holds COMMITTED_COLUMNS only (answers and labels,
+  # not the guideline's text: data stays in data/)
   # the labels side by side, and the judges of the listed runs against them
   python benchmarks/answer_labels.py report --labels benchmarks/labels/*.csv \\
       --run qwen2.5-coder-1.5b=RUN_ID --run smollm2-135m=RUN_ID [--out results/benchmarks/answer_labels.json]
@@ -21,12 +23,15 @@ import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.analysis import load_scores
-from helpers.experiment.labels import answers_sheet, judges_vs_labels, label_summary, load_labels
+from helpers.experiment.labels import (COMMITTED_COLUMNS, answers_sheet, judges_vs_labels, label_summary,
+                                      load_labels)
 
 
 def _export(args) -> int:
     references = load_dataset("obstetrics").answers
     sheet = answers_sheet(args.run_id, model=args.model, references=references)
+    if args.compact:   # what the repository keeps: no guideline text, no seed questions
+        sheet = sheet[list(COMMITTED_COLUMNS)]
     sheet.to_csv(args.out, index=False)
     print(f"{len(sheet)} answers of {args.run_id} written to {args.out}: fill `supported` and `correct` "
           "(yes / partly / no) and, where it helps, `note`")
@@ -43,22 +48,24 @@ def _report(args) -> int:
     scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["model", "architecture", "qid", "judge", "metric", "value"])
     summary = label_summary(labels)
-    judges = judges_vs_labels(labels, scores)
     pd.set_option("display.width", 200)
     print("Hand labels (score: yes 1, partly 0.5, no 0; 95% bootstrap interval):")
     print(summary.round(2).to_string(index=False))
-    print("\nJudges against the `supported` labels (AUROC for 'no'; agreement at 0.5):")
-    print(judges.drop(columns=["description"]).round(3).to_string(index=False) if len(judges) else "(no judge scores)")
-    per_model = pd.concat([judges_vs_labels(labels[labels["model"] == m], scores).assign(model_only=m)
-                           for m in labels["model"].unique()], ignore_index=True)
-    if len(per_model):
-        print("\nThe same, per answering model:")
-        print(per_model[["model_only", "judge", "metric", "n", "labelled_no", "auroc", "auroc_low", "auroc_high",
-                         "accuracy", "kappa"]].round(3).to_string(index=False))
+    columns = ["models", "judge", "metric", "positive", "n", "labelled_positive", "auroc", "auroc_low", "auroc_high",
+               "accuracy", "kappa", "kappa_low", "kappa_high"]
+    tables = []
+    for positive in (("no",), ("no", "partly")):
+        for model in [None, *labels["model"].unique()]:
+            subset = labels if model is None else labels[labels["model"] == model]
+            table = judges_vs_labels(subset, scores, positive=positive)
+            if len(table):
+                tables.append(table.assign(models=model or "both"))
+    judges = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=columns)
+    print("\nJudges against the `supported` labels (AUROC for the positive labels; agreement at 0.5):")
+    print(judges[columns].round(3).to_string(index=False) if len(judges) else "(no judge scores)")
     out = paths.write_json(args.out or paths.RESULTS_DIR / "benchmarks" / "answer_labels.json", {
         "labels": [str(p) for p in args.labels], "runs": args.run,
-        "label_summary": summary.to_dict(orient="records"), "judges_vs_labels": judges.to_dict(orient="records"),
-        "judges_vs_labels_per_model": per_model.to_dict(orient="records")})
+        "label_summary": summary.to_dict(orient="records"), "judges_vs_labels": judges.to_dict(orient="records")})
     print(f"\nwritten to {out}")
     return 0
 
@@ -70,6 +77,8 @@ def main(argv=None) -> int:
     exp.add_argument("run_id")
     exp.add_argument("--model", required=True, help="the answering model's name in the sheet")
     exp.add_argument("--out", required=True)
+    exp.add_argument("--compact", action="store_true", help="only the columns kept in the repository "
+                     "(labelling needs the full sheet: question, ground truth and contexts)")
     exp.set_defaults(func=_export)
     rep = sub.add_parser("report", help="labels side by side and judges against them")
     rep.add_argument("--labels", nargs="+", required=True)

@@ -68,13 +68,16 @@ def test_judges_vs_labels_auroc_and_agreement(tmp_path):
         for q, v in [("q1", 0.1), ("q2", 0.9), ("q3", 1.0), ("q4", None)]])
     table = judges_vs_labels(labels, scores).set_index("judge")
     offline = table.loc["offline"]
-    assert offline["n"] == 4 and offline["labelled_no"] == 1
+    assert offline["n"] == 4 and offline["labelled_positive"] == 1
     assert offline["auroc"] == 1.0            # the one unsupported answer scores lowest
     assert offline["accuracy"] == 1.0 and offline["kappa"] == pytest.approx(1.0)
     ragas = table.loc["ragas"]
     assert ragas["n"] == 3                    # a NaN score is left out, not counted as a verdict
     assert ragas["auroc"] == 0.0              # the unsupported answer scores highest: wrong way round
     assert ragas["accuracy"] == pytest.approx(1 / 3)
+    strict = judges_vs_labels(labels, scores, positive=("no", "partly")).set_index("judge").loc["offline"]
+    assert strict["labelled_positive"] == 2   # q2 (partly) and q3 (no)
+    assert strict["auroc"] == pytest.approx(0.75)   # q2's 0.7 sits above q4's 0.6: 3 of 4 pairs ordered
 
 
 @pytest.mark.parametrize("sheet", sorted(LABELS_DIR.glob("*.csv")), ids=lambda p: p.name)

@@ -24,6 +24,9 @@ from helpers.experiment.store import RunStore
 from helpers.stats import auroc, bootstrap_ci
 
 LABELS = ("yes", "partly", "no")
+# What a labelled sheet keeps in the repository: the answer and where its contexts came from, not
+# the guideline's text or the seed's questions (data stays in data/; `answers_sheet` shows them)
+COMMITTED_COLUMNS = ("model", "architecture", "qid", "context_pages", "answer", "supported", "correct", "note")
 LABEL_SCORE = {"yes": 1.0, "partly": 0.5, "no": 0.0}
 LABEL_COLUMNS = ("supported", "correct")
 KEY_COLUMNS = ("model", "architecture", "qid")
@@ -50,6 +53,7 @@ def answers_sheet(run_id: str, *, model: str | None = None, results_dir: Path | 
         rows.append({"model": model or record.get("model") or record["llm"], "architecture": record["architecture"],
                      "qid": record["qid"], "question": record["question"],
                      "reference": (references or {}).get(record["qid"], ""), "answer": record.get("answer") or "",
+                     "context_pages": " ".join(str(p) for p in record.get("pages") or []),
                      "contexts": contexts, "supported": "", "correct": "", "note": ""})
     if not rows:
         raise UserError(f"run {run_id}: no answers in {run_dir(run_id, results_dir)}/records.jsonl")
@@ -110,12 +114,13 @@ def _cohen_kappa(a, b, axis: int = -1):
 
 
 def judges_vs_labels(labels: pd.DataFrame, scores: pd.DataFrame, *, threshold: float = 0.5,
-                     confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+                     positive: tuple[str, ...] = ("no",), confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Each judge score of JUDGE_SCORES present in `scores` (a run's long table, or several runs'
     concatenated, with a `model` column naming the answering model) against the `supported` labels:
-    n, answers labelled "no", AUROC for detecting "supported: no" (the score negated), and
-    agreement of the judge's verdict (score >= threshold: supported) with the label (yes or partly:
-    supported) as accuracy and Cohen's kappa, each with its bootstrap interval."""
+    n, answers labelled `positive` (default "no"; ("no", "partly") for "not fully supported"),
+    AUROC for detecting them (the score negated), and agreement of the judge's verdict (score >=
+    threshold: supported) with the label (not `positive`: supported) as accuracy and Cohen's kappa,
+    each with its bootstrap interval."""
     merged_rows = []
     for (judge, metric), description in JUDGE_SCORES.items():
         picked = scores[(scores["judge"] == judge) & (scores["metric"] == metric)]
@@ -125,7 +130,7 @@ def judges_vs_labels(labels: pd.DataFrame, scores: pd.DataFrame, *, threshold: f
         merged = merged[merged["value"].notna()]
         if merged.empty:
             continue
-        unsupported = (merged["supported"] == "no").to_numpy(dtype=float)
+        unsupported = merged["supported"].isin(positive).to_numpy(dtype=float)
         value = merged["value"].to_numpy(dtype=float)
         verdict = (value >= threshold).astype(float)
         label_supported = 1 - unsupported
@@ -134,7 +139,7 @@ def judges_vs_labels(labels: pd.DataFrame, scores: pd.DataFrame, *, threshold: f
         kappa = bootstrap_ci(verdict, label_supported, statistic=_cohen_kappa, confidence=confidence, seed=seed)
         merged_rows.append({
             "judge": judge, "metric": metric, "description": description, "models": ", ".join(sorted(merged["model"].unique())),
-            "n": len(merged), "labelled_no": int(unsupported.sum()),
+            "positive": "/".join(positive), "n": len(merged), "labelled_positive": int(unsupported.sum()),
             "auroc": area[0], "auroc_low": area[1], "auroc_high": area[2],
             "accuracy": accuracy[0], "accuracy_low": accuracy[1], "accuracy_high": accuracy[2],
             "kappa": kappa[0], "kappa_low": kappa[1], "kappa_high": kappa[2]})

@@ -225,7 +225,9 @@ class Experiment:
                 judgement = llm_judge(llm, answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"])
             return [(m, getattr(judgement.scores, m), judgement.error or "") for m in TRACE_METRICS], llm.usage(calls)
 
-        self._score(answers, "trace_llm", "TRACe LLM judge", one)
+        # one answer per model of the judge's pool at once (llm.track() is per thread, so each
+        # answer still accounts its own calls)
+        self._score(answers, "trace_llm", "TRACe LLM judge", one, workers=llm.workers)
 
     def score_ragas_evidence(self, answers: list[dict]) -> None:
         from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness
@@ -264,7 +266,7 @@ class Experiment:
         judges = queue.Queue()
         for i in range(workers):
             judges.put(RagasJudge(llm if i == 0 else self.llm_copy(cfg.ragas), language=data.language,
-                                  metrics=cfg.ragas_metrics))
+                                  metrics=cfg.ragas_metrics, timeout_s=cfg.ragas_timeout_s))
 
         def one(answer):
             sample = RagasSample(answer["qid"], answer["question"], answer.get("answer"),
