@@ -23,8 +23,9 @@ import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.analysis import load_scores
-from helpers.experiment.labels import (COMMITTED_COLUMNS, answers_sheet, judges_vs_labels, label_summary,
-                                      load_labels)
+from helpers.experiment.labels import (COMMITTED_COLUMNS, answers_sheet, judges_vs_labels, label_figure,
+                                      label_summary, load_labels)
+from helpers.figures import save_figure
 
 
 def _export(args) -> int:
@@ -66,7 +67,9 @@ def _report(args) -> int:
     out = paths.write_json(args.out or paths.RESULTS_DIR / "benchmarks" / "answer_labels.json", {
         "labels": [str(p) for p in args.labels], "runs": args.run,
         "label_summary": summary.to_dict(orient="records"), "judges_vs_labels": judges.to_dict(orient="records")})
-    print(f"\nwritten to {out}")
+    figure = save_figure(label_figure(summary), "answer-labels", run_ids=[r.partition("=")[2] for r in args.run],
+                         data_sources=[str(p) for p in args.labels])
+    print(f"\nwritten to {out}; figure {figure['png']}")
     return 0
 
 

@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from helpers.errors import UserError
-from helpers.experiment.labels import _cohen_kappa, judges_vs_labels, label_summary, load_labels
+from helpers.experiment.labels import _cohen_kappa, judges_vs_labels, label_figure, label_summary, load_labels
 
 LABELS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "labels"
 
@@ -50,6 +50,9 @@ def test_label_summary_counts_and_scores(tmp_path):
     assert row["correct_score"] == pytest.approx((1 + 0 + 0 + 0.5) / 4)
     assert row["supported_low"] <= row["supported_score"] <= row["supported_high"]
     assert summary["architecture"].tolist() == ["bm25", "all"]
+    fig = label_figure(summary)   # one bar per (model, architecture), 'all' left out, in each panel
+    assert [len(ax.patches) for ax in fig.axes] == [1, 1]
+    assert fig.axes[0].patches[0].get_height() == pytest.approx(row["supported_score"])
 
 
 def test_cohen_kappa_matches_sklearn():
@@ -66,7 +69,7 @@ def test_judges_vs_labels_auroc_and_agreement(tmp_path):
         for q, v in [("q1", 0.9), ("q2", 0.7), ("q3", 0.2), ("q4", 0.6)]] + [
         {"model": "m", "architecture": "bm25", "qid": q, "judge": "ragas", "metric": "faithfulness", "value": v}
         for q, v in [("q1", 0.1), ("q2", 0.9), ("q3", 1.0), ("q4", None)]])
-    table = judges_vs_labels(labels, scores).set_index("judge")
+    table = judges_vs_labels(labels, pd.concat([scores, scores])).set_index("judge")  # judged twice: counted once
     offline = table.loc["offline"]
     assert offline["n"] == 4 and offline["labelled_positive"] == 1
     assert offline["auroc"] == 1.0            # the one unsupported answer scores lowest

@@ -124,6 +124,9 @@ def judges_vs_labels(labels: pd.DataFrame, scores: pd.DataFrame, *, threshold: f
     merged_rows = []
     for (judge, metric), description in JUDGE_SCORES.items():
         picked = scores[(scores["judge"] == judge) & (scores["metric"] == metric)]
+        # the same answer judged in two runs (a default run and a judges-only run over its cached
+        # answers) counts once
+        picked = picked.drop_duplicates(list(KEY_COLUMNS))
         if picked.empty:
             continue
         merged = labels.merge(picked[["model", "architecture", "qid", "value"]], on=list(KEY_COLUMNS), how="inner")
@@ -144,3 +147,30 @@ def judges_vs_labels(labels: pd.DataFrame, scores: pd.DataFrame, *, threshold: f
             "accuracy": accuracy[0], "accuracy_low": accuracy[1], "accuracy_high": accuracy[2],
             "kappa": kappa[0], "kappa_low": kappa[1], "kappa_high": kappa[2]})
     return pd.DataFrame(merged_rows)
+
+
+def label_figure(summary: pd.DataFrame):
+    """Bars of the mean label score per architecture, one colour per model, with the bootstrap
+    interval; `supported` and `correct` side by side (from label_summary)."""
+    import matplotlib.pyplot as plt
+
+    frame = summary[summary["architecture"] != "all"]
+    models = list(dict.fromkeys(frame["model"]))
+    architectures = list(dict.fromkeys(frame["architecture"]))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
+    width = 0.8 / max(1, len(models))
+    for ax, column in zip(axes, LABEL_COLUMNS):
+        for i, model in enumerate(models):
+            rows = frame[frame["model"] == model].set_index("architecture").reindex(architectures)
+            x = np.arange(len(architectures)) + (i - (len(models) - 1) / 2) * width
+            estimate = rows[f"{column}_score"].to_numpy(dtype=float)
+            errors = [estimate - rows[f"{column}_low"].to_numpy(dtype=float),
+                      rows[f"{column}_high"].to_numpy(dtype=float) - estimate]
+            ax.bar(x, estimate, width, yerr=errors, capsize=3, label=f"{model} (n={int(rows['answers'].sum())})")
+        ax.set_xticks(np.arange(len(architectures)), architectures, rotation=30, ha="right")
+        ax.set_title(f"{column} (hand labels: yes 1, partly 0.5, no 0)", fontsize=10)
+        ax.set_ylim(0, 1.05)
+    axes[0].set_ylabel("mean, 95% bootstrap interval")
+    axes[1].legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return fig
