@@ -70,7 +70,7 @@ class JudgesConfig(Strict):
     ragas_questions: list[str] | None = Field(None, description="qids scored with RAGAS, for every "
                                               "architecture (RAGAS is slow on the local model); None: all")
     ragas_architectures: list[str] | None = Field(None, description="architectures scored with RAGAS; None: all")
-    ragas_timeout_s: float = Field(180, gt=0, description=(
+    ragas_timeout_s: float = Field(180.0, gt=0, description=(
         "seconds one RAGAS metric of one sample may take before it is NaN ('timeout'); a slow local "
         "judge needs more: context precision makes one call per context, and the 1.5B model on 2 "
         "cores took over 180 s for 5 contexts"))
