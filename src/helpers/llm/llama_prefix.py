@@ -47,15 +47,21 @@ def block_aligned_llama(**kwargs):
             super().__init__(n_batch=size, n_ubatch=size, **kw)
             self.block, self.previous_prompt, self.reused_tokens = block, 0, 0
 
-        def generate(self, tokens, *args, **kw):
-            tokens = list(tokens)
+        def keep_prefix(self, tokens) -> int:
+            """Keep the KV of the whole blocks `tokens` shares with the previous prompt (none when
+            block is None) and record `tokens` as the new previous prompt; the tokens kept. An
+            evaluation of `tokens` then starts at n_tokens, on a block boundary."""
             if self.block is None:
                 self.n_tokens = 0
             else:
-                # llama-cpp-python then matches no further than n_tokens: exactly the whole blocks
                 self.n_tokens = reusable_prefix(self.input_ids[: self.n_tokens], tokens,
                                                 self.previous_prompt, self.block)
             self.reused_tokens, self.previous_prompt = self.n_tokens, len(tokens)
+            return self.n_tokens
+
+        def generate(self, tokens, *args, **kw):
+            tokens = list(tokens)
+            self.keep_prefix(tokens)   # llama-cpp-python then matches no further than n_tokens
             return super().generate(tokens, *args, **kw)
 
     return BlockAlignedLlama(**kwargs)

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.llm.llama_prefix import block_aligned_llama, reusable_prefix
+from helpers.llm.llama_prefix import block_aligned_llama
 
 YES_WORDS = ("yes", "Yes", "YES", " yes", " Yes")
 NO_WORDS = ("no", "No", "NO", " no", " No")
@@ -169,13 +169,9 @@ class LogprobJudge:
         tokens = model.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         if len(tokens) > model.n_ctx():
             raise ValueError(f"prompt of {len(tokens)} tokens exceeds n_ctx={model.n_ctx()}")
-        # as BlockAlignedLlama.generate: keep the KV of whole blocks shared with the previous
-        # prompt; eval() then starts at n_tokens, in batches of `block` from a block boundary
-        model.n_tokens = (0 if model.block is None else
-                          reusable_prefix(model.input_ids[: model.n_tokens], tokens, model.previous_prompt,
-                                          model.block))
-        model.reused_tokens, model.previous_prompt = model.n_tokens, len(tokens)
-        self.tokens_reused += model.n_tokens
+        # the KV of whole blocks shared with the previous prompt is kept, as for an answer;
+        # eval() then starts at n_tokens, in batches of `block` from a block boundary
+        self.tokens_reused += model.keep_prefix(tokens)
         self.tokens_evaluated += len(tokens) - model.n_tokens
         model.eval(tokens[model.n_tokens:])
         logits = np.ctypeslib.as_array(model._ctx.get_logits_ith(-1), shape=(model.n_vocab(),))
