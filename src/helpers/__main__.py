@@ -1,7 +1,10 @@
 """Command line: `python -m helpers COMMAND ...` (also installed as `helpers`).
 
 Commands:
-  run            run an experiment from a YAML config (resumes where it stopped)
+  run            run an experiment from a YAML config (resumes where it stopped), or over your
+                 own documents: run --documents DIR [--questions FILE] [--config FILE]
+  ingest         read a folder of your documents: what was taken from each file, or why not
+  testset        write a test set from your documents with the LLM (when you have no questions)
   report         the tables (and with --figures, the figures) of a finished run, or of a --sweep
   sweep          run a grid of experiments (axes over a base config), locally or on Ray
   prepare-data   fill data/raw/ from ../shared/data or the public sources (checksums verified)
@@ -24,6 +27,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 
 def _prepare_data(args: argparse.Namespace) -> int:
@@ -86,10 +90,22 @@ def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "chromadb", "sentence_transformers", "ragas", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    config = load_config(args.config)
     start = time.perf_counter()
+    if args.documents:
+        config = _documents_config(args)
+    elif args.config:
+        config = load_config(args.config)
+    else:
+        from helpers.errors import UserError
+
+        raise UserError("run needs a CONFIG (e.g. configs/default.yaml) or --documents DIR")
     summary = Experiment(config).run()
     print(json.dumps(summary, indent=2))
+    report_path = Path(summary["directory"]) / "ingest_report.json"
+    if report_path.exists():
+        from helpers.data.documents import format_report
+
+        print(format_report(json.loads(report_path.read_text(encoding="utf-8"))))
     if not summary["ok"]:
         print(format_failures(summary), file=sys.stderr)
         return 1
@@ -99,6 +115,23 @@ def _run(args: argparse.Namespace) -> int:
     print(report(summary["run_id"]))
     print(f"\nrun took {time.perf_counter() - start:.1f} s; results in {summary['directory']}")
     return 0
+
+
+def _documents_config(args: argparse.Namespace):
+    from helpers.data.cli import TESTSET_CONFIG, documents_config, write_testset
+    from helpers.errors import UserError
+    from helpers import paths
+
+    if args.config:
+        raise UserError(f"run: give either a CONFIG ({args.config}) or --documents, not both "
+                        "(--config FILE sets the settings used with --documents)")
+    questions = args.questions
+    if not questions:
+        print(f"no --questions: writing a test set first (python -m helpers testset {args.documents}); "
+              "review it before trusting the ranking")
+        testset, questions = write_testset(args.documents, n=20, config=paths.PROJECT_ROOT / TESTSET_CONFIG, out=None)
+        print(testset.format_report())
+    return documents_config(args.documents, questions, args.base_config)
 
 
 def format_failures(summary: dict) -> str:
@@ -160,7 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show the traceback of a user error")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run an experiment from a YAML config (resumable)")
-    run.add_argument("config", help="e.g. configs/default.yaml")
+    run.add_argument("config", nargs="?", help="e.g. configs/default.yaml")
+    from helpers.data.cli import add_cli as add_documents_cli, add_run_options
+
+    add_run_options(run)   # --documents, --questions, --config
     run.set_defaults(func=_run)
     rep = sub.add_parser("report", help="tables (and figures) of a finished run, from its saved results")
     rep.add_argument("run_id", nargs="?")
@@ -190,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     from helpers.trace.cli import add_cli
 
     add_cli(sub)  # train-judge, judge-eval
+    add_documents_cli(sub)  # ingest, testset
     srv = sub.add_parser("serve-llm", help="serve the local model over the OpenAI chat protocol")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8011)

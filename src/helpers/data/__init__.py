@@ -11,6 +11,7 @@ from typing import Callable
 
 from helpers.data.benchmarks import load_scifact, load_xquad
 from helpers.data.contracts import DataError, Dataset
+from helpers.data.documents import load_documents
 from helpers.data.fetch import DataSourceError, prepare_data
 from helpers.data.obstetrics import guideline_chunks, load_maternaqa, load_obstetrics, load_obstetrics_es
 from helpers.data.ragbench import list_splits, load_ragbench, load_ragbench_dataset
@@ -35,6 +36,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "xquad-es": load_xquad_es,
     "xquad-en": load_xquad_en,
     "ragbench": load_ragbench_dataset,
+    "documents": load_documents,   # a user's own folder of documents (+ a questions file)
 }
 # loaders that take **options hand them on to this function: its keywords are valid options too
 _FORWARDED = {load_obstetrics: guideline_chunks, load_obstetrics_es: guideline_chunks}
@@ -84,7 +86,7 @@ def load_dataset(name: str, *, query_split: str = "all", **options) -> Dataset:
 
 def summarize_all() -> tuple[list[dict], list[dict]]:
     """(one summary row per dataset, one row per RAGBench subset/split with its example count)."""
-    rows = [load_dataset(name).summary() for name in DATASETS if name != "ragbench"]  # RAGBench: below
+    rows = [load_dataset(name).summary() for name in DATASETS if name not in ("ragbench", "documents")]  # RAGBench: below
     ragbench_rows = [
         {"subset": subset, "split": split, "examples": len(load_ragbench(subset, split))}
         for subset, splits in list_splits().items() for split in splits

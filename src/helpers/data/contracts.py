@@ -40,6 +40,7 @@ class Dataset:
     qrels: dict[str, dict[str, int]] = field(default_factory=dict)
     answers: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    notes: dict = field(default_factory=dict)  # what the loader wants kept with a run (e.g. an ingest report)
 
     def __post_init__(self) -> None:
         self.validate()

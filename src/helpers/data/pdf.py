@@ -80,10 +80,15 @@ def read_pdf(path: str | Path, pages: str | None = None) -> list[Page]:
     except Exception as exc:  # pymupdf raises its own FileDataError / RuntimeError kinds
         raise DataError(str(path), f"cannot be opened as a PDF ({exc})", fix="Check the file is a valid PDF") from exc
     with doc:
+        if doc.needs_pass:
+            raise DataError(str(path), "the PDF is encrypted (it needs a password)",
+                            fix="Save a decrypted copy first, e.g. `qpdf --password=PW --decrypt in.pdf out.pdf`")
         if doc.page_count == 0:
             raise DataError(str(path), "the PDF has no pages")
         numbers = parse_page_range(pages, doc.page_count, source=f"{path} pages")
         raw = {n: doc[n - 1].get_text() for n in numbers}
+        has_images = any(doc[n - 1].get_images() for n in numbers[:50])
+        toc = doc.get_toc()   # [[level, title, page], ...]: the bookmarks, where the PDF has them
     page_lines = {n: [l.rstrip() for l in raw[n].split("\n") if l.strip()] for n in numbers}
     repeated = _repeated_edge_lines(list(page_lines.values()))
 
@@ -110,5 +115,18 @@ def read_pdf(path: str | Path, pages: str | None = None) -> list[Page]:
         body = "\n".join(l if l.rstrip() in kept else "" for l in raw[n].split("\n") if l.strip() == "" or l.rstrip() in kept)
         result.append(Page(n, repair_text(body), section_number, section_title))
     if not any(page.text for page in result):
-        raise DataError(str(path), "no text could be extracted (a scanned PDF needs OCR first)")
+        what = "no text layer (a scanned PDF: its pages are images)" if has_images else "no text could be extracted"
+        raise DataError(str(path), what, fix="Run OCR first, e.g. `ocrmypdf in.pdf out.pdf`, and give the OCR'd file")
+    if toc and all(page.section_number is None for page in result):
+        # no 'SECCIÓN n.' headings (the guideline's): sections from the PDF's bookmarks instead
+        result = [Page(page.number, page.text, None, _toc_title(toc, page.number)) for page in result]
     return result
+
+
+def _toc_title(toc: list, page_number: int) -> str:
+    """The title of the last bookmark starting on or before `page_number` ('' before the first)."""
+    title = ""
+    for _level, entry_title, entry_page in toc:
+        if 0 < entry_page <= page_number:
+            title = entry_title.strip()
+    return title

@@ -126,6 +126,7 @@ class Experiment:
     def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> dict:
         """One sample: retrieval and generation, with every LLM call it needed accounted (HyDE's
         passage and multi-query's rewrites as well as the answer). Never raises."""
+        from helpers.data.documents import cite
         from helpers.generation import generate_answer, select_contexts
 
         k = self.config.retrieval.k
@@ -146,6 +147,8 @@ class Experiment:
                     answer = generate_answer(llm, qid, question, contexts, language=data.language, dropped=dropped)
                     record.update(answer.to_dict(), retrieval_s=round(retrieval_s, 4),
                                   pages=[data.corpus[c["doc_id"]].get("page") for c in contexts])
+                    if any(data.corpus[c["doc_id"]].get("source") for c in contexts):   # a user's own files
+                        record["sources"] = [cite(data.corpus[c["doc_id"]]) for c in contexts]
                     record["generation_s"] = record.pop("latency_s")
             except Exception as exc:  # one sample's failure is recorded; the run goes on
                 record.update(question=question, answer=None, contexts=[], error=f"{type(exc).__name__}: {exc}",
@@ -295,6 +298,8 @@ class Experiment:
         with self.timeline.step("load dataset") as step:
             data = load_dataset(cfg.dataset.name, **cfg.dataset.options)
             step["documents"] = len(data.corpus)
+        if "ingest_report" in data.notes:   # a user's own documents: what was taken from each file, or why not
+            self.store.write_json(data.notes["ingest_report"], "ingest_report.json")
         qids = cfg.dataset.questions or list(data.queries)
         unknown = [q for q in qids if q not in data.queries]
         if unknown:

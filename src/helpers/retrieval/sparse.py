@@ -1,5 +1,6 @@
 """BM25 with bm25s, with language-aware tokenisation: lower-case, accents folded, stop words
-removed and Snowball-stemmed (PyStemmer) for Spanish and English."""
+removed and Snowball-stemmed (PyStemmer), for every language both libraries cover (a user's own
+documents may be in any of them)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,12 @@ import numpy as np
 
 from helpers.retrieval.base import RetrievalError, Retriever, doc_text
 
-_LANGUAGES = {"en": ("english", "en"), "es": ("spanish", "es")}
+# ISO 639-1 code -> (PyStemmer's Snowball stemmer, bm25s's stop-word list)
+_LANGUAGES = {"en": ("english", "EN"), "es": ("spanish", "SPANISH"), "fr": ("french", "FRENCH"),
+              "de": ("german", "GERMAN"), "it": ("italian", "ITALIAN"), "pt": ("portuguese", "PORTUGUESE"),
+              "nl": ("dutch", "DUTCH"), "da": ("danish", "DANISH"), "sv": ("swedish", "SWEDISH"),
+              "no": ("norwegian", "NORWEGIAN"), "ru": ("russian", "RUSSIAN"), "tr": ("turkish", "TURKISH")}
+LANGUAGES = tuple(sorted(_LANGUAGES))
 
 
 def fold_accents(text: str) -> str:
@@ -24,19 +30,22 @@ class Tokenizer:
         import bm25s
         import Stemmer
 
-        if language not in _LANGUAGES:
-            raise RetrievalError(f"BM25 language must be one of {sorted(_LANGUAGES)}, got {language!r}")
-        stemmer_name, stop_name = _LANGUAGES[language]
         self.language = language
+        if language not in _LANGUAGES:
+            # a language neither library covers: words lower-cased and accent-folded, no stemming,
+            # no stop words (BM25 still works, with somewhat lower recall on inflected forms)
+            self._stemmer, self.stopwords = None, []
+            return
+        stemmer_name, stop_name = _LANGUAGES[language]
         self._stemmer = Stemmer.Stemmer(stemmer_name)
-        stopwords = bm25s.stopwords.STOPWORDS_SPANISH if language == "es" else bm25s.stopwords.STOPWORDS_EN
+        stopwords = getattr(bm25s.stopwords, f"STOPWORDS_{stop_name}")
         self.stopwords = sorted({fold_accents(w.lower()) for w in stopwords})
 
     def __call__(self, texts: list[str]) -> list[list[str]]:
         import bm25s
 
         folded = [fold_accents(t.lower()) for t in texts]
-        tokens = bm25s.tokenize(folded, stopwords=self.stopwords, stemmer=self._stemmer.stemWords,
+        tokens = bm25s.tokenize(folded, stopwords=self.stopwords, stemmer=self._stemmer and self._stemmer.stemWords,
                                 return_ids=False, show_progress=False)
         return tokens
 

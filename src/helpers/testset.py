@@ -1,0 +1,276 @@
+"""A test set written from a corpus by the configured LLM, for documents that come without questions.
+
+    testset = generate_testset(corpus, llm, n=50, language="es", seed=0)
+    testset.write("questions.jsonl")     # id, question, reference, relevant, kind: a questions file
+    print(testset.format_report())        # kept / dropped by each filter, per kind
+
+Kinds (the query types of ragas's test-set generator, kept small): `single` (a factual question one
+passage answers), `two` (a question that needs two passages of the same document) and
+`unanswerable` (on the documents' topic, but answered by none of them: measures refusals; its
+reference says so and it has no qrels). Each candidate must pass, in this order (each count is
+reported):
+  1. `parsed`: the LLM wrote a question (three words or more, with its '?') and an answer (JSON,
+     schema-constrained);
+  2. `grounded`: the reference answer's content words are in its source passages (at least
+     `min_grounding` of them: an evidence check without an LLM), and the LLM, shown the passages,
+     says they answer the question; for `unanswerable`, the LLM says the corpus's best BM25
+     passages do not;
+  3. `not_a_copy`: the question does not copy a source sentence (word Jaccard < `max_copy_overlap`;
+     such questions make lexical retrieval look better than it is);
+  4. `not_a_duplicate`: no kept question is a near duplicate (embedding cosine < `max_similarity`).
+qrels (`relevant`) are the source passages' character spans, `file@start-end` (or the doc_id when
+the corpus has no spans), so they survive a change of chunking.
+
+Why not ragas's TestsetGenerator: it first builds a knowledge graph with several LLM extraction calls
+per chunk (summaries, headlines, key phrases, themes, embeddings) and English prompts; on 2 CPU cores
+with a 1.5B local model that is hours before the first question. Written here: two calls per kept
+question, prompts in the corpus language.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
+from tqdm import tqdm
+
+from helpers.errors import UserError
+from helpers.generation import prompt_language
+from helpers.llm.structured import complete_json
+
+KINDS = ("single", "two", "unanswerable")
+DEFAULT_MIX = {"single": 0.6, "two": 0.25, "unanswerable": 0.15}
+FILTERS = ("parsed", "grounded", "not_a_copy", "not_a_duplicate")
+NOT_IN_DOCUMENTS = {"es": "Los documentos no contienen esta información.",
+                    "en": "The documents do not contain this information."}
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class QA(BaseModel):
+    question: str
+    answer: str
+
+
+class Verdict(BaseModel):
+    answered: bool
+
+
+PROMPTS = {
+    "es": {
+        "system": "Eres un experto que escribe preguntas de examen sobre documentos. Responde solo con JSON.",
+        "single": "Pasaje:\n{passages}\n\nEscribe UNA pregunta concreta, con tus propias palabras (sin copiar "
+                  "frases del pasaje ni mencionarlo), que el pasaje responde, y su respuesta breve tomada del pasaje. "
+                  'JSON: {{"question": "...", "answer": "..."}}',
+        "two": "Pasaje A:\n{passage_a}\n\nPasaje B:\n{passage_b}\n\nEscribe UNA pregunta, con tus propias palabras, "
+               "cuya respuesta necesite información de los DOS pasajes, y su respuesta breve. "
+               'JSON: {{"question": "...", "answer": "..."}}',
+        "unanswerable": "Pasaje:\n{passages}\n\nEscribe UNA pregunta sobre el mismo tema que un lector podría hacer "
+                        "pero que el pasaje NO responde (por ejemplo, un dato que no aparece). "
+                        'JSON: {{"question": "...", "answer": "no consta"}}',
+        "check": "Pasajes:\n{passages}\n\nPregunta: {question}\n\n¿Responden los pasajes a la pregunta? "
+                 'JSON: {{"answered": true}} o {{"answered": false}}',
+    },
+    "en": {
+        "system": "You are an expert writing exam questions about documents. Reply with JSON only.",
+        "single": "Passage:\n{passages}\n\nWrite ONE specific question, in your own words (do not copy sentences "
+                  "of the passage nor mention it), that the passage answers, and its short answer taken from the passage. "
+                  'JSON: {{"question": "...", "answer": "..."}}',
+        "two": "Passage A:\n{passage_a}\n\nPassage B:\n{passage_b}\n\nWrite ONE question, in your own words, whose "
+               "answer needs information from BOTH passages, and its short answer. "
+               'JSON: {{"question": "...", "answer": "..."}}',
+        "unanswerable": "Passage:\n{passages}\n\nWrite ONE question on the same topic that a reader might ask but "
+                        "that the passage does NOT answer (e.g. a fact it does not give). "
+                        'JSON: {{"question": "...", "answer": "not given"}}',
+        "check": "Passages:\n{passages}\n\nQuestion: {question}\n\nDo the passages answer the question? "
+                 'JSON: {{"answered": true}} or {{"answered": false}}',
+    },
+}
+
+
+@dataclass
+class Item:
+    id: str
+    kind: str
+    question: str
+    reference: str
+    relevant: str            # 'file@start-end; ...' (the questions-file format), '' for unanswerable
+    source_doc_ids: list[str]
+    status: str = "kept"     # or the first filter it failed
+    detail: str = ""
+
+
+@dataclass
+class Testset:
+    items: list[Item]
+    settings: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def kept(self) -> list[Item]:
+        return [item for item in self.items if item.status == "kept"]
+
+    def counts(self) -> dict:
+        """Candidates per kind, and how many each filter dropped (a candidate is counted at the
+        first filter it fails)."""
+        out = {}
+        for kind in KINDS:
+            items = [i for i in self.items if i.kind == kind]
+            failed = Counter(i.status for i in items)
+            out[kind] = {"candidates": len(items), **{f"dropped_{f}": failed.get(f, 0) for f in FILTERS},
+                         "kept": failed.get("kept", 0)}
+        return out
+
+    def format_report(self) -> str:
+        lines = [f"{'kind':13s} candidates " + " ".join(f"{'-' + f:>16s}" for f in FILTERS) + "  kept"]
+        for kind, c in self.counts().items():
+            lines.append(f"{kind:13s} {c['candidates']:10d} " + " ".join(f"{c['dropped_' + f]:16d}" for f in FILTERS)
+                         + f"  {c['kept']:4d}")
+        kept = len(self.kept)
+        lines.append(f"{kept} question(s) kept of {len(self.items)} candidates in {self.seconds:.0f} s"
+                     + (f" ({self.seconds / kept:.1f} s per kept question)" if kept else ""))
+        return "\n".join(lines)
+
+    def write(self, path: str | Path, *, all_candidates: bool = False) -> Path:
+        """A questions file (JSONL or CSV, by extension) of the kept questions (or every candidate,
+        with its status: what the review panel shows)."""
+        import pandas as pd
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows = [asdict(i) | {"source_doc_ids": " ".join(i.source_doc_ids)}
+                for i in (self.items if all_candidates else self.kept)]
+        if path.suffix.lower() == ".csv":
+            pd.DataFrame(rows).to_csv(path, index=False)
+        else:
+            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        return path
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def grounding(answer: str, passages: list[str]) -> float:
+    """Share of the answer's content words (longer than 3 letters, or digits) found in the passages."""
+    content = {w for w in words(answer) if len(w) > 3 or w.isdigit()}
+    if not content:
+        return 0.0
+    source = set(words(" ".join(passages)))
+    return len(content & source) / len(content)
+
+
+def copy_overlap(question: str, passages: list[str]) -> float:
+    """The largest word Jaccard between the question and one sentence of its passages."""
+    from helpers.data.chunking import sentence_spans
+
+    q = set(words(question))
+    best = 0.0
+    for text in passages:
+        for span in sentence_spans(text):
+            s = set(words(text[span.start:span.end]))
+            if q and s:
+                best = max(best, len(q & s) / len(q | s))
+    return best
+
+
+def span_ref(doc_id: str, doc: dict) -> str:
+    if doc.get("source") and doc.get("char_start") is not None:
+        return f"{doc['source']}@{doc['char_start']}-{doc['char_end']}"
+    return doc_id
+
+
+def _passages(texts: list[str]) -> str:
+    return "\n\n".join(texts)
+
+
+def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str = "en", seed: int = 0,
+                     mix: dict[str, float] | None = None, min_chars: int = 200, min_grounding: float = 0.6,
+                     max_copy_overlap: float = 0.6, max_similarity: float = 0.92, embedder=None,
+                     max_candidates: int | None = None, progress: bool = True) -> Testset:
+    """Write candidates until `n` are kept (at most `max_candidates`, default 3 n). Passages are drawn
+    with `seed` from chunks of at least `min_chars` characters; `two` pairs a passage with another of
+    the same source file. `embedder`: for the duplicate filter (default: the corpus language's)."""
+    import time
+
+    from helpers.retrieval.embeddings import make_embedder
+    from helpers.retrieval.sparse import BM25
+
+    if n <= 0:
+        raise UserError(f"testset n must be > 0, got {n}")
+    mix = mix or DEFAULT_MIX
+    unknown = set(mix) - set(KINDS)
+    if unknown:
+        raise UserError(f"testset mix names unknown kinds {sorted(unknown)}; valid: {', '.join(KINDS)}")
+    lang = prompt_language(language)
+    prompts = PROMPTS[lang]
+    pool = [d for d, doc in corpus.items() if len(doc["text"]) >= min_chars] or list(corpus)
+    rng = random.Random(seed)
+    by_source: dict[str, list[str]] = {}
+    for doc_id in pool:
+        by_source.setdefault(str(corpus[doc_id].get("source", "")), []).append(doc_id)
+    bm25 = BM25(language).index(corpus)
+    embedder = embedder or make_embedder(None, language)
+    max_candidates = max_candidates or 3 * n
+    items, kept_vectors, start = [], [], time.perf_counter()
+    kinds = list(mix)
+    weights = [mix[k] for k in kinds]
+    bar = tqdm(total=n, desc="testset", unit="question", disable=not progress)
+    while len([i for i in items if i.status == "kept"]) < n and len(items) < max_candidates:
+        kind = rng.choices(kinds, weights)[0]
+        doc_ids = [rng.choice(pool)]
+        if kind == "two":
+            same = [d for d in by_source[str(corpus[doc_ids[0]].get("source", ""))] if d != doc_ids[0]]
+            doc_ids.append(rng.choice(same or [d for d in pool if d != doc_ids[0]] or doc_ids))
+        texts = [corpus[d]["text"] for d in doc_ids]
+        item = Item(f"g{len(items) + 1}", kind, "", "", "", doc_ids if kind != "unanswerable" else [])
+        items.append(item)
+        user = (prompts["two"].format(passage_a=texts[0], passage_b=texts[1]) if kind == "two"
+                else prompts[kind].format(passages=_passages(texts)))
+        made = complete_json(llm, [{"role": "system", "content": prompts["system"]},
+                                   {"role": "user", "content": user}], QA, sample=len(items))
+        if not made.ok or len(words(made.value.question)) < 3 or "?" not in made.value.question:
+            item.status, item.detail = "parsed", made.error or f"not a question: {made.value.question[:80]!r}"
+            continue
+        item.question = " ".join(made.value.question.split())
+        if kind == "unanswerable":
+            item.reference = NOT_IN_DOCUMENTS[lang]
+            top = bm25.retrieve({"q": item.question}, 3).get("q", {})
+            check_texts = [corpus[d]["text"] for d in top]
+        else:
+            item.reference = " ".join(made.value.answer.split())
+            item.relevant = "; ".join(span_ref(d, corpus[d]) for d in dict.fromkeys(doc_ids))
+            check_texts = texts
+            share = grounding(item.reference, texts)
+            if share < min_grounding:
+                item.status, item.detail = "grounded", f"answer grounding {share:.2f} < {min_grounding}"
+                continue
+        verdict = complete_json(llm, [{"role": "system", "content": prompts["system"]},
+                                      {"role": "user", "content": prompts["check"].format(
+                                          passages=_passages(check_texts), question=item.question)}], Verdict)
+        expected = kind != "unanswerable"
+        if not verdict.ok or verdict.value.answered != expected:
+            item.status = "grounded"
+            item.detail = verdict.error or f"the LLM says the passages {'do not answer' if expected else 'answer'} it"
+            continue
+        overlap = copy_overlap(item.question, texts)
+        if overlap >= max_copy_overlap:
+            item.status, item.detail = "not_a_copy", f"word Jaccard {overlap:.2f} with a source sentence"
+            continue
+        vector = np.asarray(embedder.embed_queries([item.question])[0], dtype=np.float32)
+        vector /= np.linalg.norm(vector) or 1.0
+        similar = max((float(vector @ v) for v in kept_vectors), default=0.0)
+        if similar >= max_similarity:
+            item.status, item.detail = "not_a_duplicate", f"cosine {similar:.3f} with a kept question"
+            continue
+        kept_vectors.append(vector)
+        bar.update(1)
+    bar.close()
+    settings = {"n": n, "language": language, "seed": seed, "mix": mix, "min_chars": min_chars,
+                "min_grounding": min_grounding, "max_copy_overlap": max_copy_overlap,
+                "max_similarity": max_similarity, "llm": getattr(llm, "name", str(llm))}
+    return Testset(items, settings, time.perf_counter() - start)
