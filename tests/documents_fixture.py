@@ -30,14 +30,15 @@ EXPECTED = {   # file -> status in the ingest report, and a word of its reason w
 }
 
 
-def make_pdf(path: Path, pages=PDF_PAGES, header: str = "Guía de práctica clínica 2023") -> Path:
+def make_pdf(path: Path, pages=PDF_PAGES, header: str = "Guía de práctica clínica 2023", headings: bool = True) -> Path:
     import pymupdf
 
     doc = pymupdf.open()
     for number, (title, body) in enumerate(pages, 1):
         page = doc.new_page()
         page.insert_text((72, 40), header, fontsize=8)
-        page.insert_text((72, 90), f"SECCIÓN {number}. {title.upper()}", fontsize=12)
+        if headings:
+            page.insert_text((72, 90), f"SECCIÓN {number}. {title.upper()}", fontsize=12)
         y = 120
         for line in _wrap(body, 80):
             page.insert_text((72, y), line, fontsize=10)

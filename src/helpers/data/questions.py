@@ -12,6 +12,7 @@ as a spreadsheet shows them (the header is row 1 in CSV and XLSX; JSONL counts l
 """
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -44,8 +45,12 @@ def _table(path: Path) -> tuple[pd.DataFrame, int]:
         if suffix == ".csv":
             from helpers.data.readers import decode_text
 
-            return pd.read_csv(io.StringIO(decode_text(path)), dtype=str, keep_default_na=False, sep=None,
-                               engine="python"), 2
+            text = decode_text(path)
+            try:   # comma, semicolon (spreadsheets in Spanish locales) or tab
+                sep = csv.Sniffer().sniff(text[:4096], delimiters=",;\t").delimiter
+            except csv.Error:
+                sep = ","
+            return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, sep=sep), 2
         if suffix == ".xlsx":
             return pd.read_excel(path, dtype=str, keep_default_na=False), 2
         rows = []

@@ -16,11 +16,11 @@ from helpers.retrieval.base import RetrievalError
 from helpers.retrieval.metrics import METRICS, evaluate_run  # noqa: F401 - METRICS is re-exported
 from helpers.retrieval.options import RetrievalOptions, parse_options
 
-def retrieval_eval(dataset: str, architectures: list[str], *, qa_file: str | None = None,
+def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = None,
                    llm_config: dict | None = None, limit: int | None = None, llm_limit: int | None = 50,
                    seed: int = 0, options: RetrievalOptions | dict | None = None, query_split: str = "all",
                    tune_fusion: str | None = None) -> dict:
-    """Evaluate architectures on `dataset` (same queries for all). Architectures that call the LLM
+    """Evaluate architectures on `dataset` (a name, or a loaded Dataset; same queries for all). Architectures that call the LLM
     per query (hyde, multi_query) run on a seeded sample of `llm_limit` queries, reported with
     the others' scores on that same sample for a fair comparison. `options`: sections per
     architecture (helpers.retrieval.options; default None: every default). `query_split`: 'all'
@@ -36,7 +36,9 @@ def retrieval_eval(dataset: str, architectures: list[str], *, qa_file: str | Non
     if tune_fusion is not None and tune_fusion == query_split != "all":
         raise RetrievalError(f"tune_fusion={tune_fusion!r} is the split being evaluated: tune on 'dev', evaluate on 'test'")
 
-    full = load_dataset(dataset, **({"qa_file": qa_file} if qa_file else {}))
+    from helpers.data import Dataset
+
+    full = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, **({"qa_file": qa_file} if qa_file else {}))
     data = split_queries(full, query_split)
     shared: dict = {}
     fusion = None
@@ -50,7 +52,7 @@ def retrieval_eval(dataset: str, architectures: list[str], *, qa_file: str | Non
     llm_sample = sorted(random.Random(seed + 1).sample(sorted(queries), min(llm_limit or len(queries), len(queries))))
     needs_llm = {"hyde", "multi_query"}
     llm = LLM(llm_config or {"provider": "local"}) if needs_llm & set(architectures) else None
-    report = {"dataset": dataset, "query_split": query_split, "language": data.language, "documents": len(data.corpus),
+    report = {"dataset": full.name, "query_split": query_split, "language": data.language, "documents": len(data.corpus),
               "queries": len(queries), "llm_sample_queries": len(llm_sample) if llm else 0,
               "options": options.model_dump(), "results": {}}
     runs = {}
