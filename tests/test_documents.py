@@ -180,15 +180,22 @@ def test_relevant_spans_survive_a_change_of_chunking(folder):
 
 
 # --------------------------------------------------------------------------- end to end
-def test_run_over_the_folder_end_to_end(folder, tmp_path, session_dir):
+@pytest.fixture(scope="module")
+def documents_run(folder, tmp_path_factory):
+    """A run over the mixed folder on the smoke configuration (the bundled model), via the CLI."""
     from helpers.__main__ import main
+    from helpers import paths
 
-    questions = _write(tmp_path / "preguntas.csv", [
+    questions = _write(tmp_path_factory.mktemp("q") / "preguntas.csv", [
         {"id": "c1", "question": "¿Cuántos controles prenatales debe tener una gestante sana?",
          "reference": "Al menos ocho.", "relevant": "guia.pdf#1"},
-        {"id": "c2", "question": "¿Cuánto dura el puerperio?", "reference": "Seis semanas.", "relevant": "pagina.html"}])
+        {"id": "c2", "question": "¿Cuánto dura el puerperio?", "reference": "", "relevant": "pagina.html"}])
     assert main(["run", "--documents", str(folder), "--questions", str(questions), "--config", "configs/smoke.yaml"]) == 0
-    run = next((session_dir / "results").glob("documents-mis-documentos-*"))
+    return next(paths.RESULTS_DIR.glob("documents-mis-documentos-*"))
+
+
+def test_run_over_the_folder_end_to_end(documents_run):
+    run = documents_run
     report = json.loads((run / "ingest_report.json").read_text())
     assert report["totals"] == {"files": 12, "ingested": 5, "skipped": 7, "chunks": report["totals"]["chunks"],
                                 "chars": report["totals"]["chars"]}
@@ -199,6 +206,99 @@ def test_run_over_the_folder_end_to_end(folder, tmp_path, session_dir):
                for r in answers for s in r["sources"])   # each context cites its file
     scores = pd.read_parquet(run / "scores.parquet")
     assert {"retrieval/ndcg@3"} <= set(scores["judge"] + "/" + scores["metric"])   # qrels from `relevant`
+
+
+def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
+    from sklearn.metrics import cohen_kappa_score
+
+    from helpers.experiment.run_labels import RunLabels, judge_agreement
+    from helpers.explore.labelling import LabelPanel, parse_keys
+
+    run_id = documents_run.name
+    panel = LabelPanel(run_id)
+    panel.keys.value = "yy" + ("p" if panel.item["qid"] in panel.store.references else "")
+    panel.save_keys()
+    assert "annotator" in panel.status.value            # nobody's labels: refused, nothing written
+    assert not (documents_run / "labels.csv").exists()
+    panel.annotator.value = "ana"
+    first = panel.item
+    with pytest.raises(Exception, match="label the answer first"):
+        panel.store.judges_revealed(first)             # no anchoring: hidden until labelled
+    scores = pd.read_parquet(documents_run / "scores.parquet")
+    adherence = scores[(scores["judge"] == "offline") & (scores["metric"] == "adherence_score")]
+    value = {(r.architecture, r.qid): r.value for r in adherence.itertuples()}
+    # the two lowest-scored answers labelled "no", the rest "yes": the judge's AUROC is exactly 1
+    lowest = sorted(value, key=value.get)[:2]
+    store = RunLabels(run_id, annotator="ana")
+    for item in store.items:
+        letter = "n" if (item["architecture"], item["qid"]) in lowest else "y"
+        keys = letter + "y" + ("p" if item["qid"] in store.references else "")
+        store.save(item, **parse_keys(keys, item["qid"] in store.references))
+    assert store.next_item() is None and RunLabels(run_id, annotator="ana").progress() == (6, 6)   # reloaded
+    assert RunLabels(run_id, annotator="ben").next_item() is not None    # per annotator
+    saved = pd.read_csv(documents_run / "labels.csv", dtype=str, keep_default_na=False)
+    assert len(saved) == 6 and set(saved["annotator"]) == {"ana"} and saved["labelled_at"].str.len().min() > 0
+    assert set(saved.loc[saved["qid"] == "c2", "correct"]) == {""}        # no reference: no 'correct'
+    table = judge_agreement(run_id)
+    row = table[(table["judge"] == "offline") & (table["positive"] == "no")].iloc[0]
+    assert row["n"] == 6 and row["labelled_positive"] == 2 and row["auroc"] == pytest.approx(1.0)
+    label_supported = [0 if key in lowest else 1 for key in value]
+    verdict = [int(value[key] >= 0.5) for key in value]
+    expected = cohen_kappa_score(verdict, label_supported) if len(set(verdict)) > 1 else float("nan")
+    assert row["kappa"] == pytest.approx(expected, nan_ok=True)
+    assert RunLabels(run_id, annotator="ana").judges_revealed(first)["offline/adherence_score"] == pytest.approx(value[(first["architecture"], first["qid"])])
+
+
+def test_judge_eval_labels_command(documents_run, capsys):
+    from helpers.__main__ import main
+
+    if not (documents_run / "labels.csv").exists():
+        pytest.skip("needs the labels of the test above")
+    assert main(["judge-eval", "--labels", documents_run.name]) == 0
+    out = capsys.readouterr().out
+    assert "labelled by 1 annotator(s)" in out and "adherence_score" in out
+    assert main(["judge-eval", "--labels", "no-such-run"]) == 2
+
+
+@pytest.mark.parametrize("keys, reference, expected", [
+    ("yyp", True, {"supported": "yes", "answers": "yes", "correct": "partly"}),
+    ("p n", False, {"supported": "partly", "answers": "no"}),
+])
+def test_parse_keys(keys, reference, expected):
+    from helpers.explore.labelling import parse_keys
+
+    assert parse_keys(keys, reference) == expected
+
+
+@pytest.mark.parametrize("keys, reference, message", [("yy", True, "type 3 letters"), ("yp", False, "answers: 'p'")])
+def test_parse_keys_errors(keys, reference, message):
+    from helpers.errors import UserError
+    from helpers.explore.labelling import parse_keys
+
+    with pytest.raises(UserError, match=message):
+        parse_keys(keys, reference)
+
+
+def test_review_panel_keeps_edits_and_drops(tmp_path):
+    from helpers.data.questions import read_questions
+    from helpers.explore.labelling import ReviewPanel
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [
+        {"id": "g1", "kind": "single", "question": "¿Uno?", "reference": "uno", "relevant": ""},
+        {"id": "g2", "kind": "single", "question": "¿Dos?", "reference": "dos", "relevant": ""},
+        {"id": "g3", "kind": "two", "question": "¿Tres?", "reference": "tres", "relevant": ""}]))
+    panel = ReviewPanel(path)
+    panel.decide("keep")
+    panel.question.value = "¿Dos, corregida?"
+    panel.decide("keep")
+    panel.question.value = "no es pregunta"
+    panel.decide("keep")
+    assert "must be a question" in panel.status.value and panel.index == 2
+    panel.decide("drop")
+    reviewed = read_questions(tmp_path / "t.reviewed.jsonl")
+    assert reviewed.queries == {"g1": "¿Uno?", "g2": "¿Dos, corregida?"}
+    assert ReviewPanel(path).decisions["g3"]["decision"] == "drop"    # reopened: resumes
 
 
 def test_run_documents_errors(folder, tmp_path, capsys):

@@ -191,10 +191,11 @@ def _passages(texts: list[str]) -> str:
 def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str = "en", seed: int = 0,
                      mix: dict[str, float] | None = None, min_chars: int = 200, min_grounding: float = 0.6,
                      max_copy_overlap: float = 0.6, max_similarity: float = 0.92, embedder=None,
-                     max_candidates: int | None = None, progress: bool = True) -> Testset:
+                     llm_check: bool = True, max_candidates: int | None = None, progress: bool = True) -> Testset:
     """Write candidates until `n` are kept (at most `max_candidates`, default 3 n). Passages are drawn
     with `seed` from chunks of at least `min_chars` characters; `two` pairs a passage with another of
-    the same source file. `embedder`: for the duplicate filter (default: the corpus language's)."""
+    the same source file. `embedder`: for the duplicate filter (default: the corpus language's).
+    `llm_check`: False skips the LLM's answerability verdict (the lexical grounding still applies)."""
     import time
 
     from helpers.retrieval.embeddings import make_embedder
@@ -249,21 +250,22 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
             if share < min_grounding:
                 item.status, item.detail = "grounded", f"answer grounding {share:.2f} < {min_grounding}"
                 continue
-        verdict = complete_json(llm, [{"role": "system", "content": prompts["system"]},
-                                      {"role": "user", "content": prompts["check"].format(
-                                          passages=_passages(check_texts), question=item.question)}], Verdict)
-        expected = kind != "unanswerable"
-        if not verdict.ok or verdict.value.answered != expected:
-            item.status = "grounded"
-            item.detail = verdict.error or f"the LLM says the passages {'do not answer' if expected else 'answer'} it"
-            continue
+        if llm_check:
+            verdict = complete_json(llm, [{"role": "system", "content": prompts["system"]},
+                                          {"role": "user", "content": prompts["check"].format(
+                                              passages=_passages(check_texts), question=item.question)}], Verdict)
+            expected = kind != "unanswerable"
+            if not verdict.ok or verdict.value.answered != expected:
+                item.status = "grounded"
+                item.detail = verdict.error or f"the LLM says the passages {'do not answer' if expected else 'answer'} it"
+                continue
         overlap = copy_overlap(item.question, texts)
         if overlap >= max_copy_overlap:
             item.status, item.detail = "not_a_copy", f"word Jaccard {overlap:.2f} with a source sentence"
             continue
         vector = np.asarray(embedder.embed_queries([item.question])[0], dtype=np.float32)
         vector /= np.linalg.norm(vector) or 1.0
-        similar = max((float(vector @ v) for v in kept_vectors), default=0.0)
+        similar = max((float(vector @ v) for v in kept_vectors), default=-np.inf)
         if similar >= max_similarity:
             item.status, item.detail = "not_a_duplicate", f"cosine {similar:.3f} with a kept question"
             continue
@@ -272,5 +274,5 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
     bar.close()
     settings = {"n": n, "language": language, "seed": seed, "mix": mix, "min_chars": min_chars,
                 "min_grounding": min_grounding, "max_copy_overlap": max_copy_overlap,
-                "max_similarity": max_similarity, "llm": getattr(llm, "name", str(llm))}
+                "max_similarity": max_similarity, "llm_check": llm_check, "llm": getattr(llm, "name", str(llm))}
     return Testset(items, settings, time.perf_counter() - start)

@@ -2,6 +2,7 @@
 
     python -m helpers train-judge [--out PATH] [--seed 0] [--ragbench-dir DIR]
     python -m helpers judge-eval --ragbench-dir DIR --split test --judges offline[,lexical,evidence,llm] --out FILE.json
+    python -m helpers judge-eval --labels RUN_ID        (the run's judges against a person's labels)
     python -m helpers train-evidence [--out DIR] [--nli-epochs 1] [--support-epochs 2] [--if-missing]
 """
 from __future__ import annotations
@@ -66,6 +67,22 @@ def _check_dir(path: str | None, option: str) -> None:
 def _judge_eval(args: argparse.Namespace) -> int:
     from helpers.trace.judge_eval import format_table, judge_eval, save_result
 
+    if args.labels:   # the judges of a run against a person's labels of its answers
+        from helpers.experiment.run_labels import judge_agreement, labels_frame
+
+        table = judge_agreement(args.labels, annotator=args.annotator)
+        labels = labels_frame(args.labels)
+        print(f"run {args.labels}: {labels[['architecture', 'model', 'qid']].drop_duplicates().shape[0]} answers "
+              f"labelled by {labels['annotator'].nunique()} annotator(s)")
+        columns = ["judge", "metric", "positive", "n", "labelled_positive", "auroc", "auroc_low", "auroc_high",
+                   "accuracy", "kappa", "kappa_low", "kappa_high"]
+        print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}") if len(table) else
+              "no judge of this run scored a labelled answer")
+        if args.out:
+            table.to_csv(args.out, index=False)
+            print(f"\nwritten: {args.out}")
+        return 0
+
     _check_dir(args.ragbench_dir, "--ragbench-dir")
     result = judge_eval(args.ragbench_dir, split=args.split, judges=args.judges,
                         llm_config=_load_llm_config(args.llm_config), limit=args.limit,
@@ -109,5 +126,9 @@ def add_cli(subparsers) -> None:
     evaluate.add_argument("--llm-config", default=None, help="LLM judge config: inline JSON or a JSON/YAML file")
     evaluate.add_argument("--limit", type=int, default=None, help="first N rows per subset")
     evaluate.add_argument("--judge-path", default=None, help="offline judge artefact")
-    evaluate.add_argument("--out", default=None, help="write the full result as JSON")
+    evaluate.add_argument("--out", default=None, help="write the full result as JSON (with --labels: CSV)")
+    evaluate.add_argument("--labels", default=None, metavar="RUN_ID",
+                          help="instead: every judge of run RUN_ID against the person's labels in its labels.csv "
+                               "(AUROC for supported vs not, Cohen's kappa, bootstrap intervals, n)")
+    evaluate.add_argument("--annotator", default=None, help="with --labels: only this annotator's labels")
     evaluate.set_defaults(func=_judge_eval)
