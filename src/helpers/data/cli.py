@@ -84,23 +84,34 @@ def _testset(args: argparse.Namespace) -> int:
     return 0
 
 
-def documents_config(folder, questions, base_config: str | Path):
-    """The base config with the dataset replaced by the folder and its questions; RAGAS on the
-    first questions, as many as the base config scores (RAGAS is slow on the local model)."""
+def documents_config(folder, questions, base_config: str | Path, qids: list[str] | None = None):
+    """The base config with the dataset replaced by the folder and its questions (`qids`: only
+    these; default all); RAGAS on the first questions, as many as the base config scores (RAGAS is
+    slow on the local model)."""
     from helpers.data import load_dataset
     from helpers.experiment.config import ExperimentConfig, load_config
 
-    base = load_config(base_config)
+    base = load_config(resolve_config(base_config))
     options = {**(base.dataset.options if base.dataset.name == "documents" else {}),
                "path": str(folder), "questions": str(questions)}
     data = load_dataset("documents", **options)   # fails here, before any work, on a bad file
     raw = base.model_dump(mode="json")
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(str(folder).rstrip("/*")).name).strip("-") or "documents"
     raw.update(name=f"documents-{slug}", run_id=None,
-               dataset={"name": "documents", "options": options})
+               dataset={"name": "documents", "options": options, "questions": qids})
     if raw["judges"].get("ragas_questions") is not None:
-        raw["judges"]["ragas_questions"] = list(data.queries)[:max(1, len(raw["judges"]["ragas_questions"]))]
+        raw["judges"]["ragas_questions"] = list(qids or data.queries)[:max(1, len(raw["judges"]["ragas_questions"]))]
     return ExperimentConfig(**raw)
+
+
+def resolve_config(config: str | Path) -> Path:
+    """A config path, or a name of configs/ ('smoke', 'default.yaml', 'configs/smoke.yaml' from any
+    working directory: a notebook runs in notebooks/)."""
+    path = Path(config)
+    if path.exists():
+        return path
+    name = path.name if path.suffix else f"{path.name}.yaml"
+    return paths.CONFIGS_DIR / name if (paths.CONFIGS_DIR / name).exists() else path
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:

@@ -206,20 +206,25 @@ def _sha256(path: Path) -> str:
 
 def ingest(path: str | Path, *, chunk_size: int = 500, chunk_overlap: int = 100, boundary: str = "sentence",
            splitter: str = "workbench", language: str = "auto", max_file_mb: float = MAX_FILE_MB,
-           progress: bool = True) -> Ingested:
+           progress: bool = True, exclude: tuple[str | Path, ...] = ()) -> Ingested:
     """Read, clean and chunk every file under `path` (a folder, a file or a glob).
 
     chunk_size / chunk_overlap (characters; the seed's 500 / 100), boundary ('sentence' or 'word',
     the workbench splitter only), splitter ('workbench': sentence-packed spans; 'langchain':
     RecursiveCharacterTextSplitter, the seed's), language ('auto': detected; or an ISO code),
-    max_file_mb (larger files are skipped, so memory stays bounded)."""
+    max_file_mb (larger files are skipped, so memory stays bounded), exclude (files that are not
+    documents, e.g. the questions file kept in the same folder: reported, never read)."""
     root, files = list_files(path)
+    excluded = {Path(p).expanduser().resolve() for p in exclude}
     entries, corpus, seen = [], {}, {}
     for file in tqdm(files, desc="ingest", unit="file", disable=not progress):
         name = file.relative_to(root).as_posix() if file.is_relative_to(root) else file.name
         entry = FileEntry(name, KIND.get(file.suffix.lower(), file.suffix.lower().lstrip(".") or "?"), "skipped",
                           bytes=file.stat().st_size)
         entries.append(entry)
+        if file.resolve() in excluded:
+            entry.reason = "the questions file: not a document"
+            continue
         if file.suffix.lower() not in READERS:
             entry.reason = (f"unsupported type {file.suffix or '(no extension)'!r}; supported: "
                             f"{', '.join(sorted(READERS))} (convert it, or pass it through a LangChain loader)")
@@ -313,7 +318,8 @@ def load_documents(path: str | Path | None = None, questions: str | Path | None 
         raise DataError("dataset 'documents'", "option 'path' is required",
                         fix="Set dataset.options.path to a folder or glob of documents")
     ingested = ingest(path, chunk_size=chunk_size, chunk_overlap=chunk_overlap, boundary=boundary,
-                      splitter=splitter, language=language, max_file_mb=max_file_mb, progress=False)
+                      splitter=splitter, language=language, max_file_mb=max_file_mb, progress=False,
+                      exclude=(questions,) if questions else ())
     if questions is None:
         raise DataError("dataset 'documents'", "option 'questions' is required for a run",
                         fix=f"Give a questions file (CSV, JSONL or XLSX with a 'question' column), or write a "

@@ -217,7 +217,7 @@ READERS: dict[str, Callable[[Path], list[Piece]]] = {
     ".pdf": read_pdf_pieces,
     ".md": read_markdown_pieces, ".markdown": read_markdown_pieces,
     ".html": read_html_pieces, ".htm": read_html_pieces, ".xhtml": read_html_pieces,
-    ".txt": read_text_pieces, ".text": read_text_pieces, ".rst": read_text_pieces, ".csv": read_text_pieces,
+    ".txt": read_text_pieces, ".text": read_text_pieces, ".rst": read_text_pieces,
     ".docx": read_docx_pieces,
 }
 KIND = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
