@@ -7,7 +7,9 @@
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from helpers.errors import UserError
 
@@ -27,6 +29,24 @@ class DataError(UserError):
             message += f". {fix}"
         super().__init__(message)
         self.source, self.record, self.field_name = source, record, field_name
+
+
+def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
+    """(line number, object) of each non-blank line of a JSONL file; DataError naming the line of
+    invalid JSON or of a value that is not an object."""
+    records = []
+    with open(path, encoding="utf-8-sig") as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(str(path), f"invalid JSON ({exc.msg})", record=f"line {line_no}") from exc
+            if not isinstance(record, dict):
+                raise DataError(str(path), "each line must be a JSON object", record=f"line {line_no}")
+            records.append((line_no, record))
+    return records
 
 
 @dataclass

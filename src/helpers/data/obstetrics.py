@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers import paths
 from helpers.data.chunking import chunk_spans
-from helpers.data.contracts import DataError, Dataset
+from helpers.data.contracts import DataError, Dataset, read_jsonl
 from helpers.data.fetch import raw_path
 from helpers.data.pdf import read_pdf
 
@@ -149,20 +149,13 @@ def read_maternaqa(path: str | Path | None = None) -> list[dict]:
     if not path.exists():
         raise DataError(str(path), "file not found", fix="Pass the path of a MaternaQA-es JSONL file")
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(str(path), f"invalid JSON ({exc.msg})", record=f"line {line_no}") from exc
-            for name in MATERNAQA_FIELDS:
-                value = record.get(name) if isinstance(record, dict) else None
-                if not isinstance(value, str) or not value.strip():
-                    raise DataError(str(path), "missing or empty", record=f"line {line_no}", field_name=name,
-                                    fix=f"Each line needs the fields {list(MATERNAQA_FIELDS)}")
-            records.append(record)
+    for line_no, record in read_jsonl(path):
+        for name in MATERNAQA_FIELDS:
+            value = record.get(name)
+            if not isinstance(value, str) or not value.strip():
+                raise DataError(str(path), "missing or empty", record=f"line {line_no}", field_name=name,
+                                fix=f"Each line needs the fields {list(MATERNAQA_FIELDS)}")
+        records.append(record)
     if not records:
         raise DataError(str(path), "the file has no records")
     return records

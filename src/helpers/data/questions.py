@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from helpers.data.contracts import DataError
+from helpers.data.contracts import DataError, read_jsonl
 
 FORMATS = (".csv", ".jsonl", ".xlsx")
 COLUMNS = ("id", "question", "reference", "relevant")
@@ -53,17 +52,7 @@ def _table(path: Path) -> tuple[pd.DataFrame, int]:
             return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, sep=sep), 2
         if suffix == ".xlsx":
             return pd.read_excel(path, dtype=str, keep_default_na=False), 2
-        rows = []
-        for line_no, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(str(path), f"invalid JSON ({exc.msg})", record=f"line {line_no}") from exc
-            if not isinstance(record, dict):
-                raise DataError(str(path), "each line must be a JSON object", record=f"line {line_no}")
-            rows.append(record | {"_line": line_no})
+        rows = [record | {"_line": line_no} for line_no, record in read_jsonl(path)]
         return pd.DataFrame(rows), 1
     except DataError:
         raise
