@@ -62,3 +62,17 @@ def test_empty_text_and_bad_settings():
         chunk_spans(TEXT, size=0, overlap=0)
     with pytest.raises(ValueError, match="boundary"):
         chunk_spans(TEXT, boundary="paragraph")
+
+
+def test_dot_leaders_with_runs_of_spaces_never_overflow_a_chunk():
+    """A real PDF's table of contents (dot leaders, page numbers, runs of spaces) made a sentence
+    piece one character longer than a chunk, and chunk_spans raised IndexError on it."""
+    import random
+
+    rng = random.Random(0)
+    for _ in range(300):
+        text = "".join(rng.choice([".", ". .", "asn1_x", "10", "word"]) + " " * rng.choice([1, 1, 1, 2, 3])
+                       for _ in range(rng.randint(20, 200)))
+        spans = chunk_spans(text, size=50, overlap=10)
+        assert spans and all(s.end - s.start <= 50 for s in spans)
+        assert spans[-1].end == len(text.rstrip()) or spans[-1].end == len(text)

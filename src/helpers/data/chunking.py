@@ -38,7 +38,10 @@ def _word_windows(text: str, span: Span, size: int) -> list[Span]:
             pieces.append(Span(start, start + size))
             start += size
     if start < span.end:
-        pieces.append(Span(start, span.end))
+        # trailing spaces after the last word may take a piece past `size` (a real PDF's dot-leader
+        # table of contents did): they are dropped then, so that no unit is longer than a chunk
+        end = span.end if span.end - start <= size else _rstrip(text, start, span.end)
+        pieces.append(Span(start, min(end, start + size)))
     return pieces
 
 
@@ -82,7 +85,7 @@ def chunk_spans(text: str, *, size: int = 500, overlap: int = 100, boundary: str
         while nxt - 1 > i and units[j].end - units[nxt - 1].start <= overlap:
             nxt -= 1
         # ...but never a chunk that would not reach past the previous one
-        while units[j + 1].end - units[nxt].start > size:
+        while nxt < j + 1 and units[j + 1].end - units[nxt].start > size:
             nxt += 1
         i = nxt
     return chunks

@@ -48,6 +48,7 @@ class FileEntry:
     sections: int = 0
     chars: int = 0
     chunks: int = 0
+    language: str = ""   # detected on this file alone (the corpus language is detected on all of them)
 
 
 @dataclass
@@ -75,18 +76,22 @@ def format_report(report: dict) -> str:
     file, what was taken from it or why it was skipped, then the totals."""
     files = report["files"]
     width = max([len(f["file"]) for f in files] + [4])
-    lines = [f"{'file':{width}s}  {'kind':9s} {'status':7s}  taken / reason"]
+    lines = [f"{'file':{width}s}  {'kind':9s} {'lang':4s} {'status':7s}  taken / reason"]
     for f in files:
         if f["status"] == "ok":
             what = (f"{f['pages']} page(s), " if f["pages"] else "") + f"{f['sections']} section(s), {f['chars']:,} chars, {f['chunks']} chunks"
             what += f"; {f['reason']}" if f["reason"] else ""
         else:
             what = f["reason"]
-        lines.append(f"{f['file']:{width}s}  {f['kind']:9s} {f['status']:7s}  {what}")
+        lines.append(f"{f['file']:{width}s}  {f['kind']:9s} {f.get('language', ''):4s} {f['status']:7s}  {what}")
     totals, detected = report["totals"], report.get("detected_language")
     lines.append(f"{totals['ingested']} of {totals['files']} file(s) ingested, {totals['skipped']} skipped; "
                  f"{totals['chunks']} chunks, {totals['chars']:,} chars; language {report['language']}"
                  + (f" (detected {detected['code']}, p={detected['probability']:.2f})" if detected else ""))
+    languages = sorted({f.get("language") for f in files if f.get("language")})
+    if len(languages) > 1:
+        lines.append(f"mixed languages ({', '.join(languages)}): prompts, stemmer and embedder follow {report['language']}; "
+                     "run each language as its own folder, or set `language:` to choose")
     return "\n".join(lines)
 
 
@@ -252,9 +257,16 @@ def ingest(path: str | Path, *, chunk_size: int = 500, chunk_overlap: int = 100,
         if not pieces:
             entry.reason = "no text in it"
             continue
-        chunks = chunk_pieces(pieces, name, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
-                              boundary=boundary, splitter=splitter)
+        try:
+            chunks = chunk_pieces(pieces, name, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
+                                  boundary=boundary, splitter=splitter)
+        except DataError:   # a bad setting (unknown splitter, overlap >= size): every file would fail
+            raise
+        except Exception as exc:   # a bug met on one file's text: that file is reported, the rest go on
+            entry.reason = f"read, but chunking failed ({type(exc).__name__}: {exc}); please report it"
+            continue
         entry.status, entry.chunks, entry.chars = "ok", len(chunks), sum(len(p.text) for p in pieces)
+        entry.language = detect_language([p.text for p in pieces], max_chars=5000)["code"]
         page_numbers = {p.page for p in pieces if p.page is not None}
         entry.pages = len(page_numbers) or None
         entry.sections = len({p.section for p in pieces if p.section})
