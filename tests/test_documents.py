@@ -332,3 +332,30 @@ def test_a_pdf_with_bookmarks_takes_its_sections_from_them(tmp_path):
     doc.close()
     assert [p.section for p in read_document(path)] == ["Primera parte", "Primera parte", "Segunda parte"]
     assert [p.section for p in read_document(make_pdf(tmp_path / "headed.pdf"))] == ["CONTROL PRENATAL", "SUPLEMENTOS", "PARTO"]
+
+
+def test_the_two_splitters_compared_in_a_sweep(folder, tmp_path, session_dir):
+    """splitter is a dataset option, so a sweep axis: workbench's sentence spans against LangChain's
+    RecursiveCharacterTextSplitter on the same folder and questions (retrieval only)."""
+    import yaml
+
+    from helpers.experiment.sweep import run_sweep
+
+    questions = _write(tmp_path / "q.csv", [{"id": "c1", "question": "¿Cuántos controles prenatales?",
+                                              "relevant": "guia.pdf#1"}])
+    sweep = tmp_path / "splitters.yaml"
+    sweep.write_text(yaml.safe_dump({
+        "name": "splitters",
+        "base": {"name": "splitters", "generate": False, "figures": False, "architectures": ["bm25"],
+                 "retrieval": {"k": 3}, "judges": {"ragas": None},
+                 "dataset": {"name": "documents", "options": {"path": str(folder), "questions": str(questions),
+                                                              "chunk_size": 120, "chunk_overlap": 20}}},
+        "axes": {"dataset.options.splitter": ["workbench", "langchain"]}}))
+    index = run_sweep(sweep, progress=False)
+    assert [r["status"] for r in index["runs"]] == ["finished", "finished"]
+    reports = [json.loads((session_dir / "results" / r["run_id"] / "ingest_report.json").read_text())
+               for r in index["runs"]]
+    assert [r["settings"]["splitter"] for r in reports] == ["workbench", "langchain"]
+    contexts = [[c["text"] for line in (session_dir / "results" / r["run_id"] / "records.jsonl").read_text().splitlines()
+                 for c in json.loads(line).get("contexts", [])] for r in index["runs"]]
+    assert contexts[0] and contexts[1] and contexts[0] != contexts[1]   # two chunkings of one folder
