@@ -11,13 +11,15 @@ reference says so and it has no qrels). Each candidate must pass, in this order 
 reported):
   1. `parsed`: the LLM wrote a question (three words or more, with its '?') and an answer (JSON,
      schema-constrained);
-  2. `grounded`: the reference answer's content words are in its source passages (at least
+  2. `standalone`: it does not point at "the passage", "passage A", "the text" (a retriever's user
+     has no passage in front of them);
+  3. `grounded`: the reference answer's content words are in its source passages (at least
      `min_grounding` of them: an evidence check without an LLM), and the LLM, shown the passages,
      says they answer the question; for `unanswerable`, the LLM says the corpus's best BM25
      passages do not;
-  3. `not_a_copy`: the question does not copy a source sentence (word Jaccard < `max_copy_overlap`;
+  4. `not_a_copy`: the question does not copy a source sentence (word Jaccard < `max_copy_overlap`;
      such questions make lexical retrieval look better than it is);
-  4. `not_a_duplicate`: no kept question is a near duplicate (embedding cosine < `max_similarity`).
+  5. `not_a_duplicate`: no kept question is a near duplicate (embedding cosine < `max_similarity`).
 qrels (`relevant`) are the source passages' character spans, `file@start-end` (or the doc_id when
 the corpus has no spans), so they survive a change of chunking.
 
@@ -45,7 +47,13 @@ from helpers.llm.structured import complete_json
 
 KINDS = ("single", "two", "unanswerable")
 DEFAULT_MIX = {"single": 0.6, "two": 0.25, "unanswerable": 0.15}
-FILTERS = ("parsed", "grounded", "not_a_copy", "not_a_duplicate")
+FILTERS = ("parsed", "standalone", "grounded", "not_a_copy", "not_a_duplicate")
+# a question that points at "the passage" (or "passage A", "the text", "the study mentioned") cannot
+# be asked of a retriever, which is not shown any passage: 7 of the first 40 kept questions did
+_SELF_REFERENCE = re.compile(r"\b(pasajes?|passages?|textos?|texts?|fragmentos?|excerpts?|extractos?|"
+                             r"mencionad[oa]s? en el|mentioned in the|según el (documento|art[ií]culo))\b", re.I)
+# chunks of a reference list (years, 'et al.', DOIs) yield questions about citations, not content
+_CITATION = re.compile(r"\b(19|20)\d{2}\b|et al\.|\bdoi\b|\bEpub\b|\bPMID\b", re.I)
 NOT_IN_DOCUMENTS = {"es": "Los documentos no contienen esta información.",
                     "en": "The documents do not contain this information."}
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -178,6 +186,11 @@ def copy_overlap(question: str, passages: list[str]) -> float:
     return best
 
 
+def looks_like_references(text: str) -> bool:
+    """A chunk of a bibliography: four or more years, 'et al.', DOIs or PubMed ids in it."""
+    return len(_CITATION.findall(text)) >= 4
+
+
 def span_ref(doc_id: str, doc: dict) -> str:
     if doc.get("source") and doc.get("char_start") is not None:
         return f"{doc['source']}@{doc['char_start']}-{doc['char_end']}"
@@ -209,7 +222,8 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
         raise UserError(f"testset mix names unknown kinds {sorted(unknown)}; valid: {', '.join(KINDS)}")
     lang = prompt_language(language)
     prompts = PROMPTS[lang]
-    pool = [d for d, doc in corpus.items() if len(doc["text"]) >= min_chars] or list(corpus)
+    pool = [d for d, doc in corpus.items() if len(doc["text"]) >= min_chars and not looks_like_references(doc["text"])]
+    pool = pool or list(corpus)
     rng = random.Random(seed)
     by_source: dict[str, list[str]] = {}
     for doc_id in pool:
@@ -238,6 +252,9 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
             item.status, item.detail = "parsed", made.error or f"not a question: {made.value.question[:80]!r}"
             continue
         item.question = " ".join(made.value.question.split())
+        if _SELF_REFERENCE.search(item.question):
+            item.status, item.detail = "standalone", f"points at the passage: {_SELF_REFERENCE.search(item.question)[0]!r}"
+            continue
         if kind == "unanswerable":
             item.reference = NOT_IN_DOCUMENTS[lang]
             top = bm25.retrieve({"q": item.question}, 3).get("q", {})
