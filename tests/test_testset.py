@@ -46,7 +46,7 @@ def corpus(tmp_path_factory):
 def llm():
     from helpers.llm import LLM
 
-    return LLM({"provider": "local", "model": "smollm2", "max_tokens": 120})
+    return LLM({"provider": "local", "model": "smollm2", "max_tokens": 80})
 
 
 def test_grounding_counts_the_answers_content_words_in_the_sources():

@@ -229,7 +229,6 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
     for doc_id in pool:
         by_source.setdefault(str(corpus[doc_id].get("source", "")), []).append(doc_id)
     bm25 = BM25(language).index(corpus)
-    embedder = embedder or make_embedder(None, language)
     max_candidates = max_candidates or 3 * n
     items, kept_vectors, start = [], [], time.perf_counter()
     kinds = list(mix)
@@ -280,6 +279,7 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
         if overlap >= max_copy_overlap:
             item.status, item.detail = "not_a_copy", f"word Jaccard {overlap:.2f} with a source sentence"
             continue
+        embedder = embedder or make_embedder(None, language)   # loaded when a question first gets here
         vector = np.asarray(embedder.embed_queries([item.question])[0], dtype=np.float32)
         vector /= np.linalg.norm(vector) or 1.0
         similar = max((float(vector @ v) for v in kept_vectors), default=-np.inf)
