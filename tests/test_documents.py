@@ -359,3 +359,10 @@ def test_the_two_splitters_compared_in_a_sweep(folder, tmp_path, session_dir):
     contexts = [[c["text"] for line in (session_dir / "results" / r["run_id"] / "records.jsonl").read_text().splitlines()
                  for c in json.loads(line).get("contexts", [])] for r in index["runs"]]
     assert contexts[0] and contexts[1] and contexts[0] != contexts[1]   # two chunkings of one folder
+
+
+def test_an_empty_questions_file_says_so(tmp_path):
+    for name in ("q.jsonl", "q.csv"):
+        (tmp_path / name).write_text("" if name.endswith("jsonl") else "question\n")
+        with pytest.raises(DataError, match="the file has no questions"):
+            read_questions(tmp_path / name)

@@ -131,6 +131,9 @@ def _documents_config(args: argparse.Namespace):
               "review it before trusting the ranking")
         testset, questions = write_testset(args.documents, n=20, config=paths.PROJECT_ROOT / TESTSET_CONFIG, out=None)
         print(testset.format_report())
+        if not testset.kept:
+            raise UserError(f"no generated question passed the filters (candidates and reasons in "
+                            f"{questions.with_suffix('.candidates.jsonl')}); give --questions FILE")
     return documents_config(args.documents, questions, args.base_config)
 
 

@@ -104,12 +104,12 @@ def read_questions(path: str | Path, corpus: dict[str, dict] | None = None) -> Q
     if not path.exists():
         raise DataError(str(path), "questions file not found", fix="Give the path of a CSV, JSONL or XLSX file")
     table, first_row = _table(path)
+    if table.empty:
+        raise DataError(str(path), "the file has no questions", fix="Add rows with a 'question' column")
     table.columns = [str(c).strip().lower() for c in table.columns]
     if "question" not in table.columns:
         raise DataError(str(path), f"no 'question' column (columns: {[c for c in table.columns if c != '_line']})",
                         field_name="question", fix="Name the column of questions 'question'")
-    if table.empty:
-        raise DataError(str(path), "the file has no questions")
     asked, sources = Questions({}), sorted({str(d.get("source")) for d in (corpus or {}).values() if d.get("source")})
     for i, row in enumerate(table.to_dict("records")):
         where = f"line {row['_line']}" if "_line" in row else f"row {i + first_row}"
