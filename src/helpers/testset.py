@@ -201,6 +201,38 @@ def _passages(texts: list[str]) -> str:
     return "\n\n".join(texts)
 
 
+def _draw(rng: random.Random, kind: str, pool: list[str], by_source: dict, corpus: dict) -> list[str]:
+    """One passage, or for `two` a second one from the same file (any other when it has one only)."""
+    doc_ids = [rng.choice(pool)]
+    if kind == "two":
+        same = [d for d in by_source[str(corpus[doc_ids[0]].get("source", ""))] if d != doc_ids[0]]
+        doc_ids.append(rng.choice(same or [d for d in pool if d != doc_ids[0]] or doc_ids))
+    return doc_ids
+
+
+def _ask(llm, prompts: dict, user: str, schema, **params):
+    return complete_json(llm, [{"role": "system", "content": prompts["system"]}, {"role": "user", "content": user}],
+                         schema, **params)
+
+
+def _first_failure(item: Item, texts: list[str], check_texts: list[str], llm, prompts: dict, *,
+                   min_grounding: float, llm_check: bool, max_copy_overlap: float) -> tuple[str, str] | None:
+    """(filter, why) of the first of standalone, grounded and not_a_copy that `item` fails; None: passed."""
+    if match := _SELF_REFERENCE.search(item.question):
+        return "standalone", f"points at the passage: {match[0]!r}"
+    answerable = item.kind != "unanswerable"
+    if answerable and (share := grounding(item.reference, texts)) < min_grounding:
+        return "grounded", f"answer grounding {share:.2f} < {min_grounding}"
+    if llm_check:
+        verdict = _ask(llm, prompts, prompts["check"].format(passages=_passages(check_texts), question=item.question),
+                       Verdict)
+        if not verdict.ok or verdict.value.answered != answerable:
+            return "grounded", verdict.error or f"the LLM says the passages {'do not answer' if answerable else 'answer'} it"
+    if (overlap := copy_overlap(item.question, texts)) >= max_copy_overlap:
+        return "not_a_copy", f"word Jaccard {overlap:.2f} with a source sentence"
+    return None
+
+
 def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str = "en", seed: int = 0,
                      mix: dict[str, float] | None = None, min_chars: int = 200, min_grounding: float = 0.6,
                      max_copy_overlap: float = 0.6, max_similarity: float = 0.92, embedder=None,
@@ -236,55 +268,33 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
     bar = tqdm(total=n, desc="testset", unit="question", disable=not progress)
     while len([i for i in items if i.status == "kept"]) < n and len(items) < max_candidates:
         kind = rng.choices(kinds, weights)[0]
-        doc_ids = [rng.choice(pool)]
-        if kind == "two":
-            same = [d for d in by_source[str(corpus[doc_ids[0]].get("source", ""))] if d != doc_ids[0]]
-            doc_ids.append(rng.choice(same or [d for d in pool if d != doc_ids[0]] or doc_ids))
+        doc_ids = _draw(rng, kind, pool, by_source, corpus)
         texts = [corpus[d]["text"] for d in doc_ids]
         item = Item(f"g{len(items) + 1}", kind, "", "", "", doc_ids if kind != "unanswerable" else [])
         items.append(item)
-        user = (prompts["two"].format(passage_a=texts[0], passage_b=texts[1]) if kind == "two"
-                else prompts[kind].format(passages=_passages(texts)))
-        made = complete_json(llm, [{"role": "system", "content": prompts["system"]},
-                                   {"role": "user", "content": user}], QA, sample=len(items))
+        made = _ask(llm, prompts, prompts["two"].format(passage_a=texts[0], passage_b=texts[1]) if kind == "two"
+                    else prompts[kind].format(passages=_passages(texts)), QA, sample=len(items))
         if not made.ok or len(words(made.value.question)) < 3 or "?" not in made.value.question:
             item.status, item.detail = "parsed", made.error or f"not a question: {made.value.question[:80]!r}"
             continue
         item.question = " ".join(made.value.question.split())
-        if _SELF_REFERENCE.search(item.question):
-            item.status, item.detail = "standalone", f"points at the passage: {_SELF_REFERENCE.search(item.question)[0]!r}"
-            continue
-        if kind == "unanswerable":
+        if kind == "unanswerable":   # checked against the corpus's best passages: none may answer it
             item.reference = NOT_IN_DOCUMENTS[lang]
-            top = bm25.retrieve({"q": item.question}, 3).get("q", {})
-            check_texts = [corpus[d]["text"] for d in top]
+            check_texts = [corpus[d]["text"] for d in bm25.retrieve({"q": item.question}, 3).get("q", {})]
         else:
             item.reference = " ".join(made.value.answer.split())
             item.relevant = "; ".join(span_ref(d, corpus[d]) for d in dict.fromkeys(doc_ids))
             check_texts = texts
-            share = grounding(item.reference, texts)
-            if share < min_grounding:
-                item.status, item.detail = "grounded", f"answer grounding {share:.2f} < {min_grounding}"
-                continue
-        if llm_check:
-            verdict = complete_json(llm, [{"role": "system", "content": prompts["system"]},
-                                          {"role": "user", "content": prompts["check"].format(
-                                              passages=_passages(check_texts), question=item.question)}], Verdict)
-            expected = kind != "unanswerable"
-            if not verdict.ok or verdict.value.answered != expected:
-                item.status = "grounded"
-                item.detail = verdict.error or f"the LLM says the passages {'do not answer' if expected else 'answer'} it"
-                continue
-        overlap = copy_overlap(item.question, texts)
-        if overlap >= max_copy_overlap:
-            item.status, item.detail = "not_a_copy", f"word Jaccard {overlap:.2f} with a source sentence"
-            continue
-        embedder = embedder or make_embedder(None, language)   # loaded when a question first gets here
-        vector = np.asarray(embedder.embed_queries([item.question])[0], dtype=np.float32)
-        vector /= np.linalg.norm(vector) or 1.0
-        similar = max((float(vector @ v) for v in kept_vectors), default=-np.inf)
-        if similar >= max_similarity:
-            item.status, item.detail = "not_a_duplicate", f"cosine {similar:.3f} with a kept question"
+        failed = _first_failure(item, texts, check_texts, llm, prompts, min_grounding=min_grounding,
+                                llm_check=llm_check, max_copy_overlap=max_copy_overlap)
+        if failed is None:
+            embedder = embedder or make_embedder(None, language)   # loaded when a question first gets here
+            vector = np.asarray(embedder.embed_queries([item.question])[0], dtype=np.float32)
+            vector /= np.linalg.norm(vector) or 1.0
+            similar = max((float(vector @ v) for v in kept_vectors), default=-np.inf)
+            failed = ("not_a_duplicate", f"cosine {similar:.3f} with a kept question") if similar >= max_similarity else None
+        if failed:
+            item.status, item.detail = failed
             continue
         kept_vectors.append(vector)
         bar.update(1)
