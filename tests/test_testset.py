@@ -143,3 +143,20 @@ def test_testset_command_writes_questions_candidates_and_report(tmp_path, capsys
     assert out.exists() and out.with_suffix(".candidates.jsonl").exists()
     report = json.loads(out.with_suffix(".report.json").read_text())
     assert set(report["counts"]) == set(KINDS)
+
+
+def test_agreement_is_content_word_f1():
+    from helpers.testset import agreement
+
+    assert agreement("400 microgramos al día", "Se recomiendan 400 microgramos diarios") == pytest.approx(2 * 2 / (2 + 4))   # {400, microgramos} vs 4 words
+    assert agreement("hidralazina", "ketanserin") == 0.0
+
+
+def test_two_passage_questions_pair_a_passage_with_a_near_one(corpus):
+    from helpers.retrieval.sparse import BM25
+    from helpers.testset import _neighbours
+
+    bm25 = BM25("en").index(corpus)
+    first = next(d for d, doc in corpus.items() if "Folic acid" in doc["text"])
+    near = _neighbours(bm25, corpus, first, set(corpus))
+    assert first not in near and near and set(near) <= set(corpus)
