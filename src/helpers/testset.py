@@ -55,7 +55,7 @@ FILTERS = ("parsed", "standalone", "grounded", "not_a_copy", "not_a_duplicate")
 _SELF_REFERENCE = re.compile(r"\b(pasajes?|passages?|textos?|texts?|fragmentos?|excerpts?|extractos?|"
                              r"mencionad[oa]s? en el|mentioned in the|según el (documento|art[ií]culo)|"
                              # ... or at "this section", "the two studies", "the review carried out": 6 of
-                             # the next 40 did (hand labels, benchmarks/labels/testset-*-v2.csv)
+                             # the next 40 did (hand labels, benchmarks/labels/testsets/*-v2.csv)
                              r"est[ae] (secci[oó]n|estudio|revisi[oó]n|gu[ií]a)|los dos estudios|"
                              r"(evaluaci[oó]n|revisi[oó]n( sistem[aá]tica)?|estudio|intervenci[oó]n) realizad[ao]|"
                              r"this (section|study|review)|the two studies)\b", re.I)
@@ -226,7 +226,7 @@ def _passages(texts: list[str]) -> str:
 def _draw(rng: random.Random, kind: str, pool: list[str], neighbours) -> list[str]:
     """One passage, or for `two` a second one on the same topic: one of the first's three nearest
     passages by BM25 (two random chunks of one long file shared no topic in 16 of 17 pairs: hand
-    labels, benchmarks/labels/testset-*-v2.csv)."""
+    labels, benchmarks/labels/testsets/*-v2.csv)."""
     doc_ids = [rng.choice(pool)]
     if kind == "two":
         near = [d for d in neighbours(doc_ids[0]) if d != doc_ids[0]][:3]
