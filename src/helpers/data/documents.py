@@ -265,15 +265,20 @@ def ingest(path: str | Path, *, chunk_size: int = 500, chunk_overlap: int = 100,
         except Exception as exc:   # a bug met on one file's text: that file is reported, the rest go on
             entry.reason = f"read, but chunking failed ({type(exc).__name__}: {exc}); please report it"
             continue
-        entry.status, entry.chunks, entry.chars = "ok", len(chunks), sum(len(p.text) for p in pieces)
-        entry.language = detect_language([p.text for p in pieces], max_chars=5000)["code"]
-        page_numbers = {p.page for p in pieces if p.page is not None}
-        entry.pages = len(page_numbers) or None
-        entry.sections = len({p.section for p in pieces if p.section})
+        _taken(entry, pieces, chunks)
         corpus.update(chunks)
     settings = {"path": str(path), "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "boundary": boundary,
                 "splitter": splitter, "language": language, "max_file_mb": max_file_mb}
     return _finish(corpus, entries, language, settings, source=str(path))
+
+
+def _taken(entry: FileEntry, pieces: list[Piece], chunks: dict) -> None:
+    """Record on `entry` what was taken from its file."""
+    entry.status, entry.reason, entry.chunks = "ok", "", len(chunks)
+    entry.chars = sum(len(p.text) for p in pieces)
+    entry.pages = len({p.page for p in pieces if p.page is not None}) or None
+    entry.sections = len({p.section for p in pieces if p.section})
+    entry.language = detect_language([p.text for p in pieces], max_chars=5000)["code"]
 
 
 def _finish(corpus: dict, entries: list[FileEntry], language: str, settings: dict, source: str) -> Ingested:
@@ -309,9 +314,7 @@ def ingest_langchain(documents, *, chunk_size: int = 500, chunk_overlap: int = 1
         if pieces:
             chunks = chunk_pieces(pieces, source, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
                                   boundary=boundary, splitter=splitter)
-            entry.status, entry.reason, entry.chunks = "ok", "", len(chunks)
-            entry.chars, entry.sections = sum(len(p.text) for p in pieces), len({p.section for p in pieces if p.section})
-            entry.pages = len({p.page for p in pieces if p.page is not None}) or None
+            _taken(entry, pieces, chunks)
             corpus.update(chunks)
     settings = {"path": "langchain documents", "chunk_size": chunk_size, "chunk_overlap": chunk_overlap,
                 "boundary": boundary, "splitter": splitter, "language": language}

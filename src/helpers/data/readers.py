@@ -27,6 +27,34 @@ class Piece:
     section: str = ""
 
 
+class _Sections:
+    """Text gathered under a stack of headings: a heading closes the section before it and
+    replaces the headings of its level and below; a section's title is its heading path."""
+
+    def __init__(self, joiner: str = "\n\n"):
+        self.pieces: list[Piece] = []
+        self.heads: list[tuple[int, str]] = []
+        self.body: list[str] = []
+        self.joiner = joiner
+
+    def flush(self) -> None:
+        content = self.joiner.join(self.body).strip()
+        if content:
+            self.pieces.append(Piece(re.sub(r"\n{3,}", "\n\n", content), None, " > ".join(h for _, h in self.heads)))
+        self.body.clear()
+
+    def heading(self, level: int, title: str) -> None:
+        self.flush()
+        self.heads[:] = [h for h in self.heads if h[0] < level] + ([(level, title)] if title else [])
+
+    def add(self, text: str) -> None:
+        self.body.append(text)
+
+    def done(self) -> list[Piece]:
+        self.flush()
+        return self.pieces
+
+
 # --------------------------------------------------------------------------- PDF
 def read_pdf_pieces(path: Path) -> list[Piece]:
     from helpers.data.pdf import read_pdf
@@ -85,14 +113,7 @@ def markdown_sections(text: str) -> list[Piece]:
         end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() in {"---", "..."}), None)
         if end is not None:
             lines = lines[end + 1:]
-    pieces, heads, body, fenced = [], [], [], False
-
-    def flush():
-        content = "\n".join(body).strip()
-        if content:
-            pieces.append(Piece(re.sub(r"\n{3,}", "\n\n", content), None, " > ".join(h for _, h in heads)))
-        body.clear()
-
+    sections, fenced = _Sections("\n"), False
     for i, line in enumerate(lines):
         if _FENCE.match(line):
             fenced = not fenced
@@ -102,17 +123,14 @@ def markdown_sections(text: str) -> list[Piece]:
             setext = (i + 1 < len(lines) and line.strip() and _SETEXT.match(lines[i + 1])
                       and not _MD_LINE.match(line))
             if match or setext:
-                flush()
                 level = len(match[1]) if match else (1 if lines[i + 1].strip().startswith("=") else 2)
-                title = _strip_markdown(match[2] if match else line.strip())
-                heads[:] = [h for h in heads if h[0] < level] + [(level, title)]
+                sections.heading(level, _strip_markdown(match[2] if match else line.strip()))
                 continue
             if _SETEXT.match(line) and i > 0 and lines[i - 1].strip():
                 continue   # the underline of a setext heading
             line = _MD_LINE.sub("", _strip_markdown(line))
-        body.append(line)
-    flush()
-    return pieces
+        sections.add(line)
+    return sections.done()
 
 
 def _strip_markdown(line: str) -> str:
@@ -143,24 +161,17 @@ def html_sections(markup: str) -> list[Piece]:
     for tag in soup(list(_HTML_BOILERPLATE)):
         tag.decompose()
     root = soup.find("main") or soup.find("article") or soup.body or soup
-    pieces, heads, body = [], [], []
-
-    def flush():
-        if body:
-            pieces.append(Piece("\n\n".join(body), None, " > ".join(h for _, h in heads)))
-            body.clear()
+    sections = _Sections()
 
     for element in root.find_all(list(_HTML_HEADINGS + _HTML_BLOCKS)):
         if element.find_parent(list(_HTML_BLOCKS)):
             continue   # its text is read with the enclosing block
         text = " ".join(element.get_text(" ", strip=True).split())
         if element.name in _HTML_HEADINGS:
-            flush()
-            level = int(element.name[1])
-            heads[:] = [h for h in heads if h[0] < level] + ([(level, text)] if text else [])
+            sections.heading(int(element.name[1]), text)
         elif text:
-            body.append(text)
-    flush()
+            sections.add(text)
+    pieces = sections.done()
     if not pieces:   # no block elements at all: the page's loose text
         text = " ".join(root.get_text(" ", strip=True).split())
         title = soup.title.get_text(strip=True) if soup.title else ""
@@ -185,31 +196,22 @@ def read_docx_pieces(path: Path) -> list[Piece]:
     except Exception as exc:  # zipfile.BadZipFile, lxml errors: a damaged package
         raise DataError(str(path), f"damaged DOCX ({type(exc).__name__}: {exc})",
                         fix="Open and save it again in Word or LibreOffice") from exc
-    pieces, heads, body = [], [], []
-
-    def flush():
-        if body:
-            pieces.append(Piece("\n\n".join(body), None, " > ".join(h for _, h in heads)))
-            body.clear()
-
+    sections = _Sections()
     for paragraph in document.paragraphs:
         text = paragraph.text.strip()
         style = (paragraph.style.name if paragraph.style is not None else "") or ""
         match = re.match(r"(Heading|Title)\s*(\d*)", style)
         if match and text:
-            flush()
-            level = int(match[2] or 1) if match[1] == "Heading" else 0
-            heads[:] = [h for h in heads if h[0] < level] + [(level, text)]
+            sections.heading(int(match[2] or 1) if match[1] == "Heading" else 0, text)
         elif text:
-            body.append(text)
+            sections.add(text)
     for table in document.tables:   # tables after the running text, one line per row
         for row in table.rows:
             cells = [cell.text.strip() for cell in row.cells]
             line = " | ".join(dict.fromkeys(c for c in cells if c))   # merged cells repeat their text
             if line:
-                body.append(line)
-    flush()
-    return pieces
+                sections.add(line)
+    return sections.done()
 
 
 # --------------------------------------------------------------------------- registry
