@@ -88,7 +88,7 @@ def test_an_llm_server_that_does_not_answer_is_said_in_its_column(bench):
     from browser import free_port
 
     dead = {"provider": "openai-compatible", "base_url": f"http://127.0.0.1:{free_port()}/v1", "model": "m",
-            "api_key_env": "HELPERS_TEST_NO_SUCH_KEY", "max_retries": 0, "timeout_s": 2, "cache": "off"}
+            "api_key_env": "HELPERS_TEST_NO_SUCH_API_KEY", "max_retries": 0, "timeout_s": 2, "cache": "off"}
     offline = Workbench.from_dataset(bench.data, llm="dead", llms={"dead": dead})
     comparison = offline.search(QUERIES["q2"], ["bm25", "hyde"], k=2)
     assert comparison.columns["bm25"].hits[0].doc_id == "d4"      # the other columns still come

@@ -160,7 +160,7 @@ def test_one_worker_rule_local_serial_hosted_parallel(tmp_path):
     queries = {f"q{i}": f"¿Pregunta {i}?" for i in range(3)}
     # its own key variable: its own rate limiter (limiters are shared per provider and key)
     hosted = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "concurrency": 3, "max_retries": 0,
-                  "api_key_env": "TEST_WORKERS_KEY"},
+                  "api_key_env": "TEST_WORKERS_API_KEY"},
                  cache=ResponseCache(tmp_path / "c.sqlite"), backend=BarrierBackend(3))
     assert hosted.workers == 3
     assert all(r.answer == "ok" for r in generate_answers(hosted, queries, {}, CORPUS, language="es"))

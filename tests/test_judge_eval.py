@@ -30,7 +30,7 @@ def tiny_ragbench(tmp_path_factory, raw_ready):
 def tiny_judge(tiny_ragbench, tmp_path_factory):
     from helpers.trace.offline_judge import train_judge
 
-    out = tmp_path_factory.mktemp("judge") / "judge.joblib"
+    out = tmp_path_factory.mktemp("judge") / "judge.skops"
     info = train_judge(out_path=out, ragbench_dir=tiny_ragbench, max_iter=15)
     assert info["trained_on"] == ["covidqa/validation", "hotpotqa/validation"]
     return out
@@ -77,7 +77,7 @@ def test_judge_eval_records_llm_failures(tiny_ragbench, tiny_judge, monkeypatch)
     result = module.judge_eval(tiny_ragbench, split="test", judges="llm",
                                llm_config={"provider": "openai-compatible", "base_url": "http://127.0.0.1:9",
                                            "max_retries": 0, "timeout_s": 1, "cache": "off",
-                                           "api_key_env": "HELPERS_TEST_NO_SUCH_KEY"}, limit=2)
+                                           "api_key_env": "HELPERS_TEST_NO_SUCH_API_KEY"}, limit=2)
     llm = result["subsets"]["covidqa"]["judges"]["llm"]
     assert llm["n_failed"] == 2 and llm["failures"] and math.isnan(llm["rmse_relevance"])
 

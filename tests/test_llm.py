@@ -32,7 +32,7 @@ def cache(tmp_path):
 
 def _oai(base_url, cache, **overrides):
     config = {"provider": "openai-compatible", "model": "smollm2", "base_url": base_url, "max_tokens": 16,
-              "api_key_env": "TEST_OAI_KEY", "timeout_s": 5, "max_retries": 3, "backoff_base_s": 0.05,
+              "api_key_env": "TEST_OAI_API_KEY", "timeout_s": 5, "max_retries": 3, "backoff_base_s": 0.05,
               "backoff_max_s": 2, **overrides}
     return LLM(config, cache=cache)
 
@@ -65,12 +65,12 @@ def test_cache_hit_miss_and_replay(cache):
 
 
 def test_openai_compatible_and_groq_sdk_paths(server_url, cache, monkeypatch):
-    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     oai = _oai(server_url, cache)
     text = oai.complete(HELLO).text
     assert text.strip()
     groq = LLM({"provider": "groq", "model": "smollm2", "base_url": server_url.removesuffix("/v1"),
-                "api_key_env": "TEST_OAI_KEY", "max_tokens": 16, "max_retries": 0}, cache=cache)
+                "api_key_env": "TEST_OAI_API_KEY", "max_tokens": 16, "max_retries": 0}, cache=cache)
     # Groq's SDK posts to {base_url}/openai/v1/chat/completions; the server serves that path too
     result = groq.complete(HELLO)
     assert result.text.strip() and not result.record.cached and result.record.output_tokens > 0
@@ -94,7 +94,7 @@ def test_missing_key_names_the_variable(monkeypatch, cache):
     ([("hang", 6)], "timeout"),
 ])
 def test_faults_are_retried_then_succeed(server_url, cache, monkeypatch, faults, kind):
-    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         proxy.faults.extend(faults)
         llm = _oai(proxy.url + "/v1", cache, timeout_s=3 if kind == "timeout" else 30)
@@ -104,7 +104,7 @@ def test_faults_are_retried_then_succeed(server_url, cache, monkeypatch, faults,
 
 
 def test_retry_after_is_honoured(server_url, cache, monkeypatch):
-    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         proxy.faults.append(("429", 1))
         result = _oai(proxy.url + "/v1", cache).complete(HELLO)
@@ -112,7 +112,7 @@ def test_retry_after_is_honoured(server_url, cache, monkeypatch):
 
 
 def test_failure_recorded_and_never_cached(server_url, cache, monkeypatch, caplog):
-    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         proxy.faults.extend([("500", None)] * 3)
         llm = _oai(proxy.url + "/v1", cache, max_retries=2, concurrency=1)
@@ -133,7 +133,7 @@ def test_failure_recorded_and_never_cached(server_url, cache, monkeypatch, caplo
 
 
 def test_accounting_and_prices(server_url, cache, monkeypatch):
-    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     llm = _oai(server_url, cache, prices={"smollm2": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}})
     record = llm.complete(HELLO).record
     assert record.cost_usd == pytest.approx((record.input_tokens + 2 * record.output_tokens) / 1e6)
@@ -148,7 +148,7 @@ class Verdict(BaseModel):
 
 
 def test_structured_output_repair_and_recorded_failure(server_url, cache, monkeypatch):
-    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         llm = _oai(proxy.url + "/v1", cache)
         proxy.faults.extend([("content", "Sure! Here it is: {verdict: yes"),
@@ -263,7 +263,7 @@ def test_server_honours_stop_and_repeat_penalty(server_url, cache, monkeypatch):
         urlopen(request, timeout=30)
     assert rejected.value.code == 400
     # through the layer: the SDK backends send the stops
-    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     result = _oai(server_url, cache, max_tokens=40, stop=["\n5."]).complete(COUNT)
     assert "5." not in result.text and result.record.output_tokens < full_tokens
 
@@ -310,7 +310,7 @@ def test_json_schema_constrains_the_local_model_and_the_server(server_url, cache
     nested = complete_json(local, [{"role": "user", "content": "Judge: 'The sky is green.'"}], Verdicts)
     assert nested.ok and all(isinstance(v.verdict, int) for v in nested.value.verdicts)
     assert local.key_for(STATEMENTS) != local.key_for(STATEMENTS, json_schema=Statements.model_json_schema())
-    monkeypatch.setenv("TEST_OAI_KEY", SECRET)
+    monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     remote = complete_json(_oai(server_url, cache, max_tokens=120), STATEMENTS, Statements)
     assert remote.ok and remote.value == constrained.value        # the same grammar on the same model
     off = LLM({"provider": "local", "max_tokens": 120, "structured_output": "off"}, cache=cache)

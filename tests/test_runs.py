@@ -168,13 +168,13 @@ SECRET_DOTENV = "sk-dotenv-SECRET-77c2d4a1f3"
 @pytest.mark.slow
 def test_api_keys_appear_nowhere_a_run_writes(server_url, tmp_path):
     dotenv = tmp_path / ".env"
-    dotenv.write_text(f"WORKBENCH_DOTENV_KEY={SECRET_DOTENV}\n")
-    env = _env(tmp_path, WORKBENCH_ENV_KEY=SECRET_ENV, HELPERS_ENV_FILE=str(dotenv), HELPERS_SMOKE="1")
+    dotenv.write_text(f"WORKBENCH_DOTENV_API_KEY={SECRET_DOTENV}\n")
+    env = _env(tmp_path, WORKBENCH_ENV_API_KEY=SECRET_ENV, HELPERS_ENV_FILE=str(dotenv), HELPERS_SMOKE="1")
     config = dict(_served(server_url), figures=True, name="secrets",
                   judges={"offline": True, "trace_llm": "judge", "ragas": None, "ragas_evidence": False},
                   dataset=dict(TINY["dataset"], questions=["q2"]))
-    config["llms"] = [dict(config["llms"][0], api_key_env="WORKBENCH_ENV_KEY"),
-                      dict(config["llms"][0], name="judge", api_key_env="WORKBENCH_DOTENV_KEY", max_tokens=64)]
+    config["llms"] = [dict(config["llms"][0], api_key_env="WORKBENCH_ENV_API_KEY"),
+                      dict(config["llms"][0], name="judge", api_key_env="WORKBENCH_DOTENV_API_KEY", max_tokens=64)]
     result = _cli("run", str(write_config(tmp_path, config)), env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(next((tmp_path / "results").glob("*/summary.json")).read_text())

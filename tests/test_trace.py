@@ -176,13 +176,13 @@ def test_offline_judge_on_raw_text_spanish_and_edge_cases(tiny_training):
 def test_train_judge_writes_a_small_artefact(tmp_path, raw_ready):
     from helpers.trace.offline_judge import OfflineJudge, train_judge
 
-    info = train_judge(out_path=tmp_path / "judge.joblib", subsets=["covidqa", "hotpotqa"], limit=25, max_iter=15)
+    info = train_judge(out_path=tmp_path / "judge.skops", subsets=["covidqa", "hotpotqa"], limit=25, max_iter=15)
     assert info["artefact_bytes"] < 5_000_000 and info["n_examples"] == 50
     assert info["trained_on"] == ["covidqa/validation", "hotpotqa/validation"]   # never test
-    judge = OfflineJudge.load(tmp_path / "judge.joblib")
+    judge = OfflineJudge.load(tmp_path / "judge.skops")
     assert judge.meta["training_means"]["relevance"] > 0
     with pytest.raises(UserError, match="no trained judge; run `python -m helpers train-judge`"):
-        OfflineJudge.load(tmp_path / "missing.joblib")
+        OfflineJudge.load(tmp_path / "missing.skops")
 
 
 # ---- LLM judge

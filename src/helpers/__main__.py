@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -64,10 +65,9 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _serve_llm(args: argparse.Namespace) -> int:
-    from helpers.llm.server import serve
+    from helpers.llm.server import serve_cli
 
-    serve(args.host, args.port, args.local_backend, args.model)
-    return 0
+    return serve_cli(args)
 
 
 def _assemble_model(args: argparse.Namespace) -> int:
@@ -190,16 +190,24 @@ def _sweep(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+ALLOW_KEY_HOST = ("--allow-key-host",)
+ALLOW_KEY_HOST_OPTIONS = dict(action="append", metavar="HOST", help=(
+    "send API keys to HOST too (a server that is neither the key's provider nor this machine); "
+    "repeatable; the same as listing it in HELPERS_KEY_HOSTS (SECURITY.md)"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helpers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show the traceback of a user error")
+    parser.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=[])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run an experiment from a YAML config (resumable)")
     run.add_argument("config", nargs="?", help="e.g. configs/default.yaml")
     from helpers.data.cli import add_cli as add_documents_cli, add_run_options
 
     add_run_options(run)   # --documents, --questions, --config
+    run.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=argparse.SUPPRESS)
     run.set_defaults(func=_run)
     rep = sub.add_parser("report", help="tables (and figures) of a finished run, from its saved results")
     rep.add_argument("run_id", nargs="?")
@@ -217,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="local: one run after another here; ray: one Ray task per run")
     swp.add_argument("--address", help="Ray cluster address (HOST:PORT or ray://HOST:PORT; default "
                      "RAY_ADDRESS, else a local Ray instance)")
+    swp.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=argparse.SUPPRESS)
     swp.set_defaults(func=_sweep)
     prep = sub.add_parser("prepare-data", help="fill data/raw/ (checksums verified)")
     prep.add_argument("datasets", nargs="*", help="raw datasets to prepare (default: all)")
@@ -235,6 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--port", type=int, default=8011)
     srv.add_argument("--local-backend", default="llama-cpp", choices=["llama-cpp", "transformers"])
     srv.add_argument("--model", default="smollm2", help="'smollm2', 'qwen2.5-coder-1.5b' or a .gguf path")
+    srv.add_argument("--token", help="require 'Authorization: Bearer TOKEN' (default: $SERVE_LLM_TOKEN; required "
+                     "off loopback; the variable keeps it out of the process list)")
+    srv.add_argument("--timeout", type=float, default=30.0, help="seconds before an idle or slow client is dropped")
+    srv.add_argument("--max-connections", type=int, default=64, help="connections served at once (503 beyond)")
     srv.set_defaults(func=_serve_llm)
     asm = sub.add_parser("assemble-model", help="assemble a split local model into the shared model cache")
     asm.add_argument("name", help="e.g. qwen2.5-coder-1.5b")
@@ -246,14 +259,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from helpers.errors import UserError
+    from helpers.llm.keys import HOSTS_SETTING, redact, user_setting
 
     args = build_parser().parse_args(argv)
+    if args.allow_key_host:  # read by helpers.llm.keys here and in Ray workers (HELPERS_* travel)
+        hosts = [*user_setting(HOSTS_SETTING), *args.allow_key_host]
+        os.environ[HOSTS_SETTING] = ",".join(dict.fromkeys(hosts))
     try:
         return args.func(args)
     except UserError as exc:
         if args.debug:
             raise
-        message = " ".join(str(exc).split())  # one line, however the message was built
+        message = redact(" ".join(str(exc).split()))  # one line, however the message was built
         print(f"error: {message} (--debug for the traceback)", file=sys.stderr)
         return 2
 

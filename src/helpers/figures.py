@@ -12,6 +12,7 @@ matplotlib.use("Agg")  # headless by default; notebooks still display figures in
 import matplotlib.pyplot as plt  # noqa: E402
 
 from helpers import paths  # noqa: E402
+from helpers.inputs import inside  # noqa: E402
 
 
 def git_commit() -> str:
@@ -33,7 +34,7 @@ def save_figure(fig, name: str, *, run_ids: list[str] | None = None, config: dic
     out_dir.mkdir(parents=True, exist_ok=True)
     written = {}
     for ext in ("png", "pdf"):
-        written[ext] = out_dir / f"{name}.{ext}"
+        written[ext] = inside(out_dir, f"{name}.{ext}", what="figure name")  # names carry run ids from configs
         fig.savefig(written[ext], dpi=150, bbox_inches="tight")
     sidecar = {
         "figure": name,
@@ -43,7 +44,7 @@ def save_figure(fig, name: str, *, run_ids: list[str] | None = None, config: dic
         "git_commit": git_commit(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    written["json"] = out_dir / f"{name}.json"
+    written["json"] = inside(out_dir, f"{name}.json", what="figure name")
     written["json"].write_text(json.dumps(sidecar, indent=2, ensure_ascii=False), encoding="utf-8")
     return written
 

@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from helpers.errors import UserError
+
 BATCHES_PER_BUCKET = 50       # batches are drawn from length-sorted buckets of this many
 
 
@@ -108,7 +110,8 @@ def load_base(base: str, seed: int, freeze_embeddings: bool = True):
     torch.manual_seed(seed)
     path = base_model_path(base)
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    # safetensors only: weights as data, never a pickle (SECURITY.md)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, use_safetensors=True)
     if freeze_embeddings:
         model.base_model.embeddings.word_embeddings.weight.requires_grad_(False)
     return tokenizer, model
@@ -143,7 +146,7 @@ def finetune(stages: list[Stage], settings: LoopSettings, checkpoint_path: str |
     state = {"stage": 0, "step": 0, "elapsed_s": 0.0, "losses": {}}
     saved = None
     if checkpoint_path.exists():
-        saved = torch.load(checkpoint_path, weights_only=False)
+        saved = load_checkpoint(checkpoint_path)
         if saved["settings"] != record:
             raise ValueError(f"{checkpoint_path}: written with other settings {saved['settings']}; "
                              f"{on_checkpoint_mismatch}")
@@ -214,6 +217,20 @@ def _param_groups(model, head_lr: float | None):
     head = [p for n, p in named if n.startswith("classifier") or ".pooler." in f".{n}"]
     rest = [p for n, p in named if not (n.startswith("classifier") or ".pooler." in f".{n}")]
     return [{"params": rest}, {"params": head, "lr": head_lr}]
+
+
+def load_checkpoint(path: Path) -> dict:
+    """A checkpoint written by `save_checkpoint`: tensors and plain values only (weights_only), so
+    a checkpoint.pt from elsewhere cannot run code; anything else is refused, naming the file."""
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise UserError(f"{path}: not a checkpoint this workbench writes ({str(exc).splitlines()[0]}); "
+                        "delete it to train from the start") from None
 
 
 def save_checkpoint(path: Path, model, optimizer, schedule, state: dict, record: dict) -> None:

@@ -9,6 +9,8 @@ import inspect
 from pathlib import Path
 from typing import Callable
 
+from pydantic import TypeAdapter, ValidationError
+
 from helpers.data.benchmarks import load_scifact, load_xquad
 from helpers.data.contracts import DataError, Dataset
 from helpers.data.documents import load_documents
@@ -66,12 +68,36 @@ def check_dataset_name(name: str) -> None:
                         fix="RAGBench: name 'ragbench' with options subset, split, n, seed")
 
 
+def _option_types(function: Callable) -> dict[str, object]:
+    """{keyword: annotation} of `function`, following **options like `_keywords`."""
+    hints = {}
+    if function in _FORWARDED:
+        hints |= _option_types(_FORWARDED[function])
+    for parameter in inspect.signature(function).parameters.values():
+        annotation = parameter.annotation  # a string under `from __future__ import annotations`
+        if parameter.kind is parameter.VAR_KEYWORD or annotation is parameter.empty:
+            continue
+        hints[parameter.name] = eval(annotation, function.__globals__) if isinstance(annotation, str) else annotation  # noqa: S307 - our own source
+    return hints
+
+
 def check_dataset_options(name: str, options: dict) -> None:
-    """DataError naming the first unknown option of dataset `name` and the valid ones."""
+    """DataError naming the first unknown option of dataset `name` and the valid ones, or the
+    first option whose value is not of the type the loader declares (a config is data from
+    elsewhere: a list where a number belongs fails here, not deep inside a loader)."""
     valid = dataset_options(name)
     unknown = sorted(set(options) - set(valid))
     if unknown:
         raise DataError(f"dataset {name!r}", f"unknown option {unknown[0]!r}; valid: {', '.join(valid) or 'none'}")
+    types = _option_types(DATASETS[name]) | {"query_split": str}
+    for option, value in options.items():
+        if option in types:
+            try:
+                TypeAdapter(types[option]).validate_python(value)
+            except ValidationError:
+                expected = getattr(types[option], "__name__", None) or str(types[option]).replace("typing.", "")
+                raise DataError(f"dataset {name!r}", f"option {option!r} must be {expected}, "
+                                f"got {type(value).__name__} {str(value)[:60]!r}") from None
 
 
 def load_dataset(name: str, *, query_split: str = "all", **options) -> Dataset:

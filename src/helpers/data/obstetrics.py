@@ -100,8 +100,9 @@ def guideline_chunks(*, pdf_path: str | Path | None = None, pages: str | None = 
                             "PDF): pdf_path, pages and the chunking settings do not apply")
         return seed_chunks()
     pdf_path = Path(pdf_path) if pdf_path else raw_path(GUIDELINE_PDF)
-    if not pdf_path.exists():
-        raise DataError(str(pdf_path), "file not found", fix="Run `make data` or pass the right path")
+    if not pdf_path.is_file():
+        raise DataError(str(pdf_path), "is a folder, not a PDF file" if pdf_path.is_dir() else "file not found",
+                        fix="Run `make data` or pass the path of a PDF file")
     key = hashlib.sha256(pdf_path.read_bytes()).hexdigest()[:16]
     settings = f"{key}-{pages}-{chunk_size}-{chunk_overlap}-{boundary}-v{CHUNKER_VERSION}"
     cache = paths.PROCESSED_DIR / f"chunks-{hashlib.sha256(settings.encode()).hexdigest()[:16]}.json"

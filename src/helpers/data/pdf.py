@@ -73,8 +73,9 @@ def read_pdf(path: str | Path, pages: str | None = None) -> list[Page]:
     import pymupdf
 
     path = Path(path)
-    if not path.exists():
-        raise DataError(str(path), "file not found", fix="Run `make data` or pass the right path")
+    if not path.is_file():
+        raise DataError(str(path), "is a folder, not a PDF file" if path.is_dir() else "file not found",
+                        fix="Run `make data` or pass the path of a PDF file")
     try:
         doc = pymupdf.open(path)
     except Exception as exc:  # pymupdf raises its own FileDataError / RuntimeError kinds

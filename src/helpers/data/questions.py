@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers.data.contracts import DataError, read_jsonl
+from helpers.inputs import MAX_QUESTION_CHARS
 
 FORMATS = (".csv", ".jsonl", ".xlsx")
 COLUMNS = ("id", "question", "reference", "relevant")
@@ -117,6 +118,9 @@ def read_questions(path: str | Path, corpus: dict[str, dict] | None = None) -> Q
         if not question:
             raise DataError(str(path), "empty question", record=where, field_name="question",
                             fix="Fill it in or delete the row")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise DataError(str(path), f"question of {len(question):,} characters (at most {MAX_QUESTION_CHARS:,})",
+                            record=where, field_name="question", fix="Shorten it; a question is a sentence or a paragraph")
         qid = _cell(row.get("id")) or f"q{i + 1}"
         if qid in asked.queries:
             raise DataError(str(path), f"duplicate id {qid!r}", record=where, field_name="id", fix="Ids must be unique")

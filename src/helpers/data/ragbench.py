@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import paths
-from helpers.data.contracts import DataError
+from helpers.data.contracts import DataError, Dataset
 
 REQUIRED_COLUMNS = (
     "id", "question", "documents", "response", "documents_sentences", "response_sentences",
@@ -77,13 +77,11 @@ def load_ragbench(subset: str, split: str, ragbench_dir: str | Path | None = Non
 
 
 def load_ragbench_dataset(subset: str = "covidqa", split: str = "test", n: int | None = 50, seed: int = 0,
-                          ragbench_dir: str | Path | None = None) -> "Dataset":
+                          ragbench_dir: str | Path | None = None) -> Dataset:
     """RAGBench as an experiment dataset (the seed capstone's workflow): `n` examples of
     `subset`/`split` sampled with `seed` (None: all); the documents of the sampled examples,
     deduplicated by text, are one corpus; each question's own documents are its qrels, so
     retrieval quality is measured too; the labelled response is the reference answer."""
-    from helpers.data.contracts import Dataset
-
     frame = load_ragbench(subset, split, ragbench_dir)
     if n is not None:
         if n <= 0:

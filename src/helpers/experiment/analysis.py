@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from helpers import paths
 from helpers.errors import UserError
@@ -14,6 +13,7 @@ from helpers.experiment.config import StatisticsConfig
 from helpers.ragas_eval import RAGAS_METRICS
 from helpers.stats import bootstrap_ci, compare_to_baseline, summarize
 from helpers.trace.scoring import METRICS as TRACE_METRICS
+from helpers.inputs import inside, load_yaml
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 # judge -> its quality metrics (the other score rows of a run are costs: latency, tokens, ...)
@@ -43,7 +43,7 @@ def natural_sorted(values) -> list:
 
 
 def run_dir(run_id: str, results_dir: Path | None = None) -> Path:
-    return Path(results_dir or paths.RESULTS_DIR) / run_id
+    return inside(results_dir or paths.RESULTS_DIR, run_id, what="run id")
 
 
 def load_scores(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
@@ -157,7 +157,7 @@ def _bars(table: pd.DataFrame, confidence: float):
 
 def load_config(run_id: str, results_dir: Path | None = None) -> dict:
     path = run_dir(run_id, results_dir) / "config.yaml"
-    return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
+    return (load_yaml(path) or {}) if path.exists() else {}
 
 
 def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | None = None) -> dict[str, Path]:
@@ -170,7 +170,7 @@ def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | N
     config = load_config(run_id, results_dir)
     written = save_run_figures(run_id, scores, config, data_sources=[str(directory / "scores.parquet")], out_dir=out_dir)
     seed = seed_table(scores)
-    (Path(out_dir or paths.FIGURES_DIR) / f"{run_id}-obstetrics-table.md").write_text(
+    inside(out_dir or paths.FIGURES_DIR, f"{run_id}-obstetrics-table.md", what="run id").write_text(
         seed.to_markdown() if len(seed) else "(RAGAS not run)", encoding="utf-8")
     return written
 

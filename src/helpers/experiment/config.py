@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from helpers.errors import UserError
+from helpers.inputs import load_yaml, safe_name
 from helpers.llm.config import LLMConfig
 from helpers.ragas_eval import RAGAS_METRICS
 from helpers.retrieval.options import RetrievalOptions
@@ -106,6 +106,12 @@ class ExperimentConfig(Strict):
     figures: bool = True
     max_failure_rate: float = Field(0.2, ge=0, le=1, description="a run whose share of failed samples exceeds this exits non-zero")
 
+    @field_validator("name", "run_id")
+    @classmethod
+    def _safe_names(cls, value, info):
+        # both become folder and file names under results/ and figures/
+        return value if value is None else safe_name(value, info.field_name)
+
     @field_validator("architectures")
     @classmethod
     def _known_architectures(cls, names):
@@ -143,12 +149,13 @@ class ConfigError(UserError):
 
 def load_config(path: str | Path) -> ExperimentConfig:
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{path}: config file not found")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+        raw = load_yaml(path) or {}
+    except UserError as exc:
+        raise ConfigError(str(exc)) from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a config is a mapping of keys (dataset, architectures, llms, ...), "
+                          f"not a {type(raw).__name__}")
     try:
         return ExperimentConfig(**raw)
     except ValidationError as exc:

@@ -26,6 +26,7 @@ from helpers.errors import UserError
 from helpers.experiment.analysis import run_dir
 from helpers.experiment.labels import KEY_COLUMNS, LABELS, judges_vs_labels
 from helpers.experiment.store import RunStore
+from helpers.inputs import load_yaml
 
 LABELS_FILE = "labels.csv"
 COLUMNS = ("architecture", "llm", "qid", "supported", "answers", "correct", "annotator", "labelled_at", "note")
@@ -47,11 +48,9 @@ class RunLabels:
         self.labels = self._load()
 
     def _references(self) -> dict[str, str]:
-        import yaml
-
         from helpers.data import load_dataset
 
-        config = yaml.safe_load((self.directory / "config.yaml").read_text(encoding="utf-8"))
+        config = load_yaml(self.directory / "config.yaml")
         try:
             return load_dataset(config["dataset"]["name"], **config["dataset"].get("options", {})).answers
         except Exception:  # a dataset no longer at hand: labelling goes on without references

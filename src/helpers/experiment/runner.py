@@ -29,6 +29,7 @@ from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
+from helpers.inputs import inside
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ class Experiment:
         explore panel's progress bar); None: tqdm bars only."""
         self.config = config
         self.run_id = config.resolved_run_id()
-        self.store = RunStore((results_dir or paths.RESULTS_DIR) / self.run_id)
+        self.store = RunStore(inside(results_dir or paths.RESULTS_DIR, self.run_id, what="run id"))
         self._llms: dict = {}
         self._llm_copies: dict[str, list] = {}   # more clients of one LLM entry (judges scoring side by side)
         self._progress = progress or (lambda step, done, total: None)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from helpers.llm.keys import redact
+
 
 def answer_key(architecture: str, llm: str, qid: str) -> str:
     return f"answer|{architecture}|{llm}|{qid}"
@@ -65,7 +67,11 @@ class RunStore:
 
     def add(self, key: str, record: dict) -> dict:
         record = {"key": key, **record}
-        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        # redacted: an error text may carry an API key a server echoed back (helpers.llm.keys)
+        text = json.dumps(record, ensure_ascii=False, default=str)
+        if (clean := redact(text)) != text:
+            text, record = clean, json.loads(clean)
+        line = text + "\n"
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
@@ -89,6 +95,6 @@ class RunStore:
     def write_json(self, obj, name: str) -> Path:
         target = self.directory / name
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+        tmp.write_text(redact(json.dumps(obj, indent=2, ensure_ascii=False, default=str)), encoding="utf-8")
         tmp.replace(target)
         return target

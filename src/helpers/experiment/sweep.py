@@ -28,20 +28,27 @@ import re
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helpers import paths
+from helpers.errors import UserError
 from helpers.experiment.config import ConfigError, ExperimentConfig
+from helpers.inputs import inside, load_yaml, safe_name
 
 SPECIAL_AXES = {"llm"}
 
 
 class SweepConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="results/sweeps/<name>/; run ids start with it")
+    name: str = Field(description="results/sweeps/<name>/; run ids start with it (letters, digits, _ . + = -)")
     base: str | dict = Field(description="a config path relative to the sweep file, or an inline config")
     set: dict = Field(default_factory=dict, description="overrides of the base, nested keys")
     axes: dict[str, list] = Field(description="dotted config path -> values (every combination is a run)")
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, name):
+        return safe_name(name, "sweep name")  # a folder under results/sweeps/ and a prefix of run ids
 
 
 def _merge(target: dict, overrides: dict) -> dict:
@@ -88,10 +95,12 @@ def _label(dotted: str, value) -> str:
 
 def load_sweep(path: str | Path) -> tuple[SweepConfig, Path]:
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{path}: sweep file not found")
     try:
-        return SweepConfig(**(yaml.safe_load(path.read_text(encoding="utf-8")) or {})), path
+        raw = load_yaml(path, "sweep") or {}
+    except UserError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        return SweepConfig(**raw), path
     except ValidationError as exc:
         problems = "; ".join(f"'{'.'.join(map(str, e['loc']))}': {e['msg']}" for e in exc.errors())
         raise ConfigError(f"{path}: {problems}") from None
@@ -102,9 +111,10 @@ def expand(sweep: SweepConfig, sweep_path: Path | None = None) -> list[dict]:
     (a bad axis value fails here, naming the run, before anything runs)."""
     if isinstance(sweep.base, str):
         base_path = (sweep_path.parent if sweep_path else Path.cwd()) / sweep.base
-        if not base_path.exists():
-            raise ConfigError(f"sweep {sweep.name!r}: base config {base_path} not found")
-        base = yaml.safe_load(base_path.read_text(encoding="utf-8")) or {}
+        try:
+            base = load_yaml(base_path, f"sweep {sweep.name!r}: base config") or {}
+        except UserError as exc:
+            raise ConfigError(str(exc)) from None
     else:
         base = copy.deepcopy(sweep.base)
     base = _merge(base, sweep.set)
@@ -136,13 +146,13 @@ def _jsonable(value):
 
 
 def sweep_dir(name: str, results_dir: Path | None = None) -> Path:
-    return Path(results_dir or paths.RESULTS_DIR) / "sweeps" / name
+    return inside(Path(results_dir or paths.RESULTS_DIR) / "sweeps", name, what="sweep name")
 
 
 def finished(run: dict, results_dir: Path | None = None) -> bool:
     """The run's summary says ok and its stored config is this one (a changed axis value is a
     new run id anyway; a changed base reruns what changed, resuming the rest)."""
-    directory = Path(results_dir or paths.RESULTS_DIR) / run["run_id"]
+    directory = inside(results_dir or paths.RESULTS_DIR, run["run_id"], what="run id")
     summary, stored = directory / "summary.json", directory / "config.yaml"
     if not summary.exists() or not stored.exists():
         return False

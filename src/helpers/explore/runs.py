@@ -16,6 +16,7 @@ import pandas as pd
 from helpers import paths
 from helpers.errors import UserError
 from helpers.explore.search import ExploreError, known_llms
+from helpers.inputs import load_yaml
 
 JUDGES = {"config": "as in the config", "offline": "offline TRACe judge", "trace_llm": "TRACe, LLM judge",
           "ragas": "RAGAS, LLM judge"}
@@ -186,9 +187,7 @@ def results_view(run_id: str | None = None, *, sweep: str | None = None, judge: 
     if not run_id:
         raise ExploreError("no saved run: run one in the run panel (or `python -m helpers run CONFIG`)")
     config_path = run_dir(run_id, results_dir) / "config.yaml"
-    import yaml
-
-    config = yaml.safe_load(config_path.read_text()) if config_path.exists() else {}
+    config = load_yaml(config_path) if config_path.exists() else {}
     table = summary(_pick(load_scores(run_id, results_dir), judge, metric), config)
     if table.empty:
         raise ExploreError(f"run {run_id} has no scores for judge {judge!r} and metric {metric!r}")

@@ -16,11 +16,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
 from helpers import paths
 from helpers.errors import UserError
 from helpers.retrieval.base import top_k
+from helpers.inputs import MAX_QUESTION_CHARS, load_yaml
 
 ARCHITECTURES = ("dense", "bm25", "hybrid", "hyde", "multi_query", "rerank")
 LLM_ARCHITECTURES = ("hyde", "multi_query")
@@ -35,7 +35,7 @@ def default_settings(config_path: str | Path | None = None) -> dict:
     """The default benchmark's retrieval sections and LLMs (configs/default.yaml), so that the
     panels show what `make run` measures."""
     path = Path(config_path or paths.CONFIGS_DIR / "default.yaml")
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    raw = load_yaml(path) or {}
     retrieval = dict(raw.get("retrieval") or {})
     retrieval.pop("k", None)
     return {"retrieval": retrieval, "llms": raw.get("llms") or [{"name": "local", "provider": "local"}]}
@@ -46,7 +46,7 @@ def known_llms(configs_dir: str | Path | None = None) -> dict[str, dict]:
     bundled local model first."""
     found: dict[str, dict] = {"local": {"provider": "local", "model": "smollm2"}}
     for path in sorted(Path(configs_dir or paths.CONFIGS_DIR).glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path) or {}
         for llm in raw.get("llms") or []:
             settings = {k: v for k, v in llm.items() if k != "name"}
             found.setdefault(llm.get("name", "local"), settings)
@@ -215,6 +215,8 @@ class Workbench:
 
         if not question or not question.strip():
             raise ExploreError("the question is empty: type a question, or pick one of the dataset's")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise ExploreError(f"the question has {len(question):,} characters; at most {MAX_QUESTION_CHARS:,}: shorten it")
         if not architectures:
             raise ExploreError("no architecture selected: tick at least one")
         if self.data is None:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from helpers import paths
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
+from helpers.llm.keys import DEFAULT_HOSTS, check_destination, is_loopback, read_api_key, redact
 from helpers.llm.llama_prefix import block_aligned_llama
 from helpers.llm.local_weights import BUNDLED_NAMES, chosen_weights, local_layout, q8_0_copy
 from helpers.llm.split_models import SPLIT_MODELS, assemble
@@ -68,23 +68,6 @@ def resolve_local_model(model: str) -> str:
         return str(Path(model).expanduser())
     raise LLMError(f"local model {model!r} is neither one of {sorted(BUNDLED_NAMES | set(SPLIT_MODELS))} "
                    "nor a .gguf file path; set llm.model to one of those or to the path of a GGUF file")
-
-
-def read_api_key(variable: str) -> str | None:
-    """The key from the environment, else from the project's gitignored .env file."""
-    if os.environ.get(variable):
-        return os.environ[variable]
-    env_file = paths.ENV_FILE
-    if env_file.exists():
-        from dotenv import dotenv_values
-
-        return dotenv_values(env_file).get(variable) or None
-    return None
-
-
-def _is_loopback(url: str | None) -> bool:
-    host = urlparse(url or "").hostname or ""
-    return host in {"localhost", "::1"} or host.startswith("127.")
 
 
 # ----------------------------------------------------------------------------- local models
@@ -223,6 +206,7 @@ class WindowedRepetitionPenalty:
 def _map_sdk_error(exc: Exception) -> Exception:
     """OpenAI's and Groq's SDKs (both Stainless-generated) raise the same shapes of error."""
     name = type(exc).__name__
+    text = redact(str(exc))  # a server may echo the Authorization header in its error
     status = getattr(exc, "status_code", None)
     response = getattr(exc, "response", None)
     if status == 429 or name == "RateLimitError":
@@ -232,18 +216,18 @@ def _map_sdk_error(exc: Exception) -> Exception:
                 retry_after = float(response.headers.get("retry-after"))
             except (TypeError, ValueError):
                 retry_after = None
-        return RetryableError(f"rate limited (429): {exc}", retry_after=retry_after, kind="rate_limit")
+        return RetryableError(f"rate limited (429): {text}", retry_after=retry_after, kind="rate_limit")
     if status is not None and status >= 500:
-        return RetryableError(f"server error {status}: {exc}", kind="server_error")
+        return RetryableError(f"server error {status}: {text}", kind="server_error")
     if name in {"APITimeoutError"}:
-        return RetryableError(f"timed out: {exc}", kind="timeout")
+        return RetryableError(f"timed out: {text}", kind="timeout")
     if name in {"APIConnectionError"}:
-        return RetryableError(f"connection failed: {exc}", kind="connection")
+        return RetryableError(f"connection failed: {text}", kind="connection")
     if name in {"APIResponseValidationError", "JSONDecodeError"}:
-        return RetryableError(f"malformed response: {exc}", kind="malformed_response")
+        return RetryableError(f"malformed response: {text}", kind="malformed_response")
     if status is not None:
-        return LLMError(f"request rejected ({status}): {exc}")
-    return RetryableError(f"unexpected failure ({name}): {exc}", kind="unexpected")
+        return LLMError(f"request rejected ({status}): {text}")
+    return RetryableError(f"unexpected failure ({name}): {text}", kind="unexpected")
 
 
 class _SDKBackend:
@@ -251,10 +235,17 @@ class _SDKBackend:
 
     def __init__(self, config: LLMConfig):
         self.config = config
-        variable = config.resolved_api_key_env()
+        url = config.base_url or (os.environ.get("OPENAI_BASE_URL") if config.provider == "openai-compatible"
+                                  else DEFAULT_HOSTS.get(config.provider))
+        local = config.provider == "openai-compatible" and is_loopback(urlparse(url or "").hostname)
+        # a server on this machine gets a key only when the config names its variable: the
+        # provider default (OPENAI_API_KEY) is OpenAI's key, not the local server's
+        variable = config.api_key_env if local else config.resolved_api_key_env()
+        if variable and url:   # no URL: _client says which setting is missing
+            check_destination(variable, url)
         key = read_api_key(variable) if variable else None
         if not key:
-            if config.provider == "openai-compatible" and _is_loopback(config.base_url):
+            if local:
                 key = "not-needed"  # local servers (Ollama, vLLM, llama.cpp) take any key
             else:
                 raise MissingKeyError(f"provider '{config.provider}' needs an API key in the environment "
@@ -274,10 +265,10 @@ class _SDKBackend:
             out = self.client.chat.completions.create(
                 model=self.config.model, messages=messages, temperature=temperature,
                 max_tokens=max_tokens, seed=seed, n=1, timeout=timeout, **extra)
-            text = out.choices[0].message.content
+            text = redact(out.choices[0].message.content)  # nor may it echo a key in an answer
             usage = out.usage
         except Exception as exc:  # every SDK failure is classified, none escapes unmapped
-            raise _map_sdk_error(exc) from exc
+            raise _map_sdk_error(exc) from None  # the SDK's own text may hold the key: redacted above
         if text is None:
             raise RetryableError("the response had no text", kind="empty_response")
         return Completion(text, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from helpers.llm.keys import check_key_variable
 
 # OpenAI's chat API (and Groq's, which mirrors it) accept at most 4 stop sequences.
 MAX_STOP_SEQUENCES = 4
@@ -81,6 +83,12 @@ class LLMConfig(BaseModel):
     concurrency: int = Field(4, gt=0, description="parallel calls to this provider")
     cache: Literal["on", "off", "replay"] = Field("on", description="replay: never call out, cache only")
     prices: dict[str, Price] = Field(default_factory=dict)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _key_variable(cls, variable):
+        # a shared config must not turn another secret (cloud credentials, tokens) into a bearer key
+        return variable if variable is None else check_key_variable(variable)
 
     def price(self) -> Price:
         if self.provider == "local":

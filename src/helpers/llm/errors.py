@@ -28,6 +28,13 @@ class MissingKeyError(LLMError, UserError):
     kind = "missing_key"
 
 
+class KeyPolicyError(LLMError, UserError):
+    """A config names a key variable, or a destination for a key, that the user has not allowed
+    (helpers.llm.keys): the user's to fix, said on one line."""
+
+    kind = "key_policy"
+
+
 class CacheMissError(LLMError):
     """Replay mode: the answer is not in the cache and calling out is refused."""
 

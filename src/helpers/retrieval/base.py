@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from helpers.errors import UserError
+from helpers.inputs import MAX_QUESTION_CHARS
 
 
 class RetrievalError(UserError):
@@ -29,6 +30,8 @@ def check_queries(queries: dict, k: int) -> None:
     for qid, text in queries.items():
         if not isinstance(text, str) or not text.strip():
             raise RetrievalError(f"query {qid!r} is empty")
+        if len(text) > MAX_QUESTION_CHARS:  # tokenised whole before truncation: a megabyte costs a CPU-minute
+            raise RetrievalError(f"query {qid!r} has {len(text):,} characters; at most {MAX_QUESTION_CHARS:,}")
 
 
 def doc_text(doc: dict) -> str:

@@ -95,7 +95,7 @@ def add_cli(sub) -> None:
     tf.add_argument("--out", help="write the grid and the choice as JSON")
     tf.set_defaults(func=_tune_fusion)
     tr = sub.add_parser("train-reranker", help="train the offline reranker on SciFact train claims")
-    tr.add_argument("--out", help="artefact path (default data/models/reranker-ltr.joblib)")
+    tr.add_argument("--out", help="artefact path (default data/models/reranker-ltr.skops)")
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--sources", default="scifact,obstetrics-es",
                     help="training queries: scifact (train claims), obstetrics-es (its dev half)")

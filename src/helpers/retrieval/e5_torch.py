@@ -236,7 +236,7 @@ def _load_e5(folder: str | None):
     from transformers import AutoModel, AutoTokenizer
 
     folder = Path(folder) if folder else build_e5_model()
-    return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
+    return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder, use_safetensors=True).eval()
 
 
 def embed(texts: str | list[str], kind: str = "query", *, folder: str | Path | None = None,

@@ -96,7 +96,7 @@ class RerankOptions(Section):
     candidates: int = Field(50, gt=0, description="depth of the first stage that is re-scored")
     scorer: str = Field("ltr", min_length=1, description="'ltr' (the offline learning-to-rank model) or a "
                         "sentence-transformers CrossEncoder by path or hub id")
-    scorer_path: str | None = Field(None, description="the LTR artefact; None: data/models/reranker-ltr.joblib")
+    scorer_path: str | None = Field(None, description="the LTR artefact; None: data/models/reranker-ltr.skops")
     base: Literal["dense", "bm25", "hybrid", "hyde", "multi_query"] = Field("hybrid", description="first stage")
     batch_size: int = Field(32, gt=0, description="cross-encoder batch size")
 

@@ -50,7 +50,10 @@ class CrossEncoderScorer:
 
         self.name = f"cross-encoder:{model}"
         # on the CPU, as everything here: the same scores on every machine
-        self.model = CrossEncoder(resolve_model_path(model, role="cross-encoder"), device="cpu")
+        # safetensors only, no remote code: a shared folder's pytorch_model.bin (a pickle) or
+        # custom modelling code is refused rather than run (SECURITY.md)
+        self.model = CrossEncoder(resolve_model_path(model, role="cross-encoder"), device="cpu",
+                                  trust_remote_code=False, model_kwargs={"use_safetensors": True})
         self.batch_size = batch_size
 
     def score(self, query: str, first_stage: dict[str, float], retriever: Retriever) -> np.ndarray:
@@ -95,7 +98,7 @@ class LTRScorer:
 
     @classmethod
     def load(cls, path=None) -> "LTRScorer":
-        """The artefact at `path` (default data/models/reranker-ltr.joblib, trained when missing)."""
+        """The artefact at `path` (default data/models/reranker-ltr.skops, trained when missing)."""
         return cls(load_reranker(path))
 
 

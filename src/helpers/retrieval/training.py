@@ -3,11 +3,10 @@ and the dev half of obstetrics-es (Spanish, e5); features from helpers.retrieval
 module never imports scorers).
 
 Deterministic: fixed candidate lists (each source's hybrid top 50), fixed seeds, single-threaded
-trees. The artefact (a few hundred KB) and its description are cached in data/models/.
+trees. The artefact (a skops file, helpers.artefacts) and its card are cached in data/models/.
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -15,9 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from helpers import paths
+from helpers.artefacts import read_artefact, write_artefact
 
 log = logging.getLogger(__name__)
-DEFAULT_PATH = paths.MODELS_DIR / "reranker-ltr.joblib"
+DEFAULT_PATH = paths.MODELS_DIR / "reranker-ltr.skops"
+RETRAIN = "python -m helpers train-reranker"
 CANDIDATES = 50
 
 
@@ -68,8 +69,7 @@ def training_rows(sources=SOURCES):
 
 
 def train_reranker(out_path: str | Path | None = None, seed: int = 0, sources=SOURCES) -> dict:
-    """Train and save the offline reranker; returns its description (time, size, data)."""
-    import joblib
+    """Train and save the offline reranker; returns its card (time, size, data, sha256)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     out_path = Path(out_path or DEFAULT_PATH)
@@ -80,28 +80,22 @@ def train_reranker(out_path: str | Path | None = None, seed: int = 0, sources=SO
                                            min_samples_leaf=40, l2_regularization=1.0,
                                            random_state=seed, early_stopping=False)
     model.fit(X, y)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_suffix(".tmp")
-    joblib.dump(model, tmp)
-    tmp.replace(out_path)
     per_source = {s: int(sum(g.startswith(s + "/") for g in set(groups))) for s in sources}
-    info = {"artefact": str(out_path), "bytes": out_path.stat().st_size,
-            "training_data": {"scifact": "SciFact train claims (claims_train.csv)",
+    info = {"training_data": {"scifact": "SciFact train claims (claims_train.csv)",
                               "obstetrics-es": "obstetrics-es dev half (helpers.data.splits)"},
             "sources": list(sources), "queries_per_source": per_source, "candidates": f"hybrid top {CANDIDATES}",
             "rows": int(len(y)), "positives": int(y.sum()), "queries": int(len(set(groups))),
             "features_s": round(features_s, 1), "total_s": round(time.perf_counter() - start, 1), "seed": seed}
     info["training_data"] = {s: info["training_data"][s] for s in sources}
-    out_path.with_suffix(".json").write_text(json.dumps(info, indent=2))
-    return info
+    return write_artefact(model, out_path, card={"what": "offline LTR reranker (HistGradientBoosting)", **info})
 
 
 def load_reranker(path: str | Path | None = None):
-    """The trained model; trained first (and cached) when missing."""
-    import joblib
-
+    """The trained model (its card's sha256 checked, helpers.artefacts); the default artefact is
+    trained first (and cached) when missing. A path from a config is read, never trained."""
+    default = path is None or Path(path) == DEFAULT_PATH
     path = Path(path or DEFAULT_PATH)
-    if not path.exists():
+    if default and not path.exists():
         log.warning("offline reranker not found at %s: training it now (a few minutes, once)", path)
         train_reranker(path)
-    return joblib.load(path)
+    return read_artefact(path, what="offline reranker", retrain=RETRAIN)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from helpers.inputs import load_yaml
 from pathlib import Path
 
 
@@ -50,9 +51,7 @@ def _load_llm_config(text: str | None) -> dict | None:
         return json.loads(text)
     path = Path(text)
     if path.suffix in (".yaml", ".yml"):
-        import yaml
-
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path, "settings")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -97,7 +96,7 @@ def _judge_eval(args: argparse.Namespace) -> int:
 def add_cli(subparsers) -> None:
     """Register `train-judge` and `judge-eval` on an argparse sub-parsers object."""
     train = subparsers.add_parser("train-judge", help="train the offline TRACe judge (non-test RAGBench)")
-    train.add_argument("--out", default=None, help="artefact path (default data/models/offline_judge.joblib)")
+    train.add_argument("--out", default=None, help="artefact path (default data/models/offline_judge.skops)")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--if-missing", action="store_true", help="do nothing when the artefact exists")
     train.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")

@@ -26,7 +26,7 @@ def example_html(question: str, documents_sentences, response_sentences, relevan
     relevant = {normalize_key(k) for k in relevant_keys}
     utilized = {normalize_key(k) for k in utilized_keys}
     unsupported = {normalize_key(k) for k in unsupported_keys}
-    parts = [f"<div style='font-family:sans-serif;font-size:13px;max-width:900px'>"]
+    parts = ["<div style='font-family:sans-serif;font-size:13px;max-width:900px'>"]
     if title:
         parts.append(f"<h4>{html.escape(title)}</h4>")
     parts.append(f"<p><b>Question:</b> {html.escape(question)}</p><p>{_legend()}</p>")

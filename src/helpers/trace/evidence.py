@@ -67,7 +67,7 @@ class EvidenceModel:
             raise UserError(f"{path}: no trained evidence model; run `make evidence-model` "
                             "(python -m helpers train-evidence)")
         card = json.loads((path / "card.json").read_text(encoding="utf-8"))
-        model = AutoModelForSequenceClassification.from_pretrained(path)
+        model = AutoModelForSequenceClassification.from_pretrained(path, use_safetensors=True)  # never a pickle
         return cls(model, AutoTokenizer.from_pretrained(path), card, path)
 
     def support(self, claims: list[str], evidences: list[str], batch_size: int = 64) -> np.ndarray:

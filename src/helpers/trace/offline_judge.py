@@ -31,7 +31,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
@@ -41,13 +40,15 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from helpers import paths
+from helpers.artefacts import read_artefact, write_artefact
 from helpers.errors import UserError
 from helpers.trace.features import DOC_FEATURES, RESPONSE_FEATURES, example_features
 from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key
 from helpers.trace.scoring import TraceScores
 
 FORMAT_VERSION = 2
-DEFAULT_PATH = paths.MODELS_DIR / "offline_judge.joblib"
+DEFAULT_PATH = paths.MODELS_DIR / "offline_judge.skops"
+RETRAIN = "python -m helpers train-judge"
 N_OOF_FOLDS = 3
 # Tree settings chosen by leave-one-subset-out and in-subset 2-fold CV on the validation splits.
 SENTENCE_TREES = dict(max_iter=100, learning_rate=0.1, max_leaf_nodes=31, min_samples_leaf=40,
@@ -159,9 +160,9 @@ class OfflineJudge:
     # ---- persistence
     def save(self, path: str | Path | None = None) -> Path:
         path = Path(path or DEFAULT_PATH)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        joblib.dump({"format_version": FORMAT_VERSION, "sentence_models": self.sentence_models,
-                     "example_models": self.example_models, "meta": self.meta}, path, compress=3)
+        write_artefact({"format_version": FORMAT_VERSION, "sentence_models": self.sentence_models,
+                        "example_models": self.example_models, "meta": self.meta}, path,
+                       card={"what": "offline TRACe judge", "format_version": FORMAT_VERSION, **self.meta})
         return path
 
     @classmethod
@@ -171,9 +172,7 @@ class OfflineJudge:
         from helpers.trace.evidence import EvidenceModel
 
         path = Path(path or DEFAULT_PATH)
-        if not path.exists():
-            raise UserError(f"{path}: no trained judge; run `python -m helpers train-judge`")
-        blob = joblib.load(path)
+        blob = read_artefact(path, what="trained judge", retrain=RETRAIN)
         if blob.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"{path}: judge format {blob.get('format_version')}, expected "
                              f"{FORMAT_VERSION}; retrain with `python -m helpers train-judge`")
@@ -328,7 +327,7 @@ def _fingerprint(frame: pd.DataFrame) -> str:
 def train_judge(out_path: str | Path | None = None, seed: int = 0, ragbench_dir=None,
                 subsets: list[str] | None = None, limit: int | None = None,
                 max_iter: int | None = None) -> dict:
-    """Train on RAGBench's non-test splits and save the artefact (default data/models/offline_judge.joblib).
+    """Train on RAGBench's non-test splits and save the artefact (default data/models/offline_judge.skops).
     Returns training time (s), artefact size (bytes), path and data summary."""
     start = time.perf_counter()
     frame = training_frame(ragbench_dir, subsets, limit)
