@@ -1,6 +1,5 @@
 """Every notebook runs top to bottom on the smoke configuration (HELPERS_SMOKE=1), and is
 committed thin: goals first, no function definitions, no outputs."""
-import os
 from pathlib import Path
 
 import nbformat

@@ -20,6 +20,7 @@ from helpers.experiment.config import ConfigError
 from helpers.experiment.exports import retrieval_values, trace_json
 from helpers.experiment.sweep import expand, load_sweep
 from runs import TINY, cli, run_env
+from ray_heads import start_head, stop_head
 
 RAGBENCH_TINY = {**TINY, "dataset": {"name": "ragbench", "subset": "covidqa", "split": "test", "n": 3, "seed": 0},
                  "architectures": ["bm25", "dense"]}
@@ -158,21 +159,16 @@ def _free_port() -> int:
 
 @pytest.fixture
 def ray_head():
-    """A real Ray head on 127.0.0.1 (two CPUs), stopped afterwards. Its temporary folder is short:
-    Ray's socket paths must fit in 107 bytes."""
+    """A real Ray head on 127.0.0.1 (two CPUs, every port on loopback), stopped afterwards."""
     import shutil
     import tempfile
 
-    ray = Path(sys.executable).with_name("ray")
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    started = subprocess.run([str(ray), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
-                              "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={temp}"],
-                             env=env, capture_output=True, text=True, timeout=180)
+    started = start_head(temp, port)
     assert started.returncode == 0, started.stderr[-2000:]
     yield f"127.0.0.1:{port}"
-    subprocess.run([str(ray), "stop", "--force"], env=env, capture_output=True, timeout=120)
+    stop_head(temp, port)
     shutil.rmtree(temp, ignore_errors=True)
 
 

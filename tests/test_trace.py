@@ -3,7 +3,6 @@ judge (determinism, Spanish, any input form) and the LLM judge path."""
 import json
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 

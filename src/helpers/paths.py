@@ -38,6 +38,66 @@ CONFIGS_DIR = PROJECT_ROOT / "configs"
 ENV_FILE = _dir("HELPERS_ENV_FILE", PROJECT_ROOT / ".env")
 
 
+# The caches hold prompts, answers and the texts' embeddings: readable by their owner only.
+PRIVATE_DIR_MODE, PRIVATE_FILE_MODE = 0o700, 0o600
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _drop_group_and_other(path: Path) -> None:
+    """chmod away group and other bits, on what this user owns only; a sticky folder (such as
+    /tmp) and the home folder are shared or personal by design and left as they are."""
+    info = path.stat()
+    if info.st_uid != os.geteuid() or (path.is_dir() and (info.st_mode & 0o1000 or path == Path.home())):
+        return
+    if info.st_mode & 0o077:
+        path.chmod(info.st_mode & 0o7700)
+
+
+def private_dir(path: str | Path, *, tighten: bool = True) -> Path:
+    """`path` as a folder only its owner can enter: created 0700 (parents as usual), and an existing
+    one tightened to owner-only when `tighten` (off for a folder the caller merely chose)."""
+    path = Path(path)
+    if not path.exists():
+        path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+        path.chmod(PRIVATE_DIR_MODE)   # mkdir's mode passes through the umask
+    elif tighten:
+        _drop_group_and_other(path)
+    return path
+
+
+def private_file(path: str | Path, *, side_files: tuple[str, ...] = ()) -> Path:
+    """`path` readable by its owner only: created empty with 0600 if absent (an empty file is an
+    empty SQLite database), else tightened, with the `side_files` (suffixes) that exist. SQLite
+    creates its -wal, -shm and -journal files with the database file's mode, so they follow it."""
+    path = Path(path)
+    try:   # created by this call with its mode, never opened for writing if it exists
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE_MODE))
+    except FileExistsError:
+        pass
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in side_files)):
+        if file.exists():
+            _drop_group_and_other(file)
+    return path
+
+
+def cache_dir(path: str | Path) -> Path:
+    """`path` created as a folder; the shared cache folder first, private, when `path` is inside it
+    (a derived model written first must not leave ~/.cache/rag-workbench world-readable)."""
+    path = Path(path)
+    if path.resolve().is_relative_to(SHARED_CACHE_DIR):
+        private_dir(SHARED_CACHE_DIR)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def private_sqlite(path: str | Path) -> Path:
+    """A cache database made private before SQLite opens it: the file and its side files 0600, its
+    folder 0700 if created here (an existing folder is tightened when it is a shared cache folder)."""
+    path = Path(path)
+    private_dir(path.parent, tighten=path.parent.resolve() in {CACHE_DIR, SHARED_CACHE_DIR})
+    return private_file(path, side_files=SQLITE_SIDE_FILES)
+
+
 def write_json(path: str | Path, obj, *, echo: bool = False) -> Path:
     """Write `obj` as indented UTF-8 JSON (parents created); print it too when `echo`."""
     import json

@@ -1,12 +1,17 @@
 """Fill data/raw/ from ../shared/data (offline copy) or the public sources, verifying SHA-256.
 
 Raw data is immutable: files are copied read-only and never edited; everything derived from
-them goes to data/processed/.
+them goes to data/processed/. A file reaches its place in data/raw/ only once verified: it is
+copied or downloaded to a temporary file beside it, checked, then renamed into place (atomic), so
+a failed checksum or an interrupted copy leaves nothing there, and `raw_path` checks the checksum
+again before it hands a path out.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,20 +52,57 @@ def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def _verify(path: Path, expected: str, origin: str) -> None:
-    actual = sha256_of(path)
-    if actual != expected:
-        raise DataSourceError(
-            f"checksum mismatch for {path} (from {origin}): expected sha256 {expected}, got {actual}. "
-            "Delete the file and run `make data` again, or replace it with the published file."
-        )
+def _mismatch(path: Path, expected: str, actual: str, origin: str) -> DataSourceError:
+    return DataSourceError(
+        f"checksum mismatch for {path} (from {origin}): expected sha256 {expected}, got {actual}. "
+        "Nothing was kept; replace the source with the published file and run `make data` again."
+    )
 
 
-def _download(url: str, dest: Path, timeout: float = 60) -> None:
-    tmp = dest.with_suffix(dest.suffix + ".part")
-    with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as out:
-        shutil.copyfileobj(response, out)
-    tmp.replace(dest)
+def _open_url(url: str, timeout: float = 60):
+    return urllib.request.urlopen(url, timeout=timeout)
+
+
+def _install_verified(fill, dest: Path, expected: str, origin: str) -> None:
+    """Write a temporary file beside `dest` with `fill(fileobj)`, verify its sha256, then rename it
+    onto `dest` read-only. On any failure the temporary file is removed and `dest` is untouched."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            fill(out)
+        actual = sha256_of(tmp)
+        if actual != expected:
+            raise _mismatch(dest, expected, actual, origin)
+        tmp.chmod(0o444)
+        os.replace(tmp, dest)   # same folder: atomic, and it replaces a read-only file too
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _copy(shared: Path, dest: Path, expected: str) -> None:
+    def fill(out):
+        with open(shared, "rb") as source:
+            shutil.copyfileobj(source, out)
+
+    _install_verified(fill, dest, expected, str(shared))
+
+
+def _download(url: str, dest: Path, expected: str, timeout: float = 60) -> None:
+    def fill(out):
+        with _open_url(url, timeout) as response:
+            shutil.copyfileobj(response, out)
+
+    _install_verified(fill, dest, expected, url)
+
+
+def _stale_note(dest: Path, expected: str) -> str:
+    """A word on a file already at `dest` that fails its checksum (never used, never deleted)."""
+    if not dest.exists():
+        return ""
+    return (f" The file already at {dest} fails its checksum (expected sha256 {expected}, got "
+            f"{sha256_of(dest)}): it is not used.")
 
 
 def prepare_file(src: SourceFile, raw_dir: Path, shared_dir: Path) -> str:
@@ -68,29 +110,23 @@ def prepare_file(src: SourceFile, raw_dir: Path, shared_dir: Path) -> str:
     dest = raw_dir / src.relpath
     if dest.exists() and sha256_of(dest) == src.sha256:
         return "present"
-    dest.parent.mkdir(parents=True, exist_ok=True)
     shared = shared_dir / src.relpath
     if shared.exists():
-        if dest.exists():
-            dest.chmod(0o644)
-        shutil.copyfile(shared, dest)
-        dest.chmod(0o444)
-        _verify(dest, src.sha256, str(shared))
+        _copy(shared, dest, src.sha256)
         return "copied"
     if src.url is None:
         raise DataSourceError(
             f"{src.relpath} (dataset '{src.dataset}') is missing: it is not in {shared_dir} and has no "
-            f"direct public download (the shared copy carries a correction or was unpacked from an archive). Put the file at {shared} or {dest}."
+            f"direct public download (the shared copy carries a correction or was unpacked from an archive). "
+            f"Put the file at {shared} or {dest}.{_stale_note(dest, src.sha256)}"
         )
     try:
-        _download(src.url, dest)
+        _download(src.url, dest, src.sha256)
     except OSError as exc:
         raise DataSourceError(
             f"{src.relpath} (dataset '{src.dataset}') is missing: not in {shared_dir}, and the download "
-            f"from {src.url} failed ({exc}). Put the file at {shared} or {dest}."
+            f"from {src.url} failed ({exc}). Put the file at {shared} or {dest}.{_stale_note(dest, src.sha256)}"
         ) from exc
-    _verify(dest, src.sha256, src.url)
-    dest.chmod(0o444)
     return "downloaded"
 
 
@@ -123,10 +159,29 @@ def prepare_data(datasets: list[str] | None = None, *, raw_dir: Path | None = No
     return report
 
 
+def _source(relpath: str) -> SourceFile:
+    sources = load_sources()
+    dataset = relpath.split("/", 1)[0]
+    if dataset not in sources:
+        raise DataSourceError(f"unknown raw dataset {dataset!r} (from {relpath!r}); valid names: {sorted(sources)}")
+    for src in sources[dataset]:
+        if src.relpath == relpath:
+            return src
+    raise DataSourceError(f"{relpath!r} is not in the manifest {SOURCES_FILE}; its files: "
+                          f"{[f.relpath for f in sources[dataset]]}")
+
+
 def raw_path(relpath: str, raw_dir: Path | None = None) -> Path:
-    """Path of a raw file, preparing its dataset first if it is not there yet."""
+    """Path of a raw file whose sha256 matches the manifest, checked on every call (all raw data
+    hashes in well under a second). A missing or failing file is prepared first, with its dataset;
+    if no verified copy can be had, the error names the file, the expected and the actual sha256."""
     raw_dir = raw_dir or paths.RAW_DIR
+    src = _source(relpath)
     path = raw_dir / relpath
-    if not path.exists():
-        prepare_data([relpath.split("/", 1)[0]], raw_dir=raw_dir)
+    if path.exists() and sha256_of(path) == src.sha256:
+        return path
+    prepare_data([src.dataset], raw_dir=raw_dir)
+    actual = sha256_of(path) if path.exists() else None
+    if actual != src.sha256:   # only verified files are ever put there; this guards that promise
+        raise _mismatch(path, src.sha256, actual or "no file", "data/raw")
     return path

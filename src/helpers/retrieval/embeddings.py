@@ -126,7 +126,7 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path or paths.CACHE_DIR / "embeddings.sqlite")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        paths.private_sqlite(self.path)  # vectors of private texts: the owner's alone (0600 in a 0700 folder)
         self._lock = threading.Lock()
         with sqlite3.connect(self.path) as db:
             db.execute("PRAGMA journal_mode=WAL")

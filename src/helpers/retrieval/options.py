@@ -45,6 +45,16 @@ class ChromaServer(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     host: str = Field("127.0.0.1", min_length=1)
     port: int = Field(8000, gt=0, lt=65536)
+    # Chroma 1.x's own server checks no token: across machines it sits behind a proxy that ends
+    # TLS and checks one (helpers.retrieval.dense.chroma_settings; README "Sweeps ... scale-out")
+    ssl: bool = Field(False, description="connect over TLS (https)")
+    verify: bool | str = Field(True, description="TLS only: check the server's certificate against the "
+                               "system's CAs (true), a CA certificate file (its path), or not at all (false)")
+    token_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                                  description="the environment variable that holds the server's token "
+                                  "(e.g. CHROMA_AUTH_TOKEN); never the token itself")
+    token_header: Literal["Authorization", "X-Chroma-Token"] = Field(
+        "Authorization", description="'Authorization: Bearer <token>' or 'X-Chroma-Token: <token>'")
 
 
 class DenseOptions(Section):
