@@ -168,8 +168,9 @@ def test_a_run_uses_the_evidence_model_and_says_so(tiny_model, tmp_path):
 
     models = tmp_path / "models"
     models.mkdir()
-    for artefact in (LEXICAL, RERANKER):
-        (models / artefact.name).symlink_to(artefact)
+    for artefact in (LEXICAL, RERANKER):   # each with its card (the sha256 checked before loading)
+        for path in (artefact, artefact.with_suffix(".json")):
+            (models / path.name).symlink_to(path)
     (models / "evidence").symlink_to(tiny_model[0], target_is_directory=True)
     config = write_config(tmp_path, dict(TINY, architectures=["bm25"],
                                          judges={"offline": True, "trace_llm": None, "ragas": None}))
