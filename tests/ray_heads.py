@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 # Ray 2.60 on Linux swaps --node-ip-address=127.0.0.1 for the machine's address unless this is 0
-# (helpers.distributed.KEEP_LOOPBACK_ENV)
+# (helpers.ray_cluster.KEEP_LOOPBACK_ENV)
 LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 

@@ -167,7 +167,7 @@ def test_metric_bars_are_a_grid_and_leave_out_the_empty_metric(hand, tmp_path):
 
     _, scores, config = hand
     table = analysis.summary(scores, config)
-    fig = analysis._bars(table, 0.95)
+    fig = figures_run.metric_bars(table, confidence=0.95)
     shown = [ax for ax in fig.axes if ax.get_visible()]
     assert len(shown) == 8 and EMPTY not in [ax.get_title() for ax in shown]
     assert len({ax.get_position().y0 for ax in shown}) == 2                 # two rows of four

@@ -1,6 +1,6 @@
 """Issue 24, findings 6 and 8: what this project opens to the network and leaves on disk.
 
-- Ray: the local instance that helpers.distributed starts listens on 127.0.0.1 only.
+- Ray: the local instance that helpers.ray_cluster starts listens on 127.0.0.1 only.
 - Chroma server mode sends the auth token (taken from an environment variable) and can use TLS.
 - Raw data: a file that fails its checksum never lands at its final path.
 - Shared caches (prompts and answers, embeddings): a private folder (0700) and files (0600).
@@ -37,9 +37,9 @@ def _is_loopback(ip: str) -> bool:
 # in a notebook that imported it first.
 RAY_PROBE = textwrap.dedent("""
     import json, psutil, ray
-    from helpers import distributed
+    from helpers import ray_cluster
 
-    ray_ = distributed._ray_init(None)
+    ray_ = ray_cluster.ray_init(None)
     pids = ray_.get([ray_.remote(lambda: __import__("os").getpid()).remote() for _ in range(2)])
     me = psutil.Process()
     sockets = []
@@ -81,9 +81,9 @@ def test_the_local_ray_instance_listens_on_loopback_only():
 
 RAY_DRIVER = textwrap.dedent("""
     import json, sys, psutil
-    from helpers import distributed
+    from helpers import ray_cluster
 
-    ray_ = distributed._ray_init(sys.argv[1])
+    ray_ = ray_cluster.ray_init(sys.argv[1])
     assert ray_.get(ray_.remote(lambda: 1).remote()) == 1
     me = psutil.Process()
     listening = [c.laddr.ip for c in me.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
@@ -125,7 +125,7 @@ def test_a_head_started_as_the_readme_says_stays_on_loopback_with_its_token():
 
 
 def test_ray_addresses_on_loopback_are_recognised():
-    from helpers.distributed import _host
+    from helpers.ray_cluster import _host
     from helpers.llm.keys import is_loopback
 
     def loopback(address):

@@ -140,7 +140,7 @@ def test_bootstrap_auroc_is_paired_and_skips_one_class_resamples():
 def test_analysis_uses_the_configured_confidence(tmp_path):
     import yaml
 
-    from helpers.experiment import analysis
+    from helpers.experiment import analysis, figures_run
 
     rng = np.random.default_rng(8)
     scores = pd.DataFrame([{"architecture": a, "qid": f"q{i}", "judge": "ragas", "metric": "faithfulness",
@@ -154,7 +154,7 @@ def test_analysis_uses_the_configured_confidence(tmp_path):
     table = analysis.summary(scores, config)
     bm25 = scores[scores.architecture == "bm25"]["value"]
     assert tuple(table.iloc[0][["mean", "ci_low", "ci_high"]]) == bootstrap_ci(bm25, confidence=0.9, n_resamples=500)
-    figure = analysis._bars(table, analysis.statistics_settings(config)["confidence"])
+    figure = figures_run.metric_bars(table, confidence=analysis.statistics_settings(config)["confidence"])
     assert figure._suptitle.get_text() == "Mean per architecture with 90% bootstrap intervals"
     assert analysis.statistics_settings(None)["confidence"] == 0.95        # StatisticsConfig's default
 

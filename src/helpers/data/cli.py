@@ -13,6 +13,12 @@ import re
 from pathlib import Path
 
 from helpers import paths
+from helpers.data import load_dataset
+from helpers.data.documents import ingest
+from helpers.data.stats import chunk_statistics
+from helpers.experiment.config import ExperimentConfig, load_config
+from helpers.llm import LLM
+from helpers.testset import generate_testset
 
 # the test set is written by the 1.5B model: the bundled 135M one wrote no question that passed the
 # filters (0 kept of 12 candidates on the test fixture; its questions copy or ignore the passage)
@@ -33,9 +39,6 @@ def _chunking(args) -> dict:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from helpers.data.documents import ingest
-    from helpers.data.stats import chunk_statistics
-
     ingested = ingest(args.path, **_chunking(args))
     print(ingested.format_report())
     print("\nChunks (characters):")
@@ -56,11 +59,6 @@ def default_testset_path(folder: str | Path) -> Path:
 def write_testset(folder, *, n: int, config: str, out: str | Path | None, seed: int = 0, chunking: dict | None = None):
     """Ingest `folder`, write a test set with the config's generation LLM, keep every candidate
     (with its status) beside the kept questions for review. Returns (Testset, path of kept)."""
-    from helpers.data.documents import ingest
-    from helpers.experiment.config import load_config
-    from helpers.llm import LLM
-    from helpers.testset import generate_testset
-
     ingested = ingest(folder, **(chunking or {}))
     print(ingested.format_report())
     cfg = load_config(config)
@@ -88,9 +86,6 @@ def documents_config(folder, questions, base_config: str | Path, qids: list[str]
     """The base config with the dataset replaced by the folder and its questions (`qids`: only
     these; default all); RAGAS on the first questions, as many as the base config scores (RAGAS is
     slow on the local model)."""
-    from helpers.data import load_dataset
-    from helpers.experiment.config import ExperimentConfig, load_config
-
     base = load_config(resolve_config(base_config))
     options = {**(base.dataset.options if base.dataset.name == "documents" else {}),
                "path": str(folder), "questions": str(questions)}

@@ -27,6 +27,7 @@ from tqdm import tqdm
 from helpers import paths
 from helpers.data.chunking import chunk_spans
 from helpers.data.contracts import DataError, Dataset
+from helpers.data.questions import read_questions
 from helpers.data.readers import KIND, READERS, Piece, read_document
 
 SPLITTERS = ("workbench", "langchain")
@@ -327,8 +328,6 @@ def load_documents(path: str | Path | None = None, questions: str | Path | None 
     """The `documents` dataset: the files under `path` as the corpus, and the questions of
     `questions` (CSV, JSONL or XLSX: helpers.data.questions) with their references and qrels.
     Without a questions file, write a test set first: `python -m helpers testset DIR`."""
-    from helpers.data.questions import read_questions
-
     if path is None:
         raise DataError("dataset 'documents'", "option 'path' is required",
                         fix="Set dataset.options.path to a folder or glob of documents")

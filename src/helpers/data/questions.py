@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers.data.contracts import DataError, read_jsonl
+from helpers.data.readers import decode_text
 from helpers.inputs import MAX_QUESTION_CHARS
 
 FORMATS = (".csv", ".jsonl", ".xlsx")
@@ -43,8 +44,6 @@ def _table(path: Path) -> tuple[pd.DataFrame, int]:
                         fix=f"Use {', '.join(FORMATS)} with a 'question' column")
     try:
         if suffix == ".csv":
-            from helpers.data.readers import decode_text
-
             text = decode_text(path)
             try:   # comma, semicolon (spreadsheets in Spanish locales) or tab
                 sep = csv.Sniffer().sniff(text[:4096], delimiters=",;\t").delimiter

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from helpers.data.contracts import DataError
+from helpers.data.pdf import read_pdf
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,6 @@ class _Sections:
 
 # --------------------------------------------------------------------------- PDF
 def read_pdf_pieces(path: Path) -> list[Piece]:
-    from helpers.data.pdf import read_pdf
-
     return [Piece(page.text, page.number, page.section_title) for page in read_pdf(path) if page.text]
 
 

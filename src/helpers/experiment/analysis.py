@@ -1,4 +1,4 @@
-"""Tables and figures of a finished run (results/<run_id>/scores.parquet)."""
+"""Tables of a finished run (results/<run_id>/scores.parquet); its figures: helpers.experiment.figures_run."""
 from __future__ import annotations
 
 import json
@@ -12,13 +12,10 @@ from helpers.errors import UserError
 from helpers.experiment.config import StatisticsConfig
 from helpers.ragas_eval import RAGAS_METRICS
 from helpers.stats import bootstrap_ci, compare_to_baseline, summarize
-from helpers.trace.scoring import METRICS as TRACE_METRICS
+from helpers.judges import is_quality
 from helpers.inputs import inside, load_yaml
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
-# judge -> its quality metrics (the other score rows of a run are costs: latency, tokens, ...)
-QUALITY = {"ragas": RAGAS_COLUMNS, "offline": list(TRACE_METRICS), "trace_llm": list(TRACE_METRICS),
-           "ragas_evidence": ["faithfulness"]}
 
 
 def statistics_settings(config: dict | None) -> dict:
@@ -59,9 +56,10 @@ def load_scores(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
 
 def quality_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """Quality metrics only, named judge/metric (e.g. ragas/faithfulness)."""
-    # retrieval rows (ndcg@k, recall@k, mrr@k, where the dataset has qrels) are quality at any k
-    keep = scores[scores.apply(lambda r: r["metric"] in QUALITY.get(r["judge"], []) or r["judge"] == "retrieval",
-                               axis=1)].copy()
+    # which (judge, metric) is a quality score: the judges' registry (helpers.judges)
+    pairs = scores[["judge", "metric"]].drop_duplicates()
+    quality = {(j, m) for j, m in zip(pairs["judge"], pairs["metric"]) if is_quality(j, m)}
+    keep = scores[[pair in quality for pair in zip(scores["judge"], scores["metric"])]].copy()
     keep["metric"] = keep["judge"] + "/" + keep["metric"]
     return keep
 
@@ -147,32 +145,9 @@ def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _bars(table: pd.DataFrame, confidence: float):
-    """Mean per architecture with intervals, one panel per metric in a grid (a matplotlib Figure);
-    kept under this name for helpers.explore.runs and the tests."""
-    from helpers.experiment.figures_run import metric_bars
-
-    return metric_bars(table, confidence=confidence)
-
-
 def load_config(run_id: str, results_dir: Path | None = None) -> dict:
     path = run_dir(run_id, results_dir) / "config.yaml"
     return (load_yaml(path) or {}) if path.exists() else {}
-
-
-def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | None = None) -> dict[str, Path]:
-    """Every figure of a run, as PNG + PDF + JSON sidecar, under figures/ ({name: PNG path});
-    also the seed-form RAGAS table as Markdown there."""
-    from helpers.experiment.figures_run import save_run_figures
-
-    directory = run_dir(run_id, results_dir)
-    scores = load_scores(run_id, results_dir)
-    config = load_config(run_id, results_dir)
-    written = save_run_figures(run_id, scores, config, data_sources=[str(directory / "scores.parquet")], out_dir=out_dir)
-    seed = seed_table(scores)
-    inside(out_dir or paths.FIGURES_DIR, f"{run_id}-obstetrics-table.md", what="run id").write_text(
-        seed.to_markdown() if len(seed) else "(RAGAS not run)", encoding="utf-8")
-    return written
 
 
 def report(run_id: str, results_dir: Path | None = None) -> str:

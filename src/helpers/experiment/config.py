@@ -6,13 +6,15 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer,
+                      model_validator)
 
 from helpers.errors import UserError
 from helpers.inputs import load_yaml, safe_name
 from helpers.llm.config import LLMConfig
 from helpers.ragas_eval import RAGAS_METRICS
 from helpers.retrieval.options import RetrievalOptions
+from helpers.retrieval.registry import ARCHITECTURES
 
 
 class Strict(BaseModel):
@@ -40,7 +42,7 @@ class DatasetConfig(Strict):
 
     @model_validator(mode="after")
     def _known_dataset_and_options(self):
-        from helpers.data import check_dataset_options
+        from helpers.data import check_dataset_options  # pandas: loaded only when this runs
 
         check_dataset_options(self.name, self.options)  # a misspelt option fails here, not mid-run
         return self
@@ -81,6 +83,40 @@ class JudgesConfig(Strict):
     ragas_evidence_statements: Literal["llm", "sentences"] = Field("llm", description=(
         "statements for ragas_evidence: from the `ragas` LLM (one schema-constrained call per answer; "
         "the answer's sentences where it fails), or the answer's sentences (no LLM call)"))
+    other: dict[str, dict] = Field(default_factory=dict, description=(
+        "judges from the registry beyond the built-in ones (helpers.judges.JUDGES), by name, with "
+        "their options: written `judges: {NAME: {options}}` like any other key"))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _registered_judges(cls, data):
+        """`judges: {length: {}}` switches on the registered judge `length`; an unknown name is
+        an error listing the valid ones."""
+        from helpers.judges import JUDGES  # the judges load pandas, scipy: config stays light
+
+        if not isinstance(data, dict):
+            return data
+        extra = {k: v for k, v in data.items() if k not in cls.model_fields}
+        unknown = sorted(k for k in extra if k not in JUDGES)
+        if unknown:
+            raise ValueError(f"unknown key 'judges.{unknown[0]}' (check its spelling): neither a setting "
+                             f"({', '.join(k for k in cls.model_fields if k != 'other')}) nor a registered "
+                             f"judge (valid names: {sorted(JUDGES)})")
+        other = dict(data.get("other") or {})
+        for name, options in extra.items():
+            options = {} if options is True else options
+            if options is False or options is None:
+                continue
+            other[name] = JUDGES[name].Options(**options).model_dump(mode="json")
+        return {**{k: v for k, v in data.items() if k in cls.model_fields}, "other": other}
+
+    @model_serializer(mode="wrap")
+    def _without_empty_other(self, handler):
+        # saved configs and run ids stay as they were before registered judges existed
+        data = handler(self)
+        if not data.get("other"):
+            data.pop("other", None)
+        return data
 
 
 class StatisticsConfig(Strict):
@@ -95,7 +131,8 @@ class ExperimentConfig(Strict):
     run_id: str | None = Field(None, description="results/<run_id>/; default: name + config hash")
     name: str = "experiment"
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
-    architectures: list[str] = Field(default_factory=lambda: ["dense", "bm25", "hybrid", "hyde", "multi_query", "rerank"])
+    architectures: list[str] = Field(default_factory=lambda: list(ARCHITECTURES), description="names in the "
+                                     "architecture registry (helpers.retrieval.registry.ARCHITECTURES); default all")
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llms: list[NamedLLM] = Field(default_factory=lambda: [NamedLLM()])
     generation_llm: str | None = Field(None, description="LLM (by name) for answers, HyDE and rewrites; default the first")
@@ -115,11 +152,9 @@ class ExperimentConfig(Strict):
     @field_validator("architectures")
     @classmethod
     def _known_architectures(cls, names):
-        from helpers.retrieval.registry import BUILDERS
-
-        unknown = [n for n in names if n not in BUILDERS]
+        unknown = [n for n in names if n not in ARCHITECTURES]
         if unknown:
-            raise ValueError(f"unknown architecture(s) {unknown}; valid names: {sorted(BUILDERS)}")
+            raise ValueError(f"unknown architecture(s) {unknown}; valid names: {sorted(ARCHITECTURES)}")
         return names
 
     @model_validator(mode="after")

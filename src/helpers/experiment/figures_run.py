@@ -1,4 +1,4 @@
-"""The figures of one run (helpers.experiment.analysis.make_figures is the entry point): metric
+"""The figures of one run (`make_figures` is the entry point): metric
 bars in a grid, heatmaps, per-question score distributions and paired differences against the
 baseline (seaborn), quality against latency and cost (Pareto), and judge agreement.
 
@@ -18,8 +18,12 @@ from helpers.figures import save_figure  # first: it selects the headless backen
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from helpers.experiment.analysis import (_percent, comparisons, difference_intervals, natural_sorted,  # noqa: E402
-                                         paired_differences, quality_scores, statistics_settings, summary)
+from helpers import paths  # noqa: E402
+from helpers.experiment.analysis import (_percent, comparisons, difference_intervals, load_config,  # noqa: E402
+                                         load_scores, natural_sorted, paired_differences, quality_scores,
+                                         run_dir, seed_table, statistics_settings, summary)
+from helpers.inputs import inside  # noqa: E402
+from helpers.judges import grounding_metrics
 
 PER_ROW = 4                        # panels per row at most: 8 metrics are 2 rows of 4, not a strip of 8
 PANEL_INCHES = (3.0, 3.2)          # width, height of one panel
@@ -298,9 +302,9 @@ def pareto(scores: pd.DataFrame, quality_metric: str | None, cost_metric: str, *
 
 def agreement(scores: pd.DataFrame):
     """Per answer, the first faithfulness-like judge against each other one (Spearman rho)."""
-    pairs = {"ragas/faithfulness": ("ragas", "faithfulness"), "offline/adherence_score": ("offline", "adherence_score"),
-             "trace_llm/adherence": ("trace_llm", "adherence"),
-             "ragas_evidence/faithfulness": ("ragas_evidence", "faithfulness")}
+    # every judge's grounding metric (the registry's: faithfulness, adherence), RAGAS's first
+    grounding = sorted(grounding_metrics(), key=lambda g: g[0] != "ragas")
+    pairs = {f"{judge}/{metric}": (judge, metric) for judge, metric, _ in grounding}
     wide = {}
     for name, (judge, metric) in pairs.items():
         part = scores[(scores.judge == judge) & (scores.metric == metric)]
@@ -354,6 +358,19 @@ def save_run_figures(run_id: str, scores: pd.DataFrame, config: dict | None = No
         written[name] = save_figure(fig, f"{run_id}-{name}", run_ids=[run_id], config=config,
                                     data_sources=data_sources, out_dir=out_dir)["png"]
         plt.close(fig)
+    return written
+
+
+def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | None = None) -> dict[str, Path]:
+    """Every figure of a run, as PNG + PDF + JSON sidecar, under figures/ ({name: PNG path});
+    also the seed-form RAGAS table as Markdown there."""
+    directory = run_dir(run_id, results_dir)
+    scores = load_scores(run_id, results_dir)
+    config = load_config(run_id, results_dir)
+    written = save_run_figures(run_id, scores, config, data_sources=[str(directory / "scores.parquet")], out_dir=out_dir)
+    seed = seed_table(scores)
+    inside(out_dir or paths.FIGURES_DIR, f"{run_id}-obstetrics-table.md", what="run id").write_text(
+        seed.to_markdown() if len(seed) else "(RAGAS not run)", encoding="utf-8")
     return written
 
 

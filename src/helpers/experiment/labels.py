@@ -21,6 +21,7 @@ import pandas as pd
 from helpers.errors import UserError
 from helpers.experiment.analysis import natural_key, run_dir
 from helpers.experiment.store import RunStore
+from helpers.judges import grounding_metrics
 from helpers.stats import auroc, bootstrap_ci
 
 LABELS = ("yes", "partly", "no")
@@ -32,12 +33,7 @@ LABEL_COLUMNS = ("supported", "correct")
 KEY_COLUMNS = ("model", "architecture", "qid")
 # Judge scores where higher means "better supported"; the AUROC is for detecting "supported: no",
 # so each is negated (a lower score should mean an unsupported answer). Source: the run's scores.
-JUDGE_SCORES = {
-    ("offline", "adherence_score"): "offline TRACe adherence (lexical judge, P(supported))",
-    ("trace_llm", "adherence"): "TRACe adherence, LLM judge",
-    ("ragas", "faithfulness"): "RAGAS faithfulness, LLM judge",
-    ("ragas_evidence", "faithfulness"): "RAGAS faithfulness, evidence model",
-}
+JUDGE_SCORES = {(judge, metric): label for judge, metric, label in grounding_metrics()}
 
 
 def answers_sheet(run_id: str, *, model: str | None = None, results_dir: Path | None = None,

@@ -26,6 +26,7 @@ import pandas as pd
 
 from helpers.errors import UserError
 from helpers.experiment import analysis
+from helpers.experiment.exports import trace_json
 
 FORMATS = ("md", "csv", "html", "json")
 KEY = ["architecture", "llm", "qid"]                    # one answer
@@ -83,8 +84,6 @@ def _records(directory: Path, scores: pd.DataFrame) -> pd.DataFrame:
 
 def _trace(directory: Path, scores: pd.DataFrame) -> dict:
     """The run's trace.json, else computed from its offline scores ({} without them)."""
-    from helpers.experiment.exports import trace_json
-
     path = directory / "trace.json"
     trace = json.loads(path.read_text(encoding="utf-8")) if path.exists() else trace_json(scores)
     for entry in trace.values():
@@ -291,6 +290,7 @@ def to_html(report: RunReport, *, figures: bool = True) -> str:
            f"<p class='muted'>Permutation tests, Holm-corrected; {level} bootstrap interval of the mean difference.</p>",
            _html_table(comparison_table(report), index=False)]
     if figures:
+        # matplotlib, seaborn: loaded only when this runs
         from helpers.experiment.figures_run import run_figure_pngs
 
         out.append("<h2>Figures</h2>")

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from helpers.data import load_dataset
 from helpers.errors import UserError
-from helpers.experiment.analysis import run_dir
+from helpers.experiment.analysis import load_scores, run_dir
 from helpers.experiment.labels import KEY_COLUMNS, LABELS, judges_vs_labels
 from helpers.experiment.store import RunStore
 from helpers.inputs import load_yaml
@@ -48,8 +49,6 @@ class RunLabels:
         self.labels = self._load()
 
     def _references(self) -> dict[str, str]:
-        from helpers.data import load_dataset
-
         config = load_yaml(self.directory / "config.yaml")
         try:
             return load_dataset(config["dataset"]["name"], **config["dataset"].get("options", {})).answers
@@ -131,8 +130,6 @@ def judge_agreement(run_id: str, *, results_dir: Path | None = None, annotator: 
     detecting them, accuracy and Cohen's kappa of the judge's verdict, with bootstrap intervals;
     for "not fully supported" (no or partly) too. One annotator's labels (default: all, a later
     label of the same answer by the same annotator replacing the earlier)."""
-    from helpers.experiment.analysis import load_scores
-
     labels = labels_frame(run_id, results_dir)
     if annotator is not None:
         labels = labels[labels["annotator"] == annotator]

@@ -9,11 +9,9 @@ whether the run failed as a whole (`ok`: every sample of an architecture failed,
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import platform
-import queue
 import resource
 import time
 from collections import Counter
@@ -25,12 +23,18 @@ import yaml
 from tqdm import tqdm
 
 from helpers import paths
+from helpers.data import load_dataset
+from helpers.data.documents import cite
 from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
 from helpers.inputs import inside
-from helpers.trace.scoring import METRICS as TRACE_METRICS
+from helpers.experiment.exports import trace_json
+from helpers.generation import generate_answer, select_contexts
+from helpers.judges import JUDGES, active_judges, metric_names
+from helpers.llm import LLM
+from helpers.retrieval.registry import build_retriever
 
 log = logging.getLogger(__name__)
 VERSIONS = ("ragas", "langchain", "chromadb", "bm25s", "sentence-transformers", "llama-cpp-python",
@@ -67,8 +71,6 @@ class Experiment:
         self.timeline = Timeline()
 
     def llm(self, name: str | None):
-        from helpers.llm import LLM
-
         name = name or self.config.llms[0].name
         if name not in self._llms:
             settings = self.config.llm(name).model_dump(exclude={"name"})
@@ -78,8 +80,6 @@ class Experiment:
     def llm_copy(self, name: str):
         """Another client of the LLM entry `name`: the same engine (and local model pool), its
         own call list, so that samples scored at once each account their own calls."""
-        from helpers.llm import LLM
-
         copy = LLM(self.config.llm(name).model_dump(exclude={"name"}))
         self._llm_copies.setdefault(name, []).append(copy)
         return copy
@@ -93,8 +93,6 @@ class Experiment:
 
     # ------------------------------------------------------------------ stages
     def answers(self, data, queries) -> None:
-        from helpers.retrieval.registry import build_retriever
-
         cfg = self.config
         gen_name = cfg.generation_llm or cfg.llms[0].name
         llm, shared = self.llm(gen_name), {}
@@ -127,9 +125,6 @@ class Experiment:
     def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> dict:
         """One sample: retrieval and generation, with every LLM call it needed accounted (HyDE's
         passage and multi-query's rewrites as well as the answer). Never raises."""
-        from helpers.data.documents import cite
-        from helpers.generation import generate_answer, select_contexts
-
         k = self.config.retrieval.k
         record = {"kind": "answer", "architecture": architecture, "llm": gen_name, "qid": qid}
         start = time.perf_counter()
@@ -200,98 +195,25 @@ class Experiment:
                 self._progress(desc, done, len(todo))
 
     def _metrics(self, judge: str) -> list[str]:
-        if judge == "ragas_evidence":
-            return ["faithfulness"]
-        return list(self.config.judges.ragas_metrics) if judge == "ragas" else list(TRACE_METRICS)
+        return metric_names(judge, self.config)
 
-    def score_offline(self, answers: list[dict]) -> None:
-        from helpers.trace.offline_judge import OfflineJudge
-
-        if all(self.store.finished(score_key("offline", a)) for a in answers):
+    def score(self, judge_cls, answers: list[dict], data) -> None:
+        """Score with one registered judge every chosen answer it has not scored yet."""
+        judge = judge_cls(self, data, judge_cls.Options(**self.config.judges.other.get(judge_cls.name, {})))
+        chosen = judge.select(answers)
+        if all(self.store.finished(score_key(judge.name, a)) for a in chosen):
             return
-        judge = OfflineJudge.load()   # stacked with the evidence model when one is trained
-        print(f"offline TRACe judge: {judge.describe()}")
+        judge.prepare()
 
         def one(answer):
-            scores = judge.judge(answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"]).scores
-            values = {m: getattr(scores, m) for m in TRACE_METRICS} | {"adherence_score": scores.adherence_score}
-            return [(m, v, "") for m, v in values.items()], None
+            rows, usage = judge.score_one(answer)
+            checked = {m.name: m for m in judge.metrics_for(self.config)}
+            return [(m, checked[m].check(v) if m in checked else v, r) for m, v, r in rows], usage
 
-        self._score(answers, "offline", "offline TRACe judge", one, artefact=judge.describe())
-
-    def score_trace_llm(self, answers: list[dict]) -> None:
-        from helpers.trace.llm_judge import llm_judge
-
-        llm = self.llm(self.config.judges.trace_llm)
-
-        def one(answer):
-            with llm.track() as calls:
-                judgement = llm_judge(llm, answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"])
-            return [(m, getattr(judgement.scores, m), judgement.error or "") for m in TRACE_METRICS], llm.usage(calls)
-
-        # one answer per model of the judge's pool at once (llm.track() is per thread, so each
-        # answer still accounts its own calls)
-        self._score(answers, "trace_llm", "TRACe LLM judge", one, workers=llm.workers)
-
-    def score_ragas_evidence(self, answers: list[dict]) -> None:
-        from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness
-        from helpers.trace.evidence import EvidenceModel
-
-        if all(self.store.finished(score_key("ragas_evidence", a)) for a in answers):
-            return
-        evidence = EvidenceModel.load()
-        cfg = self.config.judges
-        llm = self.llm(cfg.ragas) if cfg.ragas and cfg.ragas_evidence_statements == "llm" else None
-        judge = EvidenceFaithfulness(evidence, llm)
-        artefact = f"evidence model {evidence.path} (trained {evidence.card.get('trained_at', '?')})"
-
-        def one(answer):
-            with (llm.track() if llm else contextlib.nullcontext([])) as calls:
-                out = judge.score(answer["question"], answer.get("answer"), [c["text"] for c in answer["contexts"]])
-            value = None if math.isnan(out["value"]) else out["value"]
-            return [("faithfulness", value, out["reason"])], (llm.usage(calls) if llm else None)
-
-        self._score(answers, "ragas_evidence", "RAGAS faithfulness (evidence model)", one, artefact=artefact)
-
-    def score_ragas(self, answers: list[dict], data) -> None:
-        from helpers.ragas_eval.runner import RagasJudge, RagasSample
-
-        cfg = self.config.judges
-        chosen = [a for a in answers if (cfg.ragas_questions is None or a["qid"] in cfg.ragas_questions)
-                  and (cfg.ragas_architectures is None or a["architecture"] in cfg.ragas_architectures)]
-        if all(self.store.finished(score_key("ragas", a)) for a in chosen):
-            return
-        llm = self.llm(cfg.ragas)
-        # as many answers at once as the judge takes calls at once (the local model: one per
-        # model of its pool), so fewer models wait while a sample's metrics finish one by one
-        # (default run, 3 samples on 2 models: 252 s one by one, 203 s two at a time, 239 s all
-        # three at once); each in flight has its own judge and client, whose calls are its own
-        workers = min(llm.workers, len(chosen)) or 1
-        judges = queue.Queue()
-        for i in range(workers):
-            judges.put(RagasJudge(llm if i == 0 else self.llm_copy(cfg.ragas), language=data.language,
-                                  metrics=cfg.ragas_metrics, timeout_s=cfg.ragas_timeout_s))
-
-        def one(answer):
-            sample = RagasSample(answer["qid"], answer["question"], answer.get("answer"),
-                                 [c["text"] for c in answer.get("contexts", [])], data.answers.get(answer["qid"]),
-                                 answer.get("error"))
-            # ragas calls the judge from worker threads, which llm.track() (per thread) does not
-            # see: the judge's own accounting of this sample's calls is used instead
-            judge = judges.get()
-            try:
-                scored = judge.score([sample])
-            finally:
-                judges.put(judge)
-            return ([(r["metric"], None if pd.isna(r["value"]) else float(r["value"]), r["reason"])
-                     for r in scored.rows.to_dict("records")], scored.totals)
-
-        self._score(chosen, "ragas", "RAGAS judge", one, workers=workers)
+        self._score(chosen, judge.name, judge.label, one, artefact=judge.artefact, workers=judge.workers)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> dict:
-        from helpers.data import load_dataset
-
         cfg = self.config
         started = time.perf_counter()
         (self.store.directory / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
@@ -316,39 +238,25 @@ class Experiment:
                    if self.store.has(answer_key(arch, gen_name, q))]
         if not cfg.generate:
             return self.finish(data, answers, time.perf_counter() - started)
-        if cfg.judges.offline:
-            self.score_offline(answers)
-        if cfg.judges.trace_llm:
-            self.score_trace_llm(answers)
-        if cfg.judges.ragas:
-            self.score_ragas(answers, data)
-        if self._ragas_evidence_on():
-            self.score_ragas_evidence(answers)
+        for judge in active_judges(cfg):
+            if judge.stored:
+                self.score(judge, answers, data)
         return self.finish(data, answers, time.perf_counter() - started)
 
-    def _ragas_evidence_on(self) -> bool:
-        from helpers.trace.evidence import EvidenceModel
-
-        setting = self.config.judges.ragas_evidence
-        return EvidenceModel.exists() if setting is None else setting
-
     def _judges(self) -> list[str]:
-        judges = self.config.judges
-        if not self.config.generate:
-            return []  # no answers to judge
-        return [name for name, on in (("offline", judges.offline), ("trace_llm", judges.trace_llm),
-                                      ("ragas", judges.ragas), ("ragas_evidence", self._ragas_evidence_on())) if on]
+        """The stored judges this config runs (registry order)."""
+        return [judge.name for judge in active_judges(self.config) if judge.stored]
 
     def finish(self, data, answers, seconds: float) -> dict:
         # only the scores of the answers as they are now (a redone answer has new score keys)
         score_records = [self.store.records[key] for a in answers for judge in self._judges()
                          if (key := score_key(judge, a)) in self.store.records]
-        from helpers.experiment.exports import retrieval_rows, trace_json
-
         rows = [dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
                 for rec in score_records for row in rec["rows"]]
-        rows += [dict(row, run_id=self.run_id, dataset=self.config.dataset.name)  # where the dataset has qrels
-                 for row in retrieval_rows(answers, data.qrels, self.config.retrieval.k)]
+        for judge in JUDGES.values():   # judges that cost nothing (retrieval against qrels): recomputed
+            if not judge.stored and judge.enabled(self.config):
+                rows += [dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
+                         for row in judge(self, data).score(answers)]
         for a in answers:  # cost and speed as metrics too, for the Pareto view
             for metric in ("latency_s", "retrieval_s", "cost_usd", "output_tokens", "llm_calls"):
                 if a.get(metric) is not None:

@@ -17,7 +17,15 @@ A sweep file:
 `generation_llm`. Every combination is one run, with a readable id (`chunking--chunk_size=300--
 architectures=bm25`); `results/sweeps/<name>/sweep.json` lists them with their axis values. A
 finished run (summary.json ok, same config) is skipped, an unfinished one resumes, and runs never
-write the same files, so they can go to Ray workers (helpers.distributed).
+write the same files, so they can go to Ray workers (`run_on_ray`).
+
+On Ray: one task per run, on this machine (a local instance, on loopback only) or on a cluster
+(`address`: 'HOST:PORT' of a head started with `ray start --head`, 'ray://HOST:PORT' for Ray
+Client, or the RAY_ADDRESS environment variable; start-up in helpers.ray_cluster). A run's store
+is append-only, so a worker that dies mid-run loses no finished sample: Ray retries the task
+(`max_retries`), and the retry resumes the run where the dead worker left it. Every worker must
+see the same project checkout and `results/` (one machine, or a shared file system), as
+`ray start` workers here do.
 """
 from __future__ import annotations
 
@@ -29,11 +37,13 @@ from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from tqdm.auto import tqdm
 
 from helpers import paths
 from helpers.errors import UserError
 from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.inputs import inside, load_yaml, safe_name
+from helpers.ray_cluster import MAX_RETRIES, ray_init
 
 SPECIAL_AXES = {"llm"}
 
@@ -162,7 +172,7 @@ def finished(run: dict, results_dir: Path | None = None) -> bool:
 
 def run_one(config: dict, results_dir: str | None = None) -> dict:
     """One run of a sweep, in this process (what a Ray task calls): its summary."""
-    from helpers.experiment.runner import Experiment
+    from helpers.experiment.runner import Experiment  # matplotlib, pandas, scipy: loaded only when this runs
 
     return Experiment(ExperimentConfig(**config), Path(results_dir) if results_dir else None).run()
 
@@ -179,21 +189,41 @@ def write_index(sweep: SweepConfig, runs: list[dict], statuses: dict, results_di
     return target
 
 
+def run_on_ray(runs: list[dict], *, address: str | None = None, results_dir=None, progress: bool = True,
+               max_retries: int = MAX_RETRIES) -> dict[str, dict]:
+    """{run_id: status} of every run in `runs` (from `expand`), each run one Ray task of one CPU;
+    a worker process that dies is retried up to `max_retries` times."""
+    ray = ray_init(address)
+    task = ray.remote(num_cpus=1, max_retries=max_retries)(run_one)
+    pending = {task.remote(r["config"].model_dump(mode="json"), str(results_dir) if results_dir else None): r["run_id"]
+               for r in runs}
+    statuses: dict[str, dict] = {}
+    bar = tqdm(total=len(pending), desc="sweep on ray", unit="run", disable=not progress)
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        run_id = pending.pop(done[0])
+        try:
+            summary = ray.get(done[0])
+            statuses[run_id] = {"status": "finished" if summary["ok"] else "failed",
+                                "failure_rate": summary["failure_rate"]}
+        except Exception as exc:  # the run's own error, or retries exhausted: recorded, the sweep goes on
+            statuses[run_id] = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:500]}
+        bar.update(1)
+    bar.close()
+    return statuses
+
+
 def run_sweep(path: str | Path, *, executor: str = "local", address: str | None = None,
               results_dir: Path | None = None, progress: bool = True) -> dict:
     """Expand the sweep at `path`, run what is not finished (`executor` 'local': one after another
-    in this process; 'ray': one Ray task per run, helpers.distributed), and write
+    in this process; 'ray': one Ray task per run, `run_on_ray`), and write
     results/sweeps/<name>/sweep.json. Returns the index with each run's status."""
-    from tqdm.auto import tqdm
-
     sweep, sweep_path = load_sweep(path)
     runs = expand(sweep, sweep_path)
     statuses = {r["run_id"]: {"status": "finished", "skipped": True} for r in runs if finished(r, results_dir)}
     todo = [r for r in runs if r["run_id"] not in statuses]
     write_index(sweep, runs, statuses, results_dir)
     if executor == "ray":
-        from helpers.distributed import run_on_ray
-
         for run_id, outcome in run_on_ray(todo, address=address, results_dir=results_dir, progress=progress).items():
             statuses[run_id] = outcome
     elif executor == "local":

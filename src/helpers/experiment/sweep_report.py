@@ -94,7 +94,7 @@ def sweep_figures(table: pd.DataFrame, axes: list[str], name: str, run_ids: list
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from helpers.figures import save_figure
+    from helpers.figures import save_figure  # matplotlib: loaded only when this runs
 
     written = {}
     for metric, part in table.groupby("metric"):

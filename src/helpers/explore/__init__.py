@@ -13,7 +13,7 @@ __all__ = ["ARCHITECTURES", "ExploreError", "Workbench", "QueryPanel", "AnswerPa
 
 def __getattr__(name):  # the panels import ipywidgets: only when asked for
     if name in ("QueryPanel", "AnswerPanel", "RunPanel", "ResultsPanel"):
-        from helpers.explore import panels
+        from helpers.explore import panels  # ipywidgets, pandas, scipy: loaded only when this runs
 
         return getattr(panels, name)
     raise AttributeError(name)

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 from helpers.explore.cards import trace_cards_html
 from helpers.explore.search import ExploreError, Workbench, explain
+from helpers.generation import generate_answer, select_contexts
 from helpers.llm.errors import MissingKeyError
+from helpers.trace.keys import as_documents_sentences, as_response_sentences
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 _JUDGES: dict = {}
@@ -27,7 +29,7 @@ class AnswerView:
 
 def offline_judge():
     """The trained offline TRACe judge, loaded once per process."""
-    from helpers.trace.offline_judge import OfflineJudge
+    from helpers.trace.offline_judge import OfflineJudge  # sklearn: loaded only when this runs
 
     if "offline" not in _JUDGES:
         _JUDGES["offline"] = OfflineJudge.load()
@@ -39,9 +41,7 @@ def answer_and_judge(bench: Workbench, architecture: str, llm: str | None = None
     """Answer the last searched question from `architecture`'s contexts (its top k, the context
     budget of helpers.generation applied), then judge the answer. A failed answer or judge is
     in `error`, never raised, apart from asking before any search."""
-    from helpers.generation import generate_answer, select_contexts
-    from helpers.trace.display import judgement_html
-    from helpers.trace.keys import as_documents_sentences, as_response_sentences
+    from helpers.trace.display import judgement_html  # matplotlib: loaded only when this runs
 
     comparison = bench.last
     if comparison is None:

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import ipywidgets as w
 
+from helpers.data import DATASETS
+from helpers.experiment.analysis import load_scores, summary
 from helpers.explore.answer import answer_and_judge
 from helpers.explore.cards import summary_cards_html
-from helpers.explore.runs import (JUDGES, config_choices, download_links, judges_and_metrics, panel_config,
+from helpers.explore.runs import (config_choices, download_links, judge_choices, judges_and_metrics, panel_config,
                                   results_view, run_experiment, sample_table, saved_runs, saved_sweeps)
-from helpers.explore.search import ARCHITECTURES, LLM_ARCHITECTURES, Workbench, explain, known_llms
+from helpers.explore.search import ARCHITECTURES, Workbench, explain, known_llms
 from helpers.explore.views import STYLE, comparison_html, message_html, table_html
+from helpers.retrieval.registry import needs_llm
 
 KEEP = "(as in the config)"
 
@@ -43,16 +46,14 @@ class Panel:
 class QueryPanel(Panel):
     """Question in, one column per architecture out. bench: the Workbench (corpus, indexes)."""
 
-    def __init__(self, bench: Workbench, *, k: int = 5, architectures=ARCHITECTURES):
-        from helpers.data import DATASETS
-
+    def __init__(self, bench: Workbench, *, k: int | None = None, architectures=ARCHITECTURES):
         self.bench = bench
         self.dataset = w.Dropdown(options=sorted(DATASETS), value=bench.dataset, description="corpus")
         self.load_button = w.Button(description="Load", tooltip="load the corpus (indexes are built on first search)")
         self.question = w.Combobox(placeholder="type a question, or pick one of the dataset's",
                                    layout=w.Layout(width="70%"), ensure_option=False)
         self.question.add_class("hx-question")
-        self.k = w.BoundedIntText(value=k, min=1, max=50, description="k", layout=w.Layout(width="140px"))
+        self.k = w.BoundedIntText(value=k or bench.k, min=1, max=50, description="k", layout=w.Layout(width="140px"))
         self.ticks = {a: w.Checkbox(value=a in architectures, description=a, indent=False,
                                     layout=w.Layout(width="110px")) for a in ARCHITECTURES}
         self.search_button = w.Button(description="Search", button_style="primary")
@@ -92,7 +93,7 @@ class QueryPanel(Panel):
 
         def step(architecture, i, n):
             self.progress.value = i
-            waiting = " (the LLM writes)" if architecture in LLM_ARCHITECTURES else ""
+            waiting = " (the LLM writes)" if needs_llm(architecture, self.bench.retrieval) else ""
             self.status.value = message_html(f"{architecture}{waiting} … {i}/{n}", "info")
 
         comparison = self.bench.search(self.question.value, chosen, self.k.value, on_step=step)
@@ -139,8 +140,6 @@ class RunPanel(Panel):
     """A run from a config with the panel's choices, by the runner of `python -m helpers run`."""
 
     def __init__(self, *, config: str = "smoke", results_dir=None):
-        from helpers.data import DATASETS
-
         self.results_dir = results_dir
         self.config = w.Dropdown(options=config_choices(), value=config, description="config")
         self.dataset = w.Dropdown(options=[KEEP, *sorted(DATASETS)], value=KEEP, description="dataset")
@@ -149,7 +148,7 @@ class RunPanel(Panel):
                                         tooltip="0: the config's questions")
         self.samples.add_class("hx-samples")
         self.llm = w.Dropdown(options=[KEEP, *known_llms()], value=KEEP, description="answers by")
-        self.judge = w.Dropdown(options=[(label, key) for key, label in JUDGES.items()], value="config",
+        self.judge = w.Dropdown(options=[(label, key) for key, label in judge_choices().items()], value="config",
                                 description="judge")
         self.button = w.Button(description="Run", button_style="primary")
         self.button.add_class("hx-run")
@@ -178,8 +177,6 @@ class RunPanel(Panel):
 
     @guarded
     def run(self):
-        from helpers.experiment.analysis import summary
-
         self.log.value, self.cards.value, self.downloads.value, self.samples_table.value = "", "", "", ""
         self.progress.bar_style = "info"
         config = panel_config(self.config.value, dataset=None if self.dataset.value == KEEP else self.dataset.value,
@@ -192,7 +189,6 @@ class RunPanel(Panel):
         verdict = "finished" if result["ok"] else "finished with failures (see the log and the table)"
         self.status.value = message_html(f"run {run_id} {verdict}: {result['answers']} answers in {result['seconds']} s",
                                          "info" if result["ok"] else "error")
-        from helpers.experiment.analysis import load_scores
 
         table = summary(load_scores(run_id, self.results_dir))
         self.cards.value = STYLE + summary_cards_html(table) if len(table) else message_html("no quality scores", "info")

@@ -15,11 +15,18 @@ import pandas as pd
 
 from helpers import paths
 from helpers.errors import UserError
+from helpers.experiment.analysis import (load_scores, natural_key, quality_scores, run_dir,
+                                         statistics_settings, summary)
+from helpers.experiment.config import ExperimentConfig, load_config
+from helpers.experiment.sweep_report import cell_table, sweep_figures, sweep_scores
 from helpers.explore.search import ExploreError, known_llms
+from helpers.explore.views import STYLE
 from helpers.inputs import load_yaml
+from helpers.judges import JUDGES, active_judges
 
-JUDGES = {"config": "as in the config", "offline": "offline TRACe judge", "trace_llm": "TRACe, LLM judge",
-          "ragas": "RAGAS, LLM judge"}
+def judge_choices() -> dict[str, str]:
+    """The run panel's judge choices: the config's own, or one stored judge of the registry alone."""
+    return {"config": "as in the config"} | {name: judge.label for name, judge in JUDGES.items() if judge.stored}
 NOISY = ("httpx", "chromadb", "sentence_transformers", "ragas", "bm25s")
 
 
@@ -33,8 +40,6 @@ def panel_config(config: str, *, dataset: str | None = None, subset: str | None 
                  n_questions: int | None = None, llm: str | None = None, judge: str = "config"):
     """The experiment config the run panel runs: `config` (a name in configs/ or a path) with the
     panel's choices on top. Same choices, same run id: pressing Run again resumes."""
-    from helpers.experiment.config import ExperimentConfig, load_config
-
     path = Path(config) if str(config).endswith(".yaml") else paths.CONFIGS_DIR / f"{config}.yaml"
     raw = load_config(path).model_dump(mode="json")
     if dataset and dataset != raw["dataset"]["name"]:
@@ -52,12 +57,12 @@ def panel_config(config: str, *, dataset: str | None = None, subset: str | None 
         if llm not in [item["name"] for item in raw["llms"]]:
             raw["llms"].append({"name": llm, **llms[llm]})
         raw["generation_llm"] = llm
-    if judge not in JUDGES:
-        raise ExploreError(f"judge must be one of {sorted(JUDGES)}, got {judge!r}")
+    if judge not in judge_choices():
+        raise ExploreError(f"judge must be one of {sorted(judge_choices())}, got {judge!r}")
     if judge != "config":
         answering = raw.get("generation_llm") or raw["llms"][0]["name"]
-        raw["judges"].update(offline=judge == "offline", trace_llm=answering if judge == "trace_llm" else None,
-                             ragas=answering if judge == "ragas" else None, ragas_evidence=False)
+        for name, judge_cls in JUDGES.items():   # the chosen one alone, judging with the answering LLM
+            judge_cls.switch(raw["judges"], name == judge, answering)
     if raw["run_id"] is None:
         raw.pop("run_id")
     return ExperimentConfig(**raw)
@@ -79,8 +84,7 @@ def describe_setup(config) -> list[str]:
     dense = config.retrieval.dense
     store = (f"Chroma server {dense.chroma.host}:{dense.chroma.port}" if dense.chroma
              else f"embedded Chroma under {paths.INDEX_DIR}")
-    judges = [name for name, on in (("offline", config.judges.offline), ("trace_llm", config.judges.trace_llm),
-                                    ("ragas", config.judges.ragas)) if on]
+    judges = [judge.name for judge in active_judges(config) if judge.stored]
     return [f"run {config.resolved_run_id()}: dataset {config.dataset.name} {config.dataset.options or ''}",
             f"model: {gen.name} ({gen.provider}, {gen.model})",
             f"vector store: {store}",
@@ -92,8 +96,8 @@ def describe_setup(config) -> list[str]:
 def run_experiment(config, *, log=print, progress=None, results_dir: Path | None = None) -> dict:
     """Run (or resume) `config` as `python -m helpers run` does, its log lines and prints going
     to `log`, `progress(step, done, total)` after each sample; then its figures."""
-    from helpers.experiment.analysis import make_figures
-    from helpers.experiment.runner import Experiment
+    from helpers.experiment.figures_run import make_figures  # matplotlib, seaborn: only when a run is started
+    from helpers.experiment.runner import Experiment  # the judges (torch, ragas): only when a run is started
 
     handler = _ToLog(log)
     logger = logging.getLogger("helpers")
@@ -136,8 +140,6 @@ def saved_sweeps(results_dir: Path | None = None) -> list[str]:
 def sample_table(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     """One row per answer: architecture, qid, question, answer, error, and every quality score
     as judge/metric."""
-    from helpers.experiment.analysis import load_scores, natural_key, quality_scores, run_dir
-
     directory = run_dir(run_id, results_dir)
     records = pd.read_parquet(directory / "records.parquet") if (directory / "records.parquet").exists() else pd.DataFrame()
     wide = quality_scores(load_scores(run_id, results_dir)).pivot_table(
@@ -152,8 +154,6 @@ def sample_table(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
 def download_links(run_id: str, results_dir: Path | None = None) -> str:
     """HTML links that download the run's summary (JSON), scores (CSV) and answers (JSON) from
     the page itself (data URIs: they work in JupyterLab and Voila alike)."""
-    from helpers.experiment.analysis import load_scores, run_dir
-
     directory = run_dir(run_id, results_dir)
     if not (directory / "summary.json").exists():
         raise UserError(f"{directory}: no summary.json; the run has not finished")
@@ -165,7 +165,6 @@ def download_links(run_id: str, results_dir: Path | None = None) -> str:
     links = [f"<a class='hx-download' download='{html.escape(name)}' "
              f"href='data:{mime};base64,{base64.b64encode(body).decode()}'>{html.escape(name)}</a>"
              for name, (mime, body) in files.items()]
-    from helpers.explore.views import STYLE
 
     return STYLE + "Download: " + " · ".join(links)
 
@@ -174,11 +173,9 @@ def results_view(run_id: str | None = None, *, sweep: str | None = None, judge: 
                  metric: str | None = None, results_dir: Path | None = None):
     """(figure, intervals table) of a saved run, or of a sweep's cells, for one judge and metric
     (None: all of them)."""
-    from helpers.experiment.analysis import _bars, load_scores, run_dir, statistics_settings, summary
+    from helpers.experiment.figures_run import metric_bars  # matplotlib, seaborn: only when a result is shown
 
     if sweep:
-        from helpers.experiment.sweep_report import cell_table, sweep_figures, sweep_scores
-
         scores, axes, _ = sweep_scores(sweep, results_dir)
         scores = _pick(scores, judge, metric)
         table = cell_table(scores, axes, n_resamples=2000)
@@ -191,7 +188,7 @@ def results_view(run_id: str | None = None, *, sweep: str | None = None, judge: 
     table = summary(_pick(load_scores(run_id, results_dir), judge, metric), config)
     if table.empty:
         raise ExploreError(f"run {run_id} has no scores for judge {judge!r} and metric {metric!r}")
-    return _bars(table, statistics_settings(config)["confidence"]), table
+    return metric_bars(table, confidence=statistics_settings(config)["confidence"]), table
 
 
 def _pick(scores: pd.DataFrame, judge: str | None, metric: str | None) -> pd.DataFrame:
@@ -204,8 +201,6 @@ def _pick(scores: pd.DataFrame, judge: str | None, metric: str | None) -> pd.Dat
 
 def judges_and_metrics(run_id: str, results_dir: Path | None = None) -> dict[str, list[str]]:
     """judge -> its quality metrics, in a saved run."""
-    from helpers.experiment.analysis import load_scores, quality_scores
-
     quality = quality_scores(load_scores(run_id, results_dir))
     out: dict[str, list[str]] = {}
     for name in quality["metric"].unique():
@@ -215,6 +210,4 @@ def judges_and_metrics(run_id: str, results_dir: Path | None = None) -> dict[str
 
 
 def summary_json(run_id: str, results_dir: Path | None = None) -> dict:
-    from helpers.experiment.analysis import run_dir
-
     return json.loads((run_dir(run_id, results_dir) / "summary.json").read_text())

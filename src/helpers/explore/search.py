@@ -16,14 +16,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from helpers import paths
 from helpers.errors import UserError
-from helpers.retrieval.base import top_k
+from helpers.experiment.config import load_config
 from helpers.inputs import MAX_QUESTION_CHARS, load_yaml
+from helpers.llm import LLM
+from helpers.llm.errors import LLMError, MissingKeyError
+from helpers.retrieval.base import top_k
+from helpers.retrieval.metrics import evaluate_run
+from helpers.retrieval.registry import ARCHITECTURES as REGISTRY, build_retriever, needs_llm
+from helpers.retrieval.sparse import Tokenizer, fold_accents
 
-ARCHITECTURES = ("dense", "bm25", "hybrid", "hyde", "multi_query", "rerank")
-LLM_ARCHITECTURES = ("hyde", "multi_query")
+ARCHITECTURES = tuple(REGISTRY)   # the panels' choices: every registered architecture
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -32,13 +36,12 @@ class ExploreError(UserError):
 
 
 def default_settings(config_path: str | Path | None = None) -> dict:
-    """The default benchmark's retrieval sections and LLMs (configs/default.yaml), so that the
-    panels show what `make run` measures."""
-    path = Path(config_path or paths.CONFIGS_DIR / "default.yaml")
-    raw = load_yaml(path) or {}
-    retrieval = dict(raw.get("retrieval") or {})
-    retrieval.pop("k", None)
-    return {"retrieval": retrieval, "llms": raw.get("llms") or [{"name": "local", "provider": "local"}]}
+    """The default benchmark's retrieval sections, k and LLMs (configs/default.yaml), read as a
+    run reads them (the typed config: same defaults, same checks), so that the panels show what
+    `make run` measures."""
+    config = load_config(config_path or paths.CONFIGS_DIR / "default.yaml")
+    return {"retrieval": config.retrieval.model_dump(mode="json", exclude={"k"}), "k": config.retrieval.k,
+            "llms": [llm.model_dump(mode="json") for llm in config.llms]}
 
 
 def known_llms(configs_dir: str | Path | None = None) -> dict[str, dict]:
@@ -58,8 +61,6 @@ class Highlighter:
     folded, stop words dropped, Snowball stems), and cuts the snippet around most of them."""
 
     def __init__(self, query: str, language: str = "en"):
-        from helpers.retrieval.sparse import Tokenizer, fold_accents
-
         self._fold = fold_accents
         self.tokenizer = Tokenizer(language if language in ("en", "es") else "en")
         self._stem = self.tokenizer._stemmer.stemWord
@@ -144,7 +145,9 @@ class Workbench:
     def __init__(self, dataset: str = "obstetrics", options: dict | None = None, *, retrieval: dict | None = None,
                  llm: str = "local", llms: dict[str, dict] | None = None):
         self.dataset, self.options = dataset, dict(options or {})
-        self.retrieval = retrieval if retrieval is not None else default_settings()["retrieval"]
+        defaults = default_settings()
+        self.retrieval = retrieval if retrieval is not None else defaults["retrieval"]
+        self.k = defaults["k"]   # the panels' default top k: the config's, as a run uses it
         self.llm_name, self.extra_llms = llm, dict(llms or {})
         self.data = None
         self._shared: dict = {}
@@ -162,7 +165,7 @@ class Workbench:
     # ------------------------------------------------------------------ loading
     def load(self, dataset: str | None = None, options: dict | None = None) -> "Workbench":
         """Load (or switch to) a dataset; indexes of the previous one are dropped."""
-        from helpers.data import load_dataset
+        from helpers.data import load_dataset  # pandas: loaded only when this runs
 
         if dataset is not None and (dataset, options or {}) != (self.dataset, self.options):
             self.dataset, self.options, self.data = dataset, dict(options or {}), None
@@ -172,8 +175,6 @@ class Workbench:
         return self
 
     def llm(self, name: str | None = None):
-        from helpers.llm import LLM
-
         name = name or self.llm_name
         if name not in self._llms:   # configs/*.yaml are read only for an LLM not built yet
             llms = self.llm_choices()
@@ -188,12 +189,10 @@ class Workbench:
 
     def retriever(self, architecture: str):
         """The architecture over this corpus, indexed once."""
-        from helpers.retrieval.registry import build_retriever
-
         if self.data is None:
             raise ExploreError("no corpus loaded yet: press Load (or call Workbench.load()) first")
         if architecture not in self._retrievers:
-            llm = self.llm() if architecture in LLM_ARCHITECTURES else None
+            llm = self.llm() if needs_llm(architecture, self.retrieval) else None
             retriever = build_retriever(architecture, language=self.data.language, llm=llm,
                                         options=self.retrieval, shared=self._shared)
             self._retrievers[architecture] = retriever.index(self.data.corpus)
@@ -208,17 +207,17 @@ class Workbench:
         return None
 
     # ------------------------------------------------------------------ searching
-    def search(self, question: str, architectures=ARCHITECTURES, k: int = 5, on_step=None) -> Comparison:
-        """One column per architecture. `on_step(architecture, i, n)` is called before each
-        (the panel's progress bar). An architecture that fails gets its error in its column."""
-        from helpers.retrieval.metrics import evaluate_run
-
+    def search(self, question: str, architectures=ARCHITECTURES, k: int | None = None, on_step=None) -> Comparison:
+        """One column per architecture, its top `k` (default: the config's k). `on_step(architecture,
+        i, n)` is called before each (the panel's progress bar). An architecture that fails gets its
+        error in its column."""
         if not question or not question.strip():
             raise ExploreError("the question is empty: type a question, or pick one of the dataset's")
         if len(question) > MAX_QUESTION_CHARS:
             raise ExploreError(f"the question has {len(question):,} characters; at most {MAX_QUESTION_CHARS:,}: shorten it")
         if not architectures:
             raise ExploreError("no architecture selected: tick at least one")
+        k = k or self.k
         if self.data is None:
             self.load()
         qid = self.qid_of(question)
@@ -269,8 +268,6 @@ class Workbench:
 
 def explain(exc: Exception) -> str:
     """One line a person can act on, for errors of the kinds the panels meet."""
-    from helpers.llm.errors import LLMError, MissingKeyError
-
     text = str(exc) or type(exc).__name__
     if isinstance(exc, MissingKeyError):
         return f"{text} (put it in the environment or in .env, then press the button again)"

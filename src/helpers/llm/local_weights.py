@@ -53,7 +53,7 @@ def q8_0_copy(source: str | Path, out_dir: str | Path | None = None) -> Path:
     """`source` re-encoded as Q8_0 (built on first use, about a second for the bundled model)."""
     import llama_cpp
 
-    from helpers.data.fetch import sha256_of
+    from helpers.data.fetch import sha256_of  # pandas: loaded only when this runs
 
     source = Path(source)
     out_dir = Path(out_dir or paths.DERIVED_MODELS_DIR)

@@ -18,6 +18,7 @@ from ragas.run_config import RunConfig
 
 from helpers.llm import LLM
 from helpers.llm.langchain import WorkbenchChatModel
+from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
 
 # The judge calls of the (sample, metric) being scored, collected per asyncio task (see runner):
 # a list of {"n", "temperature", "texts"}; None outside a scoring task.
@@ -110,8 +111,6 @@ def make_ragas_embeddings(embedder, *, symmetric: bool = True) -> LangchainEmbed
 
 def default_embedder(language: str = "en"):
     """The cached bundled embedder for a language: MiniLM for English, multilingual e5 otherwise."""
-    from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
-
     return CachedEmbedder(make_embedder(None, language=language))
 
 

@@ -16,6 +16,7 @@ import math
 
 from pydantic import BaseModel, Field
 
+from helpers.llm.structured import complete_json
 from helpers.trace.evidence_data import evidence_selector
 from helpers.trace.features import content, tokens
 from helpers.trace.keys import key_documents, split_sentences
@@ -56,7 +57,6 @@ class EvidenceFaithfulness:
         sentences = [s for s in split_sentences(answer) if content(tokens(s))]
         if self.llm is None:
             return sentences, "sentences", "statements: the answer's sentences (no statement LLM configured)"
-        from helpers.llm.structured import complete_json
 
         result = complete_json(self.llm, [{"role": "user", "content": STATEMENT_PROMPT.format(
             question=question, answer=answer)}], Statements, max_tokens=self.max_tokens)
@@ -93,6 +93,7 @@ def seed_example_agreement(evidence, threshold: float = 0.5) -> list[dict]:
     verdicts: faithfulness (answer sentences against the contexts) and context recall (reference
     sentences against the contexts: attributed = supported). One row per example: expected and
     predicted verdicts, agreement (`spanish.verdict_agreement`), the P(supported) values."""
+    # langchain_core, ragas: loaded only when this runs
     from helpers.ragas_eval.spanish import seed_examples, verdict_agreement
 
     rows = []

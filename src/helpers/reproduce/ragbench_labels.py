@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helpers.data import list_splits, load_ragbench
+from helpers.data.ragbench import default_dir
 from helpers.reproduce.ragbench_paper import PAPER_HALLUCINATION_SHARE, TABLE1_DEV_TEST, gold_labels, printed_count
 
 SCORES = ("relevance", "utilization", "completeness")
@@ -16,8 +18,6 @@ SCORES = ("relevance", "utilization", "completeness")
 
 def label_frame(subsets=None, splits=None, *, ragbench_dir=None) -> pd.DataFrame:
     """One row per example: subset, split and its gold relevance, utilization, completeness, adherence."""
-    from helpers.data import list_splits, load_ragbench
-
     frames = []
     for subset, available in list_splits(ragbench_dir).items():
         for split in available:
@@ -86,8 +86,7 @@ def save_label_figures(labels: pd.DataFrame, statistics: pd.DataFrame | None = N
     """Both figures saved with helpers.figures.save_figure; {name: png path}."""
     import matplotlib.pyplot as plt
 
-    from helpers.data.ragbench import default_dir
-    from helpers.figures import save_figure
+    from helpers.figures import save_figure  # matplotlib: loaded only when this runs
 
     statistics = label_statistics(labels) if statistics is None else statistics
     sources = [str(default_dir())]

@@ -19,6 +19,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from helpers.data import list_splits, load_ragbench
 from helpers.stats import auroc, bootstrap_ci
 from helpers.trace.judge_eval import BASELINES
 from helpers.trace.scoring import gold_scores
@@ -128,8 +129,6 @@ def judge_metrics(frame: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0
 
 def recompute(subsets=None, splits=None, *, ragbench_dir=None, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Our numbers: one row per (subset, split, judge, metric) that the shipped columns allow."""
-    from helpers.data import list_splits, load_ragbench
-
     rows = []
     for subset, available in list_splits(ragbench_dir).items():
         if subsets is not None and subset not in subsets:
@@ -186,8 +185,6 @@ def side_by_side(ours: pd.DataFrame | None = None, *, ragbench_dir=None, availab
     significant (the paper's *), difference (ours - paper), agreement, why, source. Every printed
     number has a row (ours NaN where it cannot be recomputed here); our rows on other splits are
     matched to the printed test number. available_only: only rows with a number of ours."""
-    from helpers.data import list_splits
-
     available = list_splits(ragbench_dir)
     ours = recompute(ragbench_dir=ragbench_dir, **recompute_options) if ours is None else ours
     paper = paper_table()

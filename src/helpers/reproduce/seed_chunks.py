@@ -22,6 +22,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from helpers import paths
+from helpers.data import load_dataset
+from helpers.experiment.analysis import seed_table
+from helpers.experiment.config import ExperimentConfig
+from helpers.retrieval.metrics import evaluate_run
+from helpers.retrieval.registry import build_retriever
+from helpers.retrieval.sparse import Tokenizer
 from helpers.stats import bootstrap_ci, paired_permutation_test
 
 CHUNKINGS = {"seed": {"chunks": "seed"}, "ours": {}}      # dataset options of each chunking
@@ -42,8 +49,6 @@ def ground_truth_recall(ground_truth: str, contexts: list[str], tokenizer) -> fl
 
 
 def _retrievers(data, architectures, shared: dict):
-    from helpers.retrieval.registry import build_retriever
-
     for name in architectures:
         retriever = build_retriever(name, language=data.language, shared=shared)
         start = time.perf_counter()
@@ -56,9 +61,6 @@ def seed_question_recall(*, k: int = 5, architectures=ARCHITECTURES, questions=N
     """One row per (chunking, architecture, qid): ground-truth recall@k, the characters of the
     top-k contexts (more text finds more words), and the pages they come from. `ours`: options of
     our chunking (e.g. pages, for a quick look; default the whole guideline, as the seed's)."""
-    from helpers.data import load_dataset
-    from helpers.retrieval.sparse import Tokenizer
-
     tokenizer, rows = Tokenizer("es"), []
     for chunking, options in CHUNKINGS.items():
         data = load_dataset("obstetrics", **(options if chunking == "seed" else ours or options))
@@ -96,9 +98,6 @@ def recall_table(per_question: pd.DataFrame, *, n_resamples: int = 10_000, seed:
 def maternaqa_retrieval(*, architectures=ARCHITECTURES, limit: int | None = None) -> pd.DataFrame:
     """obstetrics-es with each chunking as the guideline part of the corpus: nDCG@10, Recall@10,
     MRR@10 per architecture (helpers.retrieval.metrics), and the corpus size."""
-    from helpers.data import load_dataset
-    from helpers.retrieval.metrics import evaluate_run
-
     rows = []
     for chunking, options in CHUNKINGS.items():
         data = load_dataset("obstetrics-es", **options)
@@ -119,9 +118,7 @@ def answer_runs(*, questions=("q1",), architecture: str = "hybrid", ragas: bool 
     the experiment runner (configs built here): `questions` answered by the bundled model, judged
     by the same model under RAGAS (`ragas=False`: the offline TRACe judge only, via the returned
     scores). Rows: '<architecture> (<chunking> chunks)'."""
-    from helpers.experiment.analysis import seed_table
-    from helpers.experiment.config import ExperimentConfig
-    from helpers.experiment.runner import Experiment
+    from helpers.experiment.runner import Experiment  # matplotlib: loaded only when this runs
 
     tables = []
     for chunking, options in CHUNKINGS.items():
@@ -147,8 +144,6 @@ def answer_runs(*, questions=("q1",), architecture: str = "hybrid", ragas: bool 
 def compare(*, k: int = 5, architectures=ARCHITECTURES, maternaqa: bool = True, n_resamples: int = 10_000) -> dict:
     """Everything measured, JSON-ready: the 10-question recall table (and its per-question rows),
     the obstetrics-es table, corpus sizes and timings."""
-    from helpers.data import load_dataset
-
     started = time.perf_counter()
     per_question = seed_question_recall(k=k, architectures=architectures)
     result = {"k": k, "architectures": list(architectures),
@@ -178,8 +173,6 @@ def format_result(result: dict) -> str:
 def load_result(path=None) -> dict | None:
     """The saved benchmark result (results/benchmarks/seed_chunks.json), None if not run yet."""
     import json
-
-    from helpers import paths
 
     path = path or paths.RESULTS_DIR / "benchmarks" / "seed_chunks.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

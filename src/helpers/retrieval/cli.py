@@ -12,11 +12,13 @@ import argparse
 import json
 from pathlib import Path
 
+from helpers.retrieval.evaluate import format_report, retrieval_eval, save_report
+from helpers.retrieval.training import DEFAULT_PATH, train_reranker
+from helpers.retrieval.tuning import format_fusion, tune_fusion
+
 
 def _show(text: str, report: dict, out: str | None) -> int:
     """Print a report, and save it as JSON where --out asks."""
-    from helpers.retrieval.evaluate import save_report
-
     print(text)
     if out:
         print(f"saved {save_report(report, out)}")
@@ -28,8 +30,6 @@ def _json(text: str | None):
 
 
 def _retrieval_eval(args: argparse.Namespace) -> int:
-    from helpers.retrieval.evaluate import format_report, retrieval_eval
-
     report = retrieval_eval(args.dataset, args.architectures.split(","), qa_file=args.qa_file,
                             llm_config=_json(args.llm), limit=args.limit, llm_limit=args.llm_limit,
                             query_split=args.query_split, tune_fusion=args.tune_fusion, options=_json(args.options))
@@ -37,8 +37,6 @@ def _retrieval_eval(args: argparse.Namespace) -> int:
 
 
 def _tune_fusion(args: argparse.Namespace) -> int:
-    from helpers.retrieval.tuning import format_fusion, tune_fusion
-
     scifact = args.dataset == "scifact"  # tuned on its train claims, the BEIR test claims kept for reporting
     report = tune_fusion(args.dataset, query_split="all" if scifact else args.query_split,
                          dataset_options={"split": "train"} if scifact else {}, options=_json(args.options))
@@ -46,8 +44,6 @@ def _tune_fusion(args: argparse.Namespace) -> int:
 
 
 def _train_reranker(args: argparse.Namespace) -> int:
-    from helpers.retrieval.training import DEFAULT_PATH, train_reranker
-
     path = Path(args.out or DEFAULT_PATH)
     if args.if_missing and path.exists():
         print(f"offline reranker present: {path}")
@@ -59,6 +55,7 @@ def _train_reranker(args: argparse.Namespace) -> int:
 def _train_cross_encoder(args: argparse.Namespace) -> int:
     import torch
 
+    # pandas, scipy: loaded only when this runs
     from helpers.retrieval.cross_encoder_train import DEFAULT_DIR, RetrievalTrainSettings, train_retrieval_cross_encoder
 
     out = Path(args.out or DEFAULT_DIR)

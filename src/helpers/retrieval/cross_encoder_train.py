@@ -37,7 +37,14 @@ from pathlib import Path
 import numpy as np
 
 from helpers import paths
-from helpers.finetune import LoopSettings, Stage, artefact_bytes, finetune
+from helpers.data import load_dataset
+from helpers.data.splits import query_group
+from helpers.finetune import LoopSettings, Stage, artefact_bytes, encode, finetune, length_order
+from helpers.retrieval.base import doc_text
+from helpers.retrieval.evaluate import evaluate_run
+from helpers.retrieval.registry import build_retriever
+from helpers.retrieval.sparse import BM25
+from helpers.stats import auroc
 from helpers.trace.evidence_data import Pair, fingerprint, label_counts
 
 DEFAULT_DIR = paths.MODELS_DIR / "cross-encoder-retrieval"
@@ -140,8 +147,6 @@ def _sample_qids(qids, limit: int | None, seed: int, source: str) -> list[str]:
 
 def _queries_from_run(source: str, data, run: dict, qids: list[str], settings: RetrievalTrainSettings,
                       key_of) -> list[Query]:
-    from helpers.retrieval.base import doc_text
-
     out, all_ids = [], sorted(data.corpus)
     for qid in qids:
         relevant = data.qrels[qid]
@@ -175,8 +180,6 @@ def pick_negatives(ranked: list[str], relevant: set, all_ids: list[str], setting
 
 def _benchmark_queries(source: str, data, key_of, settings: RetrievalTrainSettings) -> list[Query]:
     """A BEIR-style dataset's queries with their candidates from its first stage (registry-built)."""
-    from helpers.retrieval.registry import build_retriever
-
     qids = _sample_qids(data.qrels, settings.max_queries.get(source), settings.seed, source)
     kind = settings.first_stage.get(source, "hybrid" if source == "scifact" else "bm25")
     retriever = build_retriever(kind, language=data.language,
@@ -187,16 +190,11 @@ def _benchmark_queries(source: str, data, key_of, settings: RetrievalTrainSettin
 
 def scifact_queries(settings: RetrievalTrainSettings) -> list[Query]:
     """SciFact *train* claims."""
-    from helpers.data import load_dataset
-
     return _benchmark_queries("scifact", load_dataset("scifact", split="train"), lambda q: f"scifact/{q}", settings)
 
 
 def obstetrics_queries(settings: RetrievalTrainSettings) -> list[Query]:
     """obstetrics-es *dev* questions only; held out by gold passage, as the dev/test split."""
-    from helpers.data import load_dataset
-    from helpers.data.splits import query_group
-
     data = load_dataset("obstetrics-es", query_split="dev")
     return _benchmark_queries("obstetrics-es", data, lambda q: f"obstetrics-es/{query_group(data, q)}", settings)
 
@@ -215,8 +213,7 @@ def ragbench_queries(settings: RetrievalTrainSettings, ragbench_dir=None) -> tup
     """Every non-test RAGBench split (`offline_judge.training_frame`); per subset, BM25 over the
     pooled documents (deduplicated by text) of its examples. Examples without a relevant or
     without a non-relevant candidate are skipped."""
-    from helpers.retrieval.sparse import BM25
-    from helpers.trace.offline_judge import training_frame
+    from helpers.trace.offline_judge import training_frame  # sklearn: loaded only when this runs
 
     frame = training_frame(ragbench_dir)
     splits = sorted({f"{s}/{p}" for s, p in zip(frame["subset"], frame["split"])})
@@ -290,8 +287,6 @@ def score_pairs(model, tokenizer, firsts: list[str], seconds: list[str], max_len
     """The model's logits for (query, passage) pairs, in length order for little padding."""
     import torch
 
-    from helpers.trace.evidence import encode, length_order
-
     out = np.zeros(len(firsts))
     order = length_order(firsts, seconds)
     with torch.inference_mode():
@@ -305,9 +300,6 @@ def score_pairs(model, tokenizer, firsts: list[str], seconds: list[str], max_len
 def held_out_metrics(model, tokenizer, held: list[Query], max_length: int) -> dict:
     """Per source: the pairs' AUROC, and each query's candidates (its positives and hard
     negatives) reordered by the model vs in the first stage's order: MRR and nDCG@10."""
-    from helpers.retrieval.evaluate import evaluate_run
-    from helpers.stats import auroc
-
     pairs = _pairs(held)
     if not pairs:
         return {}

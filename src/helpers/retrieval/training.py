@@ -15,6 +15,10 @@ import numpy as np
 
 from helpers import paths
 from helpers.artefacts import read_artefact, write_artefact
+from helpers.retrieval.composed import Hybrid
+from helpers.retrieval.dense import Dense
+from helpers.retrieval.features import FeatureExtractor
+from helpers.retrieval.sparse import BM25
 
 log = logging.getLogger(__name__)
 DEFAULT_PATH = paths.MODELS_DIR / "reranker-ltr.skops"
@@ -35,11 +39,7 @@ def source_rows(source: str):
     """(features, labels, groups) of one source, candidates from its hybrid top 50."""
     from tqdm import tqdm
 
-    from helpers.data import load_dataset
-    from helpers.retrieval.composed import Hybrid
-    from helpers.retrieval.dense import Dense
-    from helpers.retrieval.features import FeatureExtractor
-    from helpers.retrieval.sparse import BM25
+    from helpers.data import load_dataset  # pandas: loaded only when this runs
 
     if source not in _SOURCES:
         raise ValueError(f"unknown reranker training source {source!r}; valid: {sorted(_SOURCES)}")

@@ -12,6 +12,9 @@ flat grid keeps the published default. Report it on queries it was not chosen on
 from __future__ import annotations
 
 from helpers.retrieval.fusion import fuse
+from helpers.retrieval.metrics import evaluate_run
+from helpers.retrieval.options import parse_options
+from helpers.retrieval.registry import build_retriever
 
 RRF_KS = (10, 30, 60, 100)
 ALPHAS = tuple(round(a / 10, 1) for a in range(1, 10))   # 0 and 1 are the parts alone, not a fusion
@@ -35,8 +38,6 @@ def choose_fusion(qrels: dict, dense_run: dict, sparse_run: dict, *, metric: str
                   grid: list[dict] | None = None) -> dict:
     """The best fusion of two runs ({qid: {doc_id: score}}, dense first) on `qrels`, with the
     whole grid's scores and the parts' own scores for reference."""
-    from helpers.retrieval.metrics import evaluate_run
-
     scored = []
     for fusion in grid or fusion_grid():
         fused = fuse([dense_run, sparse_run], top=100, **fusion)
@@ -54,7 +55,7 @@ def tune_fusion(dataset: str, *, query_split: str = "dev", options=None, dataset
     helpers.data.splits; SciFact: dataset_options={"split": "train"} and query_split="all").
     `options`: retrieval sections (the dense embedder, BM25's k1/b and hybrid's candidates are
     used as given). Returns choose_fusion's report plus what it was tuned on."""
-    from helpers.data import load_dataset
+    from helpers.data import load_dataset  # pandas: loaded only when this runs
 
     data = load_dataset(dataset, query_split=query_split, **(dataset_options or {}))
     report = tune_fusion_on(data, options=options)
@@ -65,9 +66,6 @@ def tune_fusion(dataset: str, *, query_split: str = "dev", options=None, dataset
 def tune_fusion_on(data, *, options=None, shared: dict | None = None) -> dict:
     """choose_fusion on a loaded Dataset's queries with qrels; `shared` as in build_retriever
     (parts already indexed on this corpus are reused)."""
-    from helpers.retrieval.options import parse_options
-    from helpers.retrieval.registry import build_retriever
-
     options = parse_options(options)
     queries = {qid: data.queries[qid] for qid in data.qrels if data.qrels[qid]}
     shared = {} if shared is None else shared
@@ -85,8 +83,6 @@ def tune_fusion_on(data, *, options=None, shared: dict | None = None) -> dict:
 
 def tuned_options(options, fusion: dict):
     """`options` (RetrievalOptions or dict of sections) with the hybrid section's fusion replaced."""
-    from helpers.retrieval.options import parse_options
-
     sections = parse_options(options).model_dump()
     sections["hybrid"].update({key: fusion[key] for key in DEFAULT})
     return parse_options(sections)

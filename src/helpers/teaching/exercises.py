@@ -2,8 +2,11 @@
 tolerance and a hint. `check(id, answer)` says right or wrong in the notebook."""
 from __future__ import annotations
 
+import importlib
 import math
+import pkgutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 EXERCISES: dict[str, "Exercise"] = {}
@@ -82,11 +85,6 @@ def exercises_of(topic: str) -> list[Exercise]:
 
 def _load_topics() -> None:
     """Import every topic module, which registers its exercises."""
-    import importlib
-    import pkgutil
-
-    import helpers.teaching as package
-
-    for module in pkgutil.iter_modules(package.__path__):
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):   # the modules of helpers.teaching
         if module.name != "exercises":
             importlib.import_module(f"helpers.teaching.{module.name}")

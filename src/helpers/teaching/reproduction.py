@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helpers.data import load_ragbench
 from helpers.reproduce.ragbench_paper import judge_metrics, rmse
 from helpers.stats import auroc
 from helpers.teaching.exercises import exercise
@@ -50,8 +51,6 @@ def toy_metrics() -> dict:
 
 def best_judge(subset: str = "delucionqa", split: str = "test") -> str:
     """The shipped judge with the highest hallucination AUROC on one RAGBench subset and split."""
-    from helpers.data import load_ragbench
-
     rows = [r for r in judge_metrics(load_ragbench(subset, split), n_resamples=100)
             if r["metric"] == "hallucination_auroc"]
     return max(rows, key=lambda r: r["ours"])["judge"]

@@ -9,6 +9,9 @@ import re
 import numpy as np
 import pandas as pd
 
+from helpers.retrieval.embeddings import make_embedder
+from helpers.retrieval.fusion import rrf
+from helpers.retrieval.metrics import evaluate_run
 from helpers.teaching.exercises import exercise
 
 FOUR_SENTENCES = {
@@ -76,8 +79,6 @@ def cosine(a, b) -> float:
 def embedding_cosines(sentences: list[str], language: str = "es", embedder: str | None = None) -> pd.DataFrame:
     """Cosine of every pair of sentences with the dense architecture's embedder (the language's
     default unless named): paraphrases score near each other, unrelated text lower."""
-    from helpers.retrieval.embeddings import make_embedder
-
     vectors = np.asarray(make_embedder(embedder, language).embed_documents(sentences), dtype=float)
     matrix = [[round(cosine(a, b), 3) for b in vectors] for a in vectors]
     return pd.DataFrame(matrix, index=sentences, columns=[f"s{i}" for i in range(len(sentences))])
@@ -104,8 +105,6 @@ def rrf_by_hand(lists: dict[str, list[str]] = TOY_LISTS, k: int = 60) -> pd.Data
 
 def rrf_by_package(lists: dict[str, list[str]] = TOY_LISTS, k: int = 60) -> dict[str, float]:
     """The package's RRF on the same lists (as runs {qid: {doc_id: score}}, best first)."""
-    from helpers.retrieval.fusion import rrf
-
     runs = [{"q": {d: float(len(ranked) - i) for i, d in enumerate(ranked)}} for ranked in lists.values()]
     return rrf(runs, k=k)["q"]
 
@@ -126,8 +125,6 @@ def ndcg_by_hand(ranking=TOY_RANKING, qrels=TOY_RELEVANT, k: int = 5) -> dict:
 
 
 def ndcg_by_ranx(ranking=TOY_RANKING, qrels=TOY_RELEVANT, k: int = 5) -> dict:
-    from helpers.retrieval.metrics import evaluate_run
-
     run = {"q": {d: float(len(ranking) - i) for i, d in enumerate(ranking)}}
     scores = evaluate_run({"q": qrels}, run, metrics=(f"ndcg@{k}", f"recall@{k}"))
     return {"ndcg": scores[f"ndcg@{k}"], "recall": scores[f"recall@{k}"]}

@@ -8,7 +8,8 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from helpers.stats import minimum_detectable_difference, questions_needed
+from helpers.experiment.analysis import quality_scores
+from helpers.stats import detectable_differences, minimum_detectable_difference, questions_needed
 from helpers.teaching.exercises import exercise
 
 TOY_DIFFS = [0.10, 0.20, -0.05, 0.15, 0.10]   # architecture A minus B on five questions
@@ -37,7 +38,7 @@ def questions_needed_figure(sd: float, differences=(0.02, 0.03, 0.05, 0.075, 0.1
     has drawn as a line."""
     import seaborn as sns
 
-    from helpers.figures import plt
+    from helpers.figures import plt  # matplotlib: loaded only when this runs
 
     frame = pd.DataFrame({"difference": list(differences),
                           "questions needed": [questions_needed(d, sd, alpha=alpha, power=power) for d in differences]})
@@ -58,9 +59,6 @@ def detectability(scores: pd.DataFrame, baseline: str, *, alpha: float = 0.05, p
     difference with the baseline, the minimum detectable difference at this run's questions, and
     the questions the observed difference would need; the figure at the median SD (None when no
     difference varies)."""
-    from helpers.experiment.analysis import quality_scores
-    from helpers.stats import detectable_differences
-
     table = detectable_differences(quality_scores(scores), baseline, alpha=alpha, power=power)
     spread = table["sd_diff"][table["sd_diff"] > 0] if len(table) else pd.Series(dtype=float)
     figure = (questions_needed_figure(float(spread.median()), alpha=alpha, power=power, observed_n=int(table["n"].max()))

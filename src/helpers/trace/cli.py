@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from helpers.inputs import load_yaml
 from pathlib import Path
+
+from helpers.data import DataError
+from helpers.experiment.run_labels import judge_agreement, labels_frame
+from helpers.inputs import load_yaml
+from helpers.trace.evidence import DEFAULT_DIR, EvidenceModel
+from helpers.trace.evidence_train import TrainSettings, fit_stack_weight, train_evidence_model
+from helpers.trace.judge_eval import format_table, judge_eval, save_result
 
 
 def _train_judge(args: argparse.Namespace) -> int:
-    from helpers.trace.offline_judge import DEFAULT_PATH, train_judge
+    from helpers.trace.offline_judge import DEFAULT_PATH, train_judge  # sklearn: loaded only when this runs
 
     _check_dir(args.ragbench_dir, "--ragbench-dir")
     if args.if_missing and Path(args.out or DEFAULT_PATH).exists():
@@ -26,9 +32,6 @@ def _train_judge(args: argparse.Namespace) -> int:
 
 
 def _train_evidence(args: argparse.Namespace) -> int:
-    from helpers.trace.evidence import DEFAULT_DIR, EvidenceModel
-    from helpers.trace.evidence_train import TrainSettings, fit_stack_weight, train_evidence_model
-
     _check_dir(args.ragbench_dir, "--ragbench-dir")
     if args.stack_only:
         print(json.dumps(fit_stack_weight(args.out, args.ragbench_dir, args.seed), indent=2))
@@ -58,17 +61,11 @@ def _load_llm_config(text: str | None) -> dict | None:
 def _check_dir(path: str | None, option: str) -> None:
     """A directory named on the command line exists (checked before any slow work)."""
     if path is not None and not Path(path).is_dir():
-        from helpers.data import DataError
-
         raise DataError(path, "directory not found", fix=f"pass {option} a folder of <subset>/<split>-*.parquet files")
 
 
 def _judge_eval(args: argparse.Namespace) -> int:
-    from helpers.trace.judge_eval import format_table, judge_eval, save_result
-
     if args.labels:   # the judges of a run against a person's labels of its answers
-        from helpers.experiment.run_labels import judge_agreement, labels_frame
-
         table = judge_agreement(args.labels, annotator=args.annotator)
         labels = labels_frame(args.labels)
         print(f"run {args.labels}: {labels[['architecture', 'model', 'qid']].drop_duplicates().shape[0]} answers "

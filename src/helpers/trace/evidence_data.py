@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers import paths
+from helpers.data import DataError
 from helpers.trace.features import content, names, tokens
-from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key
+from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key, split_sentences
 
 NLI_DIR = paths.RAW_DIR / "nli"
 EVIDENCE_SENTENCES = 3        # top-3 by rare-word overlap hold 67-84% of the gold support (offline-stack notes)
@@ -116,8 +117,6 @@ def nli_pairs(nli_dir: str | Path | None = None) -> list[Pair]:
     if wice.exists():
         raw += [(" ".join(r["evidence"]), r["claim"], r["label"], "wice") for r in _jsonl(wice)]
     if not raw:
-        from helpers.data import DataError
-
         raise DataError(root, "no NLI file found", fix="run `python -m helpers prepare-data nli`")
     seen, pairs = set(), []
     for premise, hypothesis, label, source in raw:
@@ -214,8 +213,6 @@ def maternaqa_pairs(records: list[dict], seed: int = 0) -> list[Pair]:
     """Spanish pairs from MaternaQA-es records (`pregunta`, `respuesta`, `contexto_fuente`): each
     answer sentence with its gold passage (1), with another record's passage (0), and perturbed
     against its own passage (0)."""
-    from helpers.trace.keys import split_sentences
-
     pairs: list[Pair] = []
     for position, record in enumerate(records):
         passage = [[["0a", s] for s in split_sentences(record["contexto_fuente"].strip('"'))]]

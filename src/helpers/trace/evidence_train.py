@@ -62,7 +62,7 @@ def loop_settings(settings: TrainSettings) -> LoopSettings:
 
 def training_data(settings: TrainSettings, ragbench_dir=None, nli_dir=None) -> dict:
     """{"nli": (train, held), "support": (train, held)} pairs; the RAGBench hold-out is by example."""
-    from helpers.trace.offline_judge import training_frame
+    from helpers.trace.offline_judge import training_frame  # sklearn: loaded only when this runs
 
     nli = nli_pairs(nli_dir)
     if settings.limit_nli:
@@ -142,6 +142,7 @@ def fit_stack_weight(out_dir: str | Path | None = None, ragbench_dir=None, seed:
     on the RAGBench examples the evidence model held out, with a lexical judge trained without
     them, so that neither part has seen the examples it is weighed on; w maximises the mean
     per-subset hallucination AUROC over a grid (ties: the smaller w). Saved in the card."""
+    # sklearn: loaded only when this runs
     from helpers.trace.offline_judge import OfflineJudge, featurise_frame, fit_judge, training_frame
 
     out = Path(out_dir or DEFAULT_DIR)

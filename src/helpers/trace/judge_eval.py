@@ -17,8 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from helpers.data import list_splits, load_ragbench
 from helpers.errors import UserError
 from helpers.stats import auroc, bootstrap_ci
+from helpers.trace.evidence import EvidenceModel
+from helpers.trace.llm_judge import llm_judge_frame
 from helpers.trace.scoring import to_json
 
 # judge name -> {metric: shipped column}
@@ -75,8 +78,6 @@ def _judge_predictions(name: str, frame: pd.DataFrame, offline_judges: dict, llm
         judgements = offline_judges[name].judge_frame(frame)
         scores = [j.scores for j in judgements]
     elif name == "llm":
-        from helpers.trace.llm_judge import llm_judge_frame
-
         judgements = llm_judge_frame(frame, llm_config)
         scores = [j.scores for j in judgements]
     else:
@@ -89,8 +90,7 @@ def _judge_predictions(name: str, frame: pd.DataFrame, offline_judges: dict, llm
 
 def _offline_judges(judges: list[str], judge_path, evidence_path) -> dict:
     """name -> OfflineJudge for the offline judges asked for; one evidence model loaded once."""
-    from helpers.trace.evidence import EvidenceModel
-    from helpers.trace.offline_judge import OfflineJudge
+    from helpers.trace.offline_judge import OfflineJudge  # sklearn: loaded only when this runs
 
     names = [j for j in judges if j in ("offline", "lexical", "evidence", "stacked")]
     if not names:
@@ -109,7 +109,7 @@ def training_means(ragbench_dir=None, offline_judge=None) -> dict:
     """The trivial predictor: the offline judge's training means, else the non-test splits'."""
     if offline_judge is not None and "training_means" in offline_judge.meta:
         return offline_judge.meta["training_means"]
-    from helpers.trace.offline_judge import training_frame
+    from helpers.trace.offline_judge import training_frame  # sklearn: loaded only when this runs
 
     try:
         frame = training_frame(ragbench_dir)
@@ -125,8 +125,6 @@ def judge_eval(ragbench_dir=None, split: str = "test", judges=("offline",), llm_
     """Per subset: AUROC and RMSEs of our judges, the shipped baselines and the trivial predictor.
     Judges: offline (stacked when an evidence model is trained, else lexical), lexical, evidence
     (the evidence model's adherence alone), stacked, llm."""
-    from helpers.data import list_splits, load_ragbench
-
     judges = [j.strip() for j in (judges.split(",") if isinstance(judges, str) else judges) if j.strip()]
     unknown = sorted(set(judges) - set(OUR_JUDGES))
     if unknown:

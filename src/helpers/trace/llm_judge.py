@@ -7,7 +7,6 @@ A failed call or an unparsable answer gives NaN scores and the recorded reason, 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
@@ -110,7 +109,3 @@ def llm_judge_frame(frame, llm_config: dict | None = None, llm: LLM | None = Non
             reason = f"{type(exc).__name__}: {exc}"[:500]
             out.append(LLMJudgement(TraceScores.failed(reason), error=reason))
     return out
-
-
-def is_failed(judgement: LLMJudgement) -> bool:
-    return judgement.error is not None or math.isnan(judgement.scores.relevance)

@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from helpers.llm.llama_prefix import block_aligned_llama
+from helpers.retrieval.sparse import Tokenizer
 
 YES_WORDS = ("yes", "Yes", "YES", " yes", " Yes")
 NO_WORDS = ("no", "No", "NO", " no", " No")
@@ -82,8 +83,6 @@ def select_evidence(claims: list[str], sentences: list[str], k: int = EVIDENCE_S
     `sentences` themselves), best first; ties keep document order; all of them when there are
     at most `k`. A claim sharing no term with the sentences gets the first `k`."""
     import bm25s
-
-    from helpers.retrieval.sparse import Tokenizer
 
     if not claims or len(sentences) <= k:
         return [list(sentences) for _ in claims]
@@ -138,8 +137,6 @@ class LogprobJudge:
 
     def __init__(self, path: str | Path, n_ctx: int = 4096, threads: int | None = None, block: int | None = 64):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        from helpers.retrieval.sparse import Tokenizer
 
         threads = threads or os.cpu_count() or 1
         self.path = Path(path)

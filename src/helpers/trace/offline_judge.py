@@ -41,7 +41,9 @@ from threadpoolctl import threadpool_limits
 
 from helpers import paths
 from helpers.artefacts import read_artefact, write_artefact
+from helpers.data import list_splits, load_ragbench
 from helpers.errors import UserError
+from helpers.trace.evidence import EvidenceModel
 from helpers.trace.features import DOC_FEATURES, RESPONSE_FEATURES, example_features
 from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key
 from helpers.trace.scoring import TraceScores
@@ -169,8 +171,6 @@ class OfflineJudge:
     def load(cls, path: str | Path | None = None, evidence="auto", use: str | None = None) -> "OfflineJudge":
         """`evidence`: "auto" (the trained evidence model under data/models/evidence/ if there is
         one), None (lexical only), or an evidence-model folder."""
-        from helpers.trace.evidence import EvidenceModel
-
         path = Path(path or DEFAULT_PATH)
         blob = read_artefact(path, what="trained judge", retrain=RETRAIN)
         if blob.get("format_version") != FORMAT_VERSION:
@@ -304,8 +304,6 @@ def fit_judge(examples: list[Example], seed: int = 0, meta: dict | None = None,
 
 def training_frame(ragbench_dir=None, subsets: list[str] | None = None, limit: int | None = None) -> pd.DataFrame:
     """Every non-test split of RAGBench under `ragbench_dir` (validation + train); never test."""
-    from helpers.data import list_splits, load_ragbench
-
     frames = []
     for subset, splits in list_splits(ragbench_dir).items():
         if subsets and subset not in subsets:

@@ -1,13 +1,12 @@
-"""Sweeps on Ray, and corpus embedding spread over Ray workers.
+"""Ray start-up: a local instance on loopback only, or a connection to a cluster.
 
-Sweeps: one task per run, on this machine (`ray.init()` starts a local instance) or on a
-cluster (`address`: 'HOST:PORT' of a head started with `ray start --head`, 'ray://HOST:PORT' for
-Ray Client, or the RAY_ADDRESS environment variable).
+    ray = ray_init(address)      # None: RAY_ADDRESS, else a local instance of this machine's CPUs
 
-Runs never write the same files (one run directory each), and a run's store is append-only, so a
-worker that dies mid-run loses no finished sample: Ray retries the task (`max_retries`), and the
-retry resumes the run where the dead worker left it. Every worker must see the same project
-checkout and `results/` (one machine, or a shared file system), as `ray start` workers here do.
+`address`: 'HOST:PORT' of a head started with `ray start --head`, 'ray://HOST:PORT' for Ray
+Client, or the RAY_ADDRESS environment variable; none of them: `ray.init()` starts a local
+instance. What runs on it: sweeps (helpers.experiment.sweep.run_on_ray) and corpus embedding
+(helpers.retrieval.embeddings.embed_on_ray). A task Ray retries after its worker died is retried
+up to MAX_RETRIES times.
 
 The local instance listens on 127.0.0.1 only: a Ray port accepts tasks, that is code to run, from
 whoever reaches it. A head on this machine for the `address` route is started the same way (see
@@ -124,8 +123,9 @@ def _connect(ray, address: str, env: dict) -> None:
             "and give the cluster's token (RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token)") from None
 
 
-def _ray_init(address: str | None):
-    import ray
+def ray_init(address: str | None):
+    """The `ray` module, initialised: joined to `address` (or RAY_ADDRESS), else a local instance."""
+    import ray  # optional and slow to import: only where Ray is used
 
     if ray.is_initialized():
         return ray
@@ -138,64 +138,3 @@ def _ray_init(address: str | None):
     else:
         _start_local(ray, env)
     return ray
-
-
-def run_on_ray(runs: list[dict], *, address: str | None = None, results_dir=None, progress: bool = True,
-               max_retries: int = MAX_RETRIES) -> dict[str, dict]:
-    """{run_id: status} of every run in `runs` (from helpers.experiment.sweep.expand), each run
-    one Ray task of one CPU; a worker process that dies is retried up to `max_retries` times."""
-    from tqdm.auto import tqdm
-
-    from helpers.experiment.sweep import run_one
-
-    ray = _ray_init(address)
-    task = ray.remote(num_cpus=1, max_retries=max_retries)(run_one)
-    pending = {task.remote(r["config"].model_dump(mode="json"), str(results_dir) if results_dir else None): r["run_id"]
-               for r in runs}
-    statuses: dict[str, dict] = {}
-    bar = tqdm(total=len(pending), desc="sweep on ray", unit="run", disable=not progress)
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        run_id = pending.pop(done[0])
-        try:
-            summary = ray.get(done[0])
-            statuses[run_id] = {"status": "finished" if summary["ok"] else "failed",
-                                "failure_rate": summary["failure_rate"]}
-        except Exception as exc:  # the run's own error, or retries exhausted: recorded, the sweep goes on
-            statuses[run_id] = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:500]}
-        bar.update(1)
-    bar.close()
-    return statuses
-
-
-def _embed_batch(embedder: str | None, language: str, texts: list[str]):
-    """A Ray task: document embeddings of `texts`, returned to the caller (so a cluster needs no
-    shared file system for the cache)."""
-    from helpers.retrieval.embeddings import make_embedder
-
-    return make_embedder(embedder, language).embed_documents(texts)
-
-
-def embed_on_ray(cached, embedder: str | None, language: str, texts: list[str], *, batch_size: int = 256,
-                 address: str | None = None, progress: bool = True) -> int:
-    """Fill `cached` (a CachedEmbedder) with the document embeddings of `texts` it lacks, one Ray
-    task per batch of `batch_size`; each batch is cached as it comes back, so an interrupt loses
-    little. Returns how many texts were embedded on the workers."""
-    from tqdm.auto import tqdm
-
-    missing = cached.missing_documents(texts)
-    if not missing:
-        return 0
-    ray = _ray_init(address)
-    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_embed_batch)
-    batches = {task.remote(embedder, language, missing[i:i + batch_size]): missing[i:i + batch_size]
-               for i in range(0, len(missing), batch_size)}
-    bar = tqdm(total=len(missing), desc=f"embedding on ray ({cached.name.split('|')[0]})", unit="text",
-               disable=not progress)
-    while batches:
-        done, _ = ray.wait(list(batches), num_returns=1)
-        part = batches.pop(done[0])
-        cached.add_documents(part, ray.get(done[0]))
-        bar.update(len(part))
-    bar.close()
-    return len(missing)

@@ -1,0 +1,174 @@
+"""The judge contract and its registry.
+
+A judge scores a run's answers. It says what it produces (its metrics, with their range and
+direction), whether it needs an LLM and which one, and scores one answer at a time; the runner
+stores each answer's scores as it finishes (helpers.experiment.store), so a killed run resumes.
+`JUDGES` maps config names to judge classes, as `BUILDERS` does for architectures; a judge
+registered with `@register` is run by any config that switches it on, and read by the analysis,
+figures and panels, without another file changing.
+
+    @register
+    class Length(Judge):
+        name, label = "length", "answer length"
+        metrics = (Metric("words", low=0, high=None, higher_is_better=False),)
+        def score_one(self, answer):
+            return [("words", len(answer["answer"].split()), "")], None
+
+    # config: judges: {length: {}}      (options, if any, go to the judge's `Options` model)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from helpers.errors import UserError
+
+if TYPE_CHECKING:  # annotations only: the runner imports the judges, not the other way
+    from helpers.experiment.config import ExperimentConfig
+
+Row = tuple[str, Any, str]   # (metric, value or None, reason)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number a judge produces: its range (None: unbounded) and which way is better.
+    `grounding`: it says whether the answer is supported by its contexts (faithfulness,
+    adherence): such metrics are compared with each other and with people's labels."""
+
+    name: str
+    low: float | None = 0.0
+    high: float | None = 1.0
+    higher_is_better: bool = True
+    grounding: bool = False
+    quality: bool = True      # a headline score of summaries and figures (False: a diagnostic)
+    description: str = ""
+
+    def check(self, value):
+        """`value` as a float, None for a missing one; ValueError outside the range."""
+        if value is None or value != value:
+            return None
+        value = float(value)
+        if (self.low is not None and value < self.low - 1e-9) or (self.high is not None and value > self.high + 1e-9):
+            raise ValueError(f"{self.name} = {value} outside [{self.low}, {self.high}]")
+        return value
+
+
+class NoOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Judge:
+    """Subclasses set `name`, `label`, `metrics` and implement `score_one`; the rest has defaults.
+
+    `runner` gives what a judge may use: `config` (the typed ExperimentConfig), `llm(name)` and
+    `llm_copy(name)` (configured LLM clients), `store.finished(key)`; `data` is the dataset."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]                       # for people: panels, figures, logs
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    Options: ClassVar[type[BaseModel]] = NoOptions   # the judge's own config section, if any
+    # stored: each answer's scores are a record in the run store (False: recomputed from the
+    # answers at the end of every invocation, for judges that cost nothing, e.g. retrieval metrics)
+    stored: ClassVar[bool] = True
+
+    def __init__(self, runner, data, options: BaseModel | None = None):
+        self.runner, self.data, self.config = runner, data, runner.config
+        self.options = options or self.Options()
+        self.workers, self.artefact = 1, None   # answers scored at once; which trained model judged
+
+    # ---- what the config switches on
+    @classmethod
+    def enabled(cls, config: "ExperimentConfig") -> bool:
+        """Registered judges are on when the config names them in `judges` (built-in judges read
+        their own settings)."""
+        return cls.name in config.judges.other
+
+    @classmethod
+    def switch(cls, judges: dict, on: bool, llm: str | None = None) -> None:
+        """Turn this judge on or off in a config's raw `judges` section (the run panel's choice);
+        `llm`: the LLM it judges with, for judges that use one."""
+        other = judges.setdefault("other", {})
+        if on:
+            other.setdefault(cls.name, {})
+        else:
+            other.pop(cls.name, None)
+
+    @classmethod
+    def metrics_for(cls, config: "ExperimentConfig | None" = None) -> tuple[Metric, ...]:
+        return cls.metrics
+
+    @classmethod
+    def is_quality(cls, metric: str) -> bool:
+        """Whether a stored metric of this judge is a headline quality score (summaries, figures)."""
+        return any(m.name == metric and m.quality for m in cls.metrics_for(None))
+
+    @classmethod
+    def llm_name(cls, config: "ExperimentConfig") -> str | None:
+        """The name of the configured LLM this judge calls (None: none)."""
+        return None
+
+    # ---- scoring
+    def select(self, answers: list[dict]) -> list[dict]:
+        """The answers this judge scores (default: all)."""
+        return answers
+
+    def prepare(self) -> None:
+        """Load what scoring needs (models, clients); called only when some answer is left to score."""
+
+    def score_one(self, answer: dict) -> tuple[list[Row], dict | None]:
+        """(rows for this answer, its LLM usage or None). Raise on failure: the runner records
+        the error with NaN scores and goes on."""
+        raise NotImplementedError
+
+    def score(self, answers: list[dict]) -> list[dict]:
+        """Long rows (architecture, llm, judge, qid, metric, value, reason) of `answers`: what a
+        judge with `stored = False` contributes to scores.parquet, and a way to score outside a run."""
+        rows = []
+        for answer in self.select(answers):
+            values, _ = self.score_one(answer)
+            rows += [{"architecture": answer["architecture"], "llm": answer["llm"], "judge": self.name,
+                      "qid": answer["qid"], "metric": metric, "value": value, "reason": reason}
+                     for metric, value, reason in values]
+        return rows
+
+
+JUDGES: dict[str, type[Judge]] = {}
+
+
+def register(judge: type[Judge]) -> type[Judge]:
+    """Add `judge` to JUDGES under its `name` (a class decorator)."""
+    if not getattr(judge, "name", None) or not getattr(judge, "label", None):
+        raise TypeError(f"{judge.__name__}: a judge needs a `name` and a `label`")
+    JUDGES[judge.name] = judge
+    return judge
+
+
+def judge_class(name: str) -> type[Judge]:
+    if name not in JUDGES:
+        raise UserError(f"unknown judge {name!r}; valid names: {sorted(JUDGES)}")
+    return JUDGES[name]
+
+
+def active_judges(config: "ExperimentConfig") -> list[type[Judge]]:
+    """The judges a config runs, in registry order (none when the run does not generate)."""
+    if not config.generate:
+        return []
+    return [judge for judge in JUDGES.values() if judge.enabled(config)]
+
+
+def metric_names(judge: str, config: "ExperimentConfig | None" = None) -> list[str]:
+    return [m.name for m in judge_class(judge).metrics_for(config)] if judge in JUDGES else []
+
+
+def is_quality(judge: str, metric: str) -> bool:
+    """A score row's (judge, metric) is a quality score (the other rows of a run are costs:
+    latency, tokens, ...; and diagnostics)."""
+    return judge in JUDGES and JUDGES[judge].is_quality(metric)
+
+
+def grounding_metrics() -> list[tuple[str, str, str]]:
+    """(judge, metric, label) of every metric that says whether an answer is supported."""
+    return [(judge.name, m.name, f"{judge.label}: {m.name}") for judge in JUDGES.values()
+            for m in judge.metrics_for(None) if m.grounding]

@@ -1,0 +1,38 @@
+"""TRACe (RAGBench, Friel et al. 2024) with the offline judge: trained trees over lexical
+features, stacked with the evidence model when one is trained (helpers.trace.offline_judge)."""
+from __future__ import annotations
+
+from helpers.judges.base import Judge, Metric, register
+from helpers.trace.scoring import METRICS as TRACE_METRICS
+
+# TRACe's four scores in [0, 1]; `adherence` is the one that says whether the answer is supported
+TRACE = tuple(Metric(m, grounding=(m == "adherence")) for m in TRACE_METRICS)
+
+
+@register
+class OfflineTrace(Judge):
+    name, label = "offline", "offline TRACe judge"
+    # adherence_score: P(supported) before the 0.5 threshold that makes `adherence`
+    # its binary adherence is a threshold on adherence_score, P(supported): the score is the one to compare
+    metrics = tuple(Metric(m.name) for m in TRACE) + (
+        Metric("adherence_score", grounding=True, quality=False, description="P(every sentence supported)"),)
+
+    @classmethod
+    def enabled(cls, config) -> bool:
+        return config.judges.offline
+
+    @classmethod
+    def switch(cls, judges, on, llm=None):
+        judges["offline"] = on
+
+    def prepare(self) -> None:
+        from helpers.trace.offline_judge import OfflineJudge   # trees and, when trained, a torch model
+
+        self.judge = OfflineJudge.load()   # stacked with the evidence model when one is trained
+        self.artefact = self.judge.describe()
+        print(f"offline TRACe judge: {self.artefact}")
+
+    def score_one(self, answer):
+        scores = self.judge.judge(answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"]).scores
+        values = {m: getattr(scores, m) for m in TRACE_METRICS} | {"adherence_score": scores.adherence_score}
+        return [(m, v, "") for m, v in values.items()], None

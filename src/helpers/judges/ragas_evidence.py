@@ -1,0 +1,43 @@
+"""RAGAS faithfulness with the evidence model (a cross-encoder fine-tuned on NLI and RAGBench
+support labels) as its verdict step (helpers.ragas_eval.evidence_faithfulness)."""
+from __future__ import annotations
+
+import contextlib
+import math
+
+from helpers.judges.base import Judge, Metric, register
+from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness
+from helpers.trace.evidence import EvidenceModel
+
+
+@register
+class RagasEvidence(Judge):
+    name, label = "ragas_evidence", "RAGAS faithfulness (evidence model)"
+    metrics = (Metric("faithfulness", grounding=True),)
+
+    @classmethod
+    def enabled(cls, config) -> bool:
+        setting = config.judges.ragas_evidence
+        return EvidenceModel.exists() if setting is None else setting   # None: on when one is trained
+
+    @classmethod
+    def llm_name(cls, config) -> str | None:
+        cfg = config.judges
+        return cfg.ragas if cfg.ragas and cfg.ragas_evidence_statements == "llm" else None
+
+    @classmethod
+    def switch(cls, judges, on, llm=None):
+        judges["ragas_evidence"] = on
+
+    def prepare(self) -> None:
+        evidence = EvidenceModel.load()
+        name = self.llm_name(self.config)
+        self.llm = self.runner.llm(name) if name else None
+        self.judge = EvidenceFaithfulness(evidence, self.llm)
+        self.artefact = f"evidence model {evidence.path} (trained {evidence.card.get('trained_at', '?')})"
+
+    def score_one(self, answer):
+        with (self.llm.track() if self.llm else contextlib.nullcontext([])) as calls:
+            out = self.judge.score(answer["question"], answer.get("answer"), [c["text"] for c in answer["contexts"]])
+        value = None if math.isnan(out["value"]) else out["value"]
+        return [("faithfulness", value, out["reason"])], (self.llm.usage(calls) if self.llm else None)

@@ -1,0 +1,42 @@
+"""Issue 25, a house with no circles: the package's imports form no cycle and never point from a
+lower layer up to a higher one (tools/import_graph.py declares the layers), in-function imports
+included."""
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import import_graph  # noqa: E402
+
+
+def test_no_import_cycle_and_no_upward_import():
+    report = import_graph.Graph().report()
+    assert report["cycles"] == [], report["cycles"]
+    assert report["upward"] == [], report["upward"]
+    assert report["unplaced_modules"] == [], "give these modules a layer in tools/import_graph.py LAYERS"
+
+
+def test_the_graph_sees_hidden_imports_and_cycles(tmp_path):
+    package = tmp_path / "helpers"
+    (package / "retrieval").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "retrieval" / "__init__.py").write_text("")
+    (package / "errors.py").write_text("def f():\n    from helpers.retrieval import dense  # a hidden upward import\n")
+    (package / "retrieval" / "dense.py").write_text("from helpers import errors\n")
+    (package / "retrieval" / "sparse.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from helpers import errors\n")
+    report = import_graph.Graph(tmp_path).report()
+    assert report["cycles"] == [["helpers.errors", "helpers.retrieval.dense"]]
+    assert report["cycles_at_import_time"] == []
+    assert [(e["source"], e["target"], e["in_function"]) for e in report["upward"]] == \
+        [("helpers.errors", "helpers.retrieval.dense", True)]
+    assert report["in_function"]["internal"] == 1 and report["in_function"]["internal_commented"] == 1
+
+
+def test_the_script_runs():
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "import_graph.py"), "--brief"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "import cycles: 0" in done.stdout and "upward imports (lower layer -> higher): 0" in done.stdout

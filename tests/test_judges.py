@@ -1,0 +1,85 @@
+"""The judges' registry: a judge defined and registered here, in the test module, runs end to end
+(config, runner, store, resume, analysis, report, panels) without any other file changing."""
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from helpers.errors import UserError
+from helpers.experiment.analysis import quality_scores, report
+from helpers.experiment.config import ExperimentConfig
+from helpers.experiment.runner import Experiment
+from helpers.judges import JUDGES, Judge, Metric, active_judges, judge_class, register
+from runs import TINY
+
+
+class LengthOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_words: int = 60
+
+
+class Length(Judge):
+    """Answer length, and whether it stays under `max_words`: a judge with options, no LLM."""
+
+    name, label = "length", "answer length"
+    metrics = (Metric("short_enough"), Metric("words", low=0, high=None, higher_is_better=False, quality=False))
+    Options = LengthOptions
+    calls = 0
+
+    def score_one(self, answer):
+        Length.calls += 1
+        words = len(answer["answer"].split())
+        return [("short_enough", float(words <= self.options.max_words), ""), ("words", words, "")], None
+
+
+class OutOfRange(Judge):
+    name, label = "out_of_range", "a judge that breaks its own range"
+    metrics = (Metric("share"),)
+
+    def score_one(self, answer):
+        return [("share", 1.5, "")], None
+
+
+@pytest.fixture
+def registered():
+    for judge in (Length, OutOfRange):
+        register(judge)
+    yield
+    for judge in (Length, OutOfRange):
+        JUDGES.pop(judge.name, None)
+
+
+def _config(**judges):
+    return ExperimentConfig(**dict(TINY, name="toy-judge", architectures=["bm25"], statistics={"n_resamples": 200},
+                                   dataset=dict(TINY["dataset"], questions=["q2", "q4"]),
+                                   judges={"offline": False, "ragas": None, "ragas_evidence": False, **judges}))
+
+
+@pytest.mark.timeout(600)
+def test_a_judge_registered_here_runs_end_to_end(registered, tmp_path):
+    config = _config(length={"max_words": 5}, out_of_range=True)
+    assert [j.name for j in active_judges(config)] == ["retrieval", "length", "out_of_range"]
+    assert config.judges.other == {"length": {"max_words": 5}, "out_of_range": {}}
+    summary = Experiment(config, results_dir=tmp_path).run()
+    scores = quality_scores(__import__("pandas").read_parquet(tmp_path / summary["run_id"] / "scores.parquet"))
+    toy = scores[scores.metric == "length/short_enough"]
+    assert len(toy) == 2 and set(toy.value) <= {0.0, 1.0}          # one per answer, options applied
+    assert "length/words" not in set(scores.metric)                 # a diagnostic, not a quality score
+    broken = summary["failures"]["judge:ValueError"]                # out of its declared range: NaN + reason
+    assert broken["count"] == 2 and "share = 1.5 outside [0.0, 1.0]" in broken["example"]
+    calls = Length.calls
+    Experiment(config, results_dir=tmp_path).run()                  # resumed: nothing scored twice
+    assert Length.calls == calls
+    text = report(summary["run_id"], results_dir=tmp_path)
+    assert "length/short_enough" in text
+    from helpers.explore.runs import panel_config
+    from helpers.judges.base import JUDGES as registry
+
+    assert "length" in registry and panel_config("smoke", judge="length").judges.other == {"length": {}}
+
+
+def test_unknown_judges_and_bad_options_are_named(registered):
+    with pytest.raises(ValueError, match=r"unknown key 'judges.lenght'.*valid names: \[.*'length'"):
+        _config(lenght={})
+    with pytest.raises(ValueError, match="max_words"):
+        _config(length={"max_words": "many"})
+    with pytest.raises(UserError, match="unknown judge 'nope'; valid names"):
+        judge_class("nope")
