@@ -12,7 +12,7 @@ CONFIG ?= configs/default.yaml
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF
 PYTEST_ARGS ?=
 
-.PHONY: setup data evidence-model qwen run test test-fast lab app browser lock bench clean
+.PHONY: setup data evidence-model qwen run test test-fast lint lab app browser lock bench clean
 
 setup: $(STAMP)
 
@@ -45,8 +45,14 @@ run: data
 	$(PY) -m helpers summary
 	$(PY) -m helpers run $(CONFIG)
 
-test: data browser
+test: lint data browser
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# ruff (settings in pyproject.toml): lint rules, then the formatting, checked, not rewritten
+# (`$(VENV)/bin/ruff format` and `ruff check --fix` apply them)
+lint: setup
+	$(VENV)/bin/ruff check src tests benchmarks tools
+	$(VENV)/bin/ruff format --check src tests benchmarks tools
 
 test-fast: data
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)

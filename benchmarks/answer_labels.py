@@ -23,8 +23,14 @@ import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.analysis import load_scores
-from helpers.experiment.labels import (COMMITTED_COLUMNS, answers_sheet, judges_vs_labels, label_figure,
-                                      label_summary, load_labels)
+from helpers.experiment.labels import (
+    COMMITTED_COLUMNS,
+    answers_sheet,
+    judges_vs_labels,
+    label_figure,
+    label_summary,
+    load_labels,
+)
 from helpers.figures import save_figure
 
 
@@ -64,7 +70,7 @@ def _report(args) -> int:
     judges = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=columns)
     print("\nJudges against the `supported` labels (AUROC for the positive labels; agreement at 0.5):")
     print(judges[columns].round(3).to_string(index=False) if len(judges) else "(no judge scores)")
-    out = paths.write_json(args.out or paths.RESULTS_DIR / "benchmarks" / "answer_labels.json", {
+    out = paths.write_json(args.out or paths.benchmark_output("answer_labels"), {
         "labels": [str(p) for p in args.labels], "runs": args.run,
         "label_summary": summary.to_dict(orient="records"), "judges_vs_labels": judges.to_dict(orient="records")})
     figure = save_figure(label_figure(summary), "answer-labels", run_ids=[r.partition("=")[2] for r in args.run],

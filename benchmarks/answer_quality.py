@@ -2,7 +2,7 @@
 side by side in one run.
 
   python benchmarks/answer_quality.py [--config configs/default.yaml] [--retrieval bm25]
-                                      [--penalties 1.2,1.3] [--out figures/answer_quality.json]
+                                      [--penalties 1.2,1.3] [--out results/benchmarks/answer_quality.json]
 
 "before": no repeat penalty (1.0, llama.cpp's and transformers' own default) and no stop
 sequences. "after": the LLMConfig defaults (repeat_penalty 1.1 over the last 64 tokens, and the
@@ -104,7 +104,7 @@ def main(argv=None) -> int:
     parser.add_argument("--config", default=str(paths.CONFIGS_DIR / "default.yaml"))
     parser.add_argument("--retrieval", default="bm25", choices=["bm25", "hybrid", "dense"])
     parser.add_argument("--penalties", default="", help="more repeat penalties to compare, e.g. 1.2,1.3")
-    parser.add_argument("--out", default=str(paths.FIGURES_DIR / "answer_quality.json"))
+    parser.add_argument("--out", default=str(paths.benchmark_output("answer_quality")))
     args = parser.parse_args(argv)
     report = run(args.config, args.retrieval, [float(p) for p in args.penalties.split(",") if p])
     paths.write_json(args.out, report)

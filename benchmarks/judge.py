@@ -21,8 +21,8 @@ import numpy as np
 
 import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
-from helpers.trace.judge_eval import format_table, judge_eval, save_result
 from helpers.trace.evidence import EvidenceModel
+from helpers.trace.judge_eval import format_table, judge_eval, save_result
 from helpers.trace.offline_judge import DEFAULT_PATH, OfflineJudge, train_judge
 
 
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--retrain", action="store_true", help="train even if the artefact exists")
     parser.add_argument("--limit", type=int, default=None, help="first N test rows per subset")
-    parser.add_argument("--out", default=str(paths.RESULTS_DIR / "benchmarks" / "judge.json"))
+    parser.add_argument("--out", default=str(paths.benchmark_output("judge")))
     args = parser.parse_args(argv)
 
     report: dict = {}

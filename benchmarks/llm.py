@@ -51,7 +51,7 @@ def bench_layer(calls: int) -> dict:
                   cache=ResponseCache(Path(tmp) / "c.sqlite"))
         client.chat.completions.create(model="smollm2", messages=prompts[0], max_tokens=1)  # warm
         direct, layered, hits = [], [], []
-        for i, messages in enumerate(prompts):  # interleaved, so drift hits both sides alike
+        for messages in prompts:  # interleaved, so drift hits both sides alike
             t = time.perf_counter()
             client.chat.completions.create(model="smollm2", messages=messages, max_tokens=32,
                                            temperature=0, seed=0, n=1)
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backends", default="llama-cpp,transformers")
     parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--out", default="results/benchmarks/llm.json")
+    parser.add_argument("--out", default=str(paths.benchmark_output("llm")))
     args = parser.parse_args(argv)
     report = {"backends": [bench_backend(b) for b in args.backends.split(",") if b],
               "layer": bench_layer(args.calls)}

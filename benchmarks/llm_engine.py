@@ -285,7 +285,7 @@ def main(argv=None) -> int:
         report["openmp_ms_per_token"] = openmp_side(q8)
     if "models" in run:
         report["models"] = models_side(batch, args.models)
-    out = paths.write_json(args.out or paths.RESULTS_DIR / "benchmarks" / "llm_engine.json", report)
+    out = paths.write_json(args.out or paths.benchmark_output("llm_engine"), report)
     for name, row in sides.items():
         print(f"{name:<18} x{row['speedup_vs_q4_1']:<5} identical answers {row['identical_answers']}/{len(batch)}")
     for key, label in (("threads_from_worker_threads", "threads (answers from worker threads)"),

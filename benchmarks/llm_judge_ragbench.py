@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     parser.add_argument("--subsets", default="covidqa,delucionqa,emanual,hotpotqa")
     parser.add_argument("--n", type=int, default=20, help="test rows, and validation rows, per subset")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(paths.RESULTS_DIR / "benchmarks" / "llm_judge_ragbench.json"))
+    parser.add_argument("--out", default=str(paths.benchmark_output("llm_judge_ragbench")))
     parser.add_argument("--ragbench-dir", default=None)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every core)")

@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="scifact")
     parser.add_argument("--rebuild-docs", type=int, default=300)
-    parser.add_argument("--out", default="results/benchmarks/retrieval.json")
+    parser.add_argument("--out", default=str(paths.benchmark_output("retrieval")))
     args = parser.parse_args(argv)
     data = load_dataset(args.dataset)
     queries = {q: data.queries[q] for q in data.qrels}

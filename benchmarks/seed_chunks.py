@@ -19,9 +19,9 @@ import os
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")   # the machine is shared: one thread
-import helpers  # noqa: E402,F401  (offline defaults)
 import torch  # noqa: E402
 
+import helpers  # noqa: E402,F401  (offline defaults)
 from helpers import paths  # noqa: E402
 from helpers.reproduce.seed_chunks import ARCHITECTURES, answer_runs, compare, format_result  # noqa: E402
 from helpers.trace.scoring import to_json  # noqa: E402
@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--architectures", default=",".join(ARCHITECTURES))
     parser.add_argument("--no-maternaqa", action="store_true", help="skip the obstetrics-es part")
     parser.add_argument("--answers", default="", help="qids for the tiny RAGAS run, e.g. q1 (default: none)")
-    parser.add_argument("--out", default=str(paths.RESULTS_DIR / "benchmarks" / "seed_chunks.json"))
+    parser.add_argument("--out", default=str(paths.benchmark_output("seed_chunks")))
     args = parser.parse_args()
     torch.set_num_threads(1)
     result = compare(k=args.k, architectures=args.architectures.split(","), maternaqa=not args.no_maternaqa)

@@ -25,6 +25,7 @@ from pathlib import Path
 from scipy.stats import kendalltau
 
 import helpers  # noqa: F401  (offline defaults)
+from helpers import paths
 from helpers.data import load_dataset, split_queries
 from helpers.experiment.config import load_config
 from helpers.llm import LLM
@@ -40,7 +41,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--config", default="configs/local-qwen.yaml", help="whose generation LLM writes the questions")
     parser.add_argument("--llm-limit", type=int, default=60, help="queries for hyde and multi_query (both sets)")
-    parser.add_argument("--out", default="results/benchmarks/testset_validation.json")
+    parser.add_argument("--out", default=str(paths.benchmark_output("testset_validation")))
     args = parser.parse_args()
 
     human = split_queries(load_dataset("obstetrics-es"), "test")

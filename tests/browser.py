@@ -73,7 +73,7 @@ def jupyter_server(kind: str, root: Path, notebook: str, env: dict, log_path: Pa
                 connection.close()
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"{kind} did not start in {timeout_s} s; log: {log_path.read_text()[-2000:]}")
+                    raise RuntimeError(f"{kind} did not start in {timeout_s} s; log: {log_path.read_text()[-2000:]}") from None
                 time.sleep(0.5)
                 continue
             assert status in (302, 401, 403), f"{kind} answered {status} without its token"

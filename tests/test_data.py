@@ -4,7 +4,7 @@ import json
 import pandas as pd
 import pytest
 
-from helpers.data import DataError, Dataset, load_dataset, load_ragbench, list_splits
+from helpers.data import DataError, Dataset, list_splits, load_dataset, load_ragbench
 from helpers.data.obstetrics import load_maternaqa, load_questions
 
 # RAGBench rows per shipped subset/split (HF rungalileo/ragbench)

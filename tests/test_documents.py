@@ -183,8 +183,8 @@ def test_relevant_spans_survive_a_change_of_chunking(folder):
 @pytest.fixture(scope="module")
 def documents_run(folder, tmp_path_factory):
     """A run over the mixed folder on the smoke configuration (the bundled model), via the CLI."""
-    from helpers.__main__ import main
     from helpers import paths
+    from helpers.__main__ import main
 
     questions = _write(tmp_path_factory.mktemp("q") / "preguntas.csv", [
         {"id": "c1", "question": "¿Cuántos controles prenatales debe tener una gestante sana?",

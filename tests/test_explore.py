@@ -44,7 +44,7 @@ def test_highlighter_marks_query_stems_not_stop_words():
 def test_columns_rank_overlap_qrels_and_reranker_moves(bench):
     comparison = bench.search(QUERIES["q1"], ["bm25", "dense", "rerank"], k=2)
     assert comparison.qid == "q1"              # a dataset question: its qrels apply
-    for architecture, column in comparison.columns.items():
+    for column in comparison.columns.values():
         assert not column.error, column.error
         assert [h.rank for h in column.hits] == [1, 2]
         assert column.hits[0].doc_id == "d1" and column.hits[0].relevant is True

@@ -7,8 +7,16 @@ import threading
 import pytest
 
 from helpers.answer_checks import check_answer, invents_question, loop_phrase, repeated_ngram_share
-from helpers.generation import (AnswerRecord, answer_stops, build_messages, estimate_tokens, generate_answers,
-                                prompt_language, records_frame, select_contexts)
+from helpers.generation import (
+    AnswerRecord,
+    answer_stops,
+    build_messages,
+    estimate_tokens,
+    generate_answers,
+    prompt_language,
+    records_frame,
+    select_contexts,
+)
 from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 

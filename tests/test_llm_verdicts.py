@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from helpers import paths
-from helpers.trace.llm_verdicts import (LogprobJudge, claim_score, select_evidence, split_sentences,
-                                        yes_probability)
+from helpers.trace.llm_verdicts import LogprobJudge, claim_score, select_evidence, split_sentences, yes_probability
 
 QWEN = paths.DERIVED_MODELS_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 TOY_DOCUMENT = ("The Eiffel Tower stands in Paris. Gustave Eiffel's company built it for the 1889 "

@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from ray_heads import start_head, stop_head
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -125,8 +126,8 @@ def test_a_head_started_as_the_readme_says_stays_on_loopback_with_its_token():
 
 
 def test_ray_addresses_on_loopback_are_recognised():
-    from helpers.ray_cluster import _host
     from helpers.llm.keys import is_loopback
+    from helpers.ray_cluster import _host
 
     def loopback(address):
         return is_loopback(_host(address))

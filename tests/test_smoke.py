@@ -25,3 +25,14 @@ def test_smoke_switch_unset_is_off(monkeypatch):
 def test_notebooks_read_the_switch_through_the_helper(path):
     code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
     assert "HELPERS_SMOKE" not in code, f"{path.name}: use helpers.smoke.is_smoke()"
+
+
+def test_the_command_line_docstring_lists_every_command():
+    import argparse
+
+    import helpers.__main__ as cli
+
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    missing = [name for name in commands if f"\n  {name} " not in cli.__doc__]
+    assert not missing, f"helpers/__main__.py's docstring does not list {missing}"

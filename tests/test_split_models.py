@@ -13,7 +13,12 @@ import pytest
 
 from helpers.errors import UserError
 from helpers.llm.split_models import (
-    QWEN_CODER_1_5B, ModelAssemblyError, SplitModel, assemble, split_model, verified_path,
+    QWEN_CODER_1_5B,
+    ModelAssemblyError,
+    SplitModel,
+    assemble,
+    split_model,
+    verified_path,
 )
 
 PARTS = [b"GGUF" + b"a" * 60, b"b" * 64, b"tail"]  # three parts, the last one short

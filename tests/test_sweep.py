@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from helpers.experiment.config import ConfigError
-from helpers.experiment.exports import retrieval_values, trace_json
+from helpers.experiment.exports import trace_json
 from helpers.experiment.sweep import expand, load_sweep
-from runs import TINY, cli, run_env
 from ray_heads import start_head, stop_head
+from runs import TINY, cli, run_env
 
 RAGBENCH_TINY = {**TINY, "dataset": {"name": "ragbench", "subset": "covidqa", "split": "test", "n": 3, "seed": 0},
                  "architectures": ["bm25", "dense"]}
@@ -66,15 +66,15 @@ def test_ragbench_is_an_experiment_dataset(raw_ready):
         load_dataset("ragbench", subst="covidqa")
 
 
-def test_retrieval_values_match_ranx():
-    from helpers.retrieval.metrics import evaluate_run
+def test_per_query_retrieval_values_by_hand():
+    """nDCG with linear gains (Järvelin & Kekäläinen 2002), recall and MRR at 3, worked by hand:
+    ranking b, c, a against a:1, c:2, z:1. DCG = 2/log2(3) + 1/log2(4); ideal 2, 1, 1."""
+    from helpers.retrieval.metrics import per_query
 
     relevant = {"a": 1, "c": 2, "z": 1}
-    doc_ids = ["b", "c", "a"]
-    ours = retrieval_values(doc_ids, relevant)
-    theirs = evaluate_run({"q": relevant}, {"q": {d: 3.0 - i for i, d in enumerate(doc_ids)}}, ("ndcg@3", "recall@3", "mrr@3"))
-    assert ours["ndcg"] == pytest.approx(theirs["ndcg@3"]) and ours["recall"] == pytest.approx(2 / 3)
-    assert ours["mrr"] == 0.5 == theirs["mrr@3"]
+    values = per_query({"q": relevant}, {"q": {"b": 1.0, "c": 0.5, "a": 1 / 3}}, ["ndcg@3", "recall@3", "mrr@3"])["q"]
+    dcg, ideal = 2 / math.log2(3) + 1 / math.log2(4), 2 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert values == {"ndcg@3": pytest.approx(dcg / ideal), "recall@3": pytest.approx(2 / 3), "mrr@3": 0.5}
 
 
 def test_trace_json_has_the_seed_guides_shape():

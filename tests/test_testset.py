@@ -11,7 +11,6 @@ from helpers.data.questions import read_questions
 from helpers.errors import UserError
 from helpers.testset import FILTERS, KINDS, copy_overlap, generate_testset, grounding, span_ref
 
-
 ENGLISH = """# Prenatal care
 
 Healthy pregnant women should attend at least eight prenatal visits. The first visit should happen before the

@@ -7,9 +7,18 @@ import pandas as pd
 import pytest
 
 from helpers.errors import UserError
-
-from helpers.trace import (aggregate, gold_scores, key_document, key_response, letters, parse_keys,
-                           scores_from_probabilities, split_sentences, to_json, trace_scores)
+from helpers.trace import (
+    aggregate,
+    gold_scores,
+    key_document,
+    key_response,
+    letters,
+    parse_keys,
+    scores_from_probabilities,
+    split_sentences,
+    to_json,
+    trace_scores,
+)
 from helpers.trace.keys import letters_index, normalize_key
 
 SPANISH = ("¿Cuándo se recomienda iniciar los controles prenatales? Se recomienda realizar el primer "
@@ -84,7 +93,7 @@ def test_trace_scores_by_hand():
 
 
 def test_gold_scores_reproduced_on_first_rows(ragbench):
-    for (subset, split), frame in ragbench.items():
+    for frame in ragbench.values():
         for _, row in frame.head(20).iterrows():
             s = gold_scores(row)
             assert s.relevance == pytest.approx(row["relevance_score"])

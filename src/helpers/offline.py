@@ -40,6 +40,17 @@ class OfflineModelError(UserError, RuntimeError):
     """A model was named by hub id while the hub is off (or unreachable)."""
 
 
+# Libraries that log every request or batch at INFO: a run's log keeps their warnings only
+NOISY_LOGGERS = ("httpx", "chromadb", "sentence_transformers", "ragas", "bm25s")
+
+
+def quiet_noisy_loggers() -> None:
+    import logging
+
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def apply_offline_defaults() -> dict[str, str]:
     """Set each default that the user has not set; return the ones this call set."""
     applied = {}

@@ -98,6 +98,11 @@ def private_sqlite(path: str | Path) -> Path:
     return private_file(path, side_files=SQLITE_SIDE_FILES)
 
 
+def benchmark_output(name: str) -> Path:
+    """Where benchmarks/NAME.py writes its measurements by default: results/benchmarks/NAME.json."""
+    return RESULTS_DIR / "benchmarks" / f"{name}.json"
+
+
 def write_json(path: str | Path, obj, *, echo: bool = False) -> Path:
     """Write `obj` as indented UTF-8 JSON (parents created); print it too when `echo`."""
     import json

@@ -19,6 +19,17 @@ from scipy import stats
 _BATCH_CELLS = 2_000_000
 
 
+def rmse(predicted, gold, axis: int = -1):
+    """Root mean squared error, sqrt(mean((predicted - gold)²)), in the scores' own units. 1-D
+    inputs: pairs with a NaN are dropped (RAGBench's evaluation.py: "Ignore Nulls in predictions"),
+    NaN when none is left. N-D inputs (used by bootstrap_ci): one RMSE per slice along `axis`."""
+    p, g = np.asarray(predicted, dtype=float), np.asarray(gold, dtype=float)
+    if p.ndim == 1:
+        keep = ~(np.isnan(p) | np.isnan(g))
+        return float(np.sqrt(np.mean((p[keep] - g[keep]) ** 2))) if keep.any() else math.nan
+    return np.sqrt(np.mean((p - g) ** 2, axis=axis))
+
+
 def auroc(labels, scores, *, axis: int = -1):
     """Area under the ROC curve: the probability that a random positive scores above a random
     negative, ties counting 1/2 (the Mann-Whitney U statistic over n_pos n_neg; Hanley & McNeil

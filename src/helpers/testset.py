@@ -43,6 +43,7 @@ import numpy as np
 from pydantic import BaseModel
 from tqdm import tqdm
 
+from helpers.answer_checks import words  # lower-cased \w+ words, one definition
 from helpers.errors import UserError
 from helpers.generation import prompt_language
 from helpers.llm.structured import complete_json
@@ -65,7 +66,6 @@ _SELF_REFERENCE = re.compile(r"\b(pasajes?|passages?|textos?|texts?|fragmentos?|
 _CITATION = re.compile(r"\b(19|20)\d{2}\b|et al\.|\bdoi\b|\bEpub\b|\bPMID\b", re.I)
 NOT_IN_DOCUMENTS = {"es": "Los documentos no contienen esta información.",
                     "en": "The documents do not contain this information."}
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class QA(BaseModel):
@@ -169,10 +169,6 @@ class Testset:
         else:
             path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         return path
-
-
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
 
 
 def content_words(text: str) -> set[str]:

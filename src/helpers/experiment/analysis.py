@@ -10,10 +10,10 @@ import pandas as pd
 from helpers import paths
 from helpers.errors import UserError
 from helpers.experiment.config import StatisticsConfig
+from helpers.inputs import inside, load_yaml
+from helpers.judges import is_quality
 from helpers.ragas_eval import RAGAS_METRICS
 from helpers.stats import bootstrap_ci, compare_to_baseline, summarize
-from helpers.judges import is_quality
-from helpers.inputs import inside, load_yaml
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 

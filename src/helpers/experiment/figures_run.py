@@ -11,17 +11,27 @@ import io
 import math
 from pathlib import Path
 
+import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np
 import pandas as pd
-
-from helpers.figures import save_figure  # first: it selects the headless backend before pyplot loads
-import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from helpers import paths  # noqa: E402
-from helpers.experiment.analysis import (_percent, comparisons, difference_intervals, load_config,  # noqa: E402
-                                         load_scores, natural_sorted, paired_differences, quality_scores,
-                                         run_dir, seed_table, statistics_settings, summary)
+from helpers.experiment.analysis import (  # noqa: E402
+    _percent,
+    comparisons,
+    difference_intervals,
+    load_config,
+    load_scores,
+    natural_sorted,
+    paired_differences,
+    quality_scores,
+    run_dir,
+    seed_table,
+    statistics_settings,
+    summary,
+)
+from helpers.figures import save_figure  # first: it selects the headless backend before pyplot loads
 from helpers.inputs import inside  # noqa: E402
 from helpers.judges import grounding_metrics
 
@@ -240,13 +250,14 @@ def place_labels(ax, xs, ys, names, *, fontsize: int = 8) -> list:
     taken = [_box(ax.transData.transform((x, y)), radius) for x, y in zip(xs, ys)]
     placed = []
     for i in sorted(range(len(names)), key=lambda i: (xs[i], ys[i], str(names[i]))):
-        def annotate(offset):
+        # i bound as a default: annotate and cost belong to this iteration
+        def annotate(offset, i=i):
             far = abs(offset[1]) > 13          # beyond the first ring: a leader line says whose label
             return ax.annotate(str(names[i]), (xs[i], ys[i]), xytext=offset, textcoords="offset points", va="bottom",
                                ha="left" if offset[0] >= 0 else "right", fontsize=fontsize,
                                arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5} if far else None)
 
-        def cost(offset):
+        def cost(offset, i=i):
             text = annotate(offset)
             box = text.get_window_extent(renderer)
             text.remove()

@@ -26,12 +26,12 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.data.documents import cite
 from helpers.experiment.config import ConfigError, ExperimentConfig
+from helpers.experiment.exports import trace_json
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
-from helpers.inputs import inside
-from helpers.experiment.exports import trace_json
 from helpers.generation import generate_answer, select_contexts
+from helpers.inputs import inside
 from helpers.judges import JUDGES, active_judges, metric_names
 from helpers.llm import LLM
 from helpers.retrieval.registry import build_retriever

@@ -14,8 +14,18 @@ from helpers.data import DATASETS
 from helpers.experiment.analysis import load_scores, summary
 from helpers.explore.answer import answer_and_judge
 from helpers.explore.cards import summary_cards_html
-from helpers.explore.runs import (config_choices, download_links, judge_choices, judges_and_metrics, panel_config,
-                                  results_view, run_experiment, sample_table, saved_runs, saved_sweeps)
+from helpers.explore.runs import (
+    config_choices,
+    download_links,
+    judge_choices,
+    judges_and_metrics,
+    panel_config,
+    results_view,
+    run_experiment,
+    sample_table,
+    saved_runs,
+    saved_sweeps,
+)
 from helpers.explore.search import ARCHITECTURES, Workbench, explain, known_llms
 from helpers.explore.views import STYLE, comparison_html, message_html, table_html
 from helpers.retrieval.registry import needs_llm

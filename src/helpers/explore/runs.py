@@ -15,19 +15,19 @@ import pandas as pd
 
 from helpers import paths
 from helpers.errors import UserError
-from helpers.experiment.analysis import (load_scores, natural_key, quality_scores, run_dir,
-                                         statistics_settings, summary)
+from helpers.experiment.analysis import load_scores, natural_key, quality_scores, run_dir, statistics_settings, summary
 from helpers.experiment.config import ExperimentConfig, load_config
 from helpers.experiment.sweep_report import cell_table, sweep_figures, sweep_scores
 from helpers.explore.search import ExploreError, known_llms
 from helpers.explore.views import STYLE
 from helpers.inputs import load_yaml
 from helpers.judges import JUDGES, active_judges
+from helpers.offline import quiet_noisy_loggers
+
 
 def judge_choices() -> dict[str, str]:
     """The run panel's judge choices: the config's own, or one stored judge of the registry alone."""
     return {"config": "as in the config"} | {name: judge.label for name, judge in JUDGES.items() if judge.stored}
-NOISY = ("httpx", "chromadb", "sentence_transformers", "ragas", "bm25s")
 
 
 def config_choices(configs_dir: str | Path | None = None) -> list[str]:
@@ -104,8 +104,7 @@ def run_experiment(config, *, log=print, progress=None, results_dir: Path | None
     previous = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    for noisy in NOISY:
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    quiet_noisy_loggers()
     for line in describe_setup(config):
         log(line)
     printed = io.StringIO()

@@ -24,7 +24,8 @@ from helpers.llm import LLM
 from helpers.llm.errors import LLMError, MissingKeyError
 from helpers.retrieval.base import top_k
 from helpers.retrieval.metrics import evaluate_run
-from helpers.retrieval.registry import ARCHITECTURES as REGISTRY, build_retriever, needs_llm
+from helpers.retrieval.registry import ARCHITECTURES as REGISTRY
+from helpers.retrieval.registry import build_retriever, needs_llm
 from helpers.retrieval.sparse import Tokenizer, fold_accents
 
 ARCHITECTURES = tuple(REGISTRY)   # the panels' choices: every registered architecture

@@ -26,7 +26,7 @@ class OfflineTrace(Judge):
         judges["offline"] = on
 
     def prepare(self) -> None:
-        from helpers.trace.offline_judge import OfflineJudge   # trees and, when trained, a torch model
+        from helpers.trace.offline_judge import OfflineJudge  # trees and, when trained, a torch model
 
         self.judge = OfflineJudge.load()   # stacked with the evidence model when one is trained
         self.artefact = self.judge.describe()

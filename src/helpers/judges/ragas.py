@@ -42,7 +42,7 @@ class Ragas(Judge):
                 and (cfg.ragas_architectures is None or a["architecture"] in cfg.ragas_architectures)]
 
     def prepare(self) -> None:
-        from helpers.ragas_eval.runner import RagasJudge   # imports ragas (seconds)
+        from helpers.ragas_eval.runner import RagasJudge  # imports ragas (seconds)
 
         cfg = self.config.judges
         llm = self.runner.llm(cfg.ragas)

@@ -12,11 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from helpers.llm.backends import cut_at_stop, make_backend
-from helpers.llm.local_weights import chosen_weights, local_layout
 from helpers.llm.cache import ResponseCache, cache_key
 from helpers.llm.config import LLMConfig, response_format
 from helpers.llm.errors import CacheMissError, LLMError, RetryableError
 from helpers.llm.limits import RateLimiter, backoff_delay
+from helpers.llm.local_weights import chosen_weights, local_layout
 
 log = logging.getLogger(__name__)
 

@@ -394,7 +394,7 @@ def local_server(port: int | None = None, local_backend: str = "llama-cpp", star
                     break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"the local LLM server did not start within {startup_timeout}s")
+                    raise TimeoutError(f"the local LLM server did not start within {startup_timeout}s") from None
                 time.sleep(0.2)
         yield base_url
     finally:

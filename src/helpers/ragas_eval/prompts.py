@@ -21,17 +21,30 @@ from __future__ import annotations
 
 import contextvars
 
-from ragas.metrics._answer_relevance import (ResponseRelevanceInput, ResponseRelevanceOutput,
-                                             ResponseRelevancePrompt, ResponseRelevancy)
-from ragas.metrics._context_precision import (QAC, ContextPrecisionPrompt,
-                                              LLMContextPrecisionWithReference, Verification)
-from ragas.metrics._context_recall import (QCA, ContextRecallClassification,
-                                           ContextRecallClassificationPrompt, ContextRecallClassifications,
-                                           LLMContextRecall)
-from ragas.metrics._faithfulness import (Faithfulness, NLIStatementInput, NLIStatementOutput,
-                                         NLIStatementPrompt, StatementFaithfulnessAnswer,
-                                         StatementGeneratorInput, StatementGeneratorOutput,
-                                         StatementGeneratorPrompt)
+from ragas.metrics._answer_relevance import (
+    ResponseRelevanceInput,
+    ResponseRelevanceOutput,
+    ResponseRelevancePrompt,
+    ResponseRelevancy,
+)
+from ragas.metrics._context_precision import QAC, ContextPrecisionPrompt, LLMContextPrecisionWithReference, Verification
+from ragas.metrics._context_recall import (
+    QCA,
+    ContextRecallClassification,
+    ContextRecallClassificationPrompt,
+    ContextRecallClassifications,
+    LLMContextRecall,
+)
+from ragas.metrics._faithfulness import (
+    Faithfulness,
+    NLIStatementInput,
+    NLIStatementOutput,
+    NLIStatementPrompt,
+    StatementFaithfulnessAnswer,
+    StatementGeneratorInput,
+    StatementGeneratorOutput,
+    StatementGeneratorPrompt,
+)
 
 from helpers.errors import UserError
 from helpers.llm.structured import RESPONSE_SCHEMA

@@ -28,8 +28,13 @@ from ragas.exceptions import RagasOutputParserException
 from ragas.prompt.utils import extract_json
 
 from helpers.llm import LLM, LLMError
-from helpers.ragas_eval.adapters import (JUDGE_CALLS, default_embedder, judge_run_config, make_ragas_embeddings,
-                                         make_ragas_llm)
+from helpers.ragas_eval.adapters import (
+    JUDGE_CALLS,
+    default_embedder,
+    judge_run_config,
+    make_ragas_embeddings,
+    make_ragas_llm,
+)
 from helpers.ragas_eval.prompts import METRIC_NAMES, PROMPT_OUTPUTS, build_metrics
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.data import list_splits, load_ragbench
-from helpers.stats import auroc, bootstrap_ci
+from helpers.stats import auroc, bootstrap_ci, rmse
 from helpers.trace.judge_eval import BASELINES
 from helpers.trace.scoring import gold_scores
 
@@ -93,11 +93,6 @@ def paper_table() -> pd.DataFrame:
                          "paper": float(re.sub(r"[∗*]", "", cell)), "significant": cell.endswith(("∗", "*")),
                          "source": f"{PAPER_SOURCE['paper']}, Table 3 ({PAPER_SOURCE['read_from']})"})
     return pd.DataFrame(rows)
-
-
-def rmse(predicted, gold, axis: int = -1):
-    """Root mean squared error; `axis` so that bootstrap_ci can call it on resampled rows."""
-    return np.sqrt(np.mean((np.asarray(predicted) - np.asarray(gold)) ** 2, axis=axis))
 
 
 def gold_labels(frame: pd.DataFrame) -> pd.DataFrame:

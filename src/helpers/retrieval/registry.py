@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from helpers.retrieval.base import RetrievalError, Retriever
-from helpers.retrieval.composed import HyDE, Hybrid, MultiQuery, Rerank
+from helpers.retrieval.composed import Hybrid, HyDE, MultiQuery, Rerank
 from helpers.retrieval.dense import Dense
 from helpers.retrieval.options import RetrievalOptions, parse_options
 from helpers.retrieval.scorers import make_scorer

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 
 from helpers.data import load_ragbench
-from helpers.reproduce.ragbench_paper import judge_metrics, rmse
-from helpers.stats import auroc
+from helpers.reproduce.ragbench_paper import judge_metrics
+from helpers.stats import auroc, rmse
 from helpers.teaching.exercises import exercise
 
 TOPIC = "07-reproduce-figures"

@@ -4,11 +4,11 @@ a reranker's moves. Notebooks 01 and 02 show them; the exercises check the numbe
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
 
+from helpers.answer_checks import words
 from helpers.retrieval.embeddings import make_embedder
 from helpers.retrieval.fusion import rrf
 from helpers.retrieval.metrics import evaluate_run
@@ -26,7 +26,7 @@ K1, B = 1.5, 0.75   # bm25s's defaults (Lucene's)
 
 def tokens(text: str) -> list[str]:
     """Lower-case words: no stemming and no stop words, so every step can be followed by hand."""
-    return re.findall(r"\w+", text.lower())
+    return words(text)
 
 
 def idf(term: str, corpus: dict[str, str] = FOUR_SENTENCES) -> float:

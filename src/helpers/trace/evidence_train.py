@@ -16,8 +16,8 @@ import hashlib
 import json
 import random
 import time
-from datetime import datetime, timezone
 from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ from helpers.finetune import LoopSettings, Stage, artefact_bytes, batch_plan, fi
 from helpers.stats import auroc
 from helpers.trace.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
 from helpers.trace.evidence_data import Pair, fingerprint, label_counts, nli_pairs, support_pairs
+
 
 @dataclass
 class TrainSettings:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from helpers.data import list_splits, load_ragbench
 from helpers.errors import UserError
-from helpers.stats import auroc, bootstrap_ci
+from helpers.stats import auroc, bootstrap_ci, rmse
 from helpers.trace.evidence import EvidenceModel
 from helpers.trace.llm_judge import llm_judge_frame
 from helpers.trace.scoring import to_json
@@ -45,12 +45,6 @@ def hallucination_auroc(hallucinated, adherence_score, *, n_resamples: int = 500
     s = -np.asarray(adherence_score, float)
     estimate, low, high = bootstrap_ci(y, s, statistic=auroc, confidence=0.95, n_resamples=n_resamples, seed=seed)
     return {"auroc": estimate, "auroc_ci95": [low, high], "n": int((~(np.isnan(y) | np.isnan(s))).sum())}
-
-
-def rmse(predicted, gold) -> float:
-    p, g = np.asarray(predicted, float), np.asarray(gold, float)
-    keep = ~(np.isnan(p) | np.isnan(g))
-    return float(np.sqrt(np.mean((p[keep] - g[keep]) ** 2))) if keep.any() else math.nan
 
 
 def score_predictions(frame: pd.DataFrame, predictions: dict[str, np.ndarray]) -> dict:
