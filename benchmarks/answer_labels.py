@@ -12,6 +12,7 @@ checked against them (helpers.experiment.labels).
 A run given twice for one model (say the default run and a judges-only run over the same cached
 answers) adds its judges; the answers are matched by (model, architecture, qid).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,11 +38,13 @@ from helpers.figures import save_figure
 def _export(args) -> int:
     references = load_dataset("obstetrics").answers
     sheet = answers_sheet(args.run_id, model=args.model, references=references)
-    if args.compact:   # what the repository keeps: no guideline text, no seed questions
+    if args.compact:  # what the repository keeps: no guideline text, no seed questions
         sheet = sheet[list(COMMITTED_COLUMNS)]
     sheet.to_csv(args.out, index=False)
-    print(f"{len(sheet)} answers of {args.run_id} written to {args.out}: fill `supported` and `correct` "
-          "(yes / partly / no) and, where it helps, `note`")
+    print(
+        f"{len(sheet)} answers of {args.run_id} written to {args.out}: fill `supported` and `correct` "
+        "(yes / partly / no) and, where it helps, `note`"
+    )
     return 0
 
 
@@ -52,14 +55,30 @@ def _report(args) -> int:
         model, _, run_id = pair.partition("=")
         scores = load_scores(run_id)
         frames.append(scores.assign(model=model, run_id=run_id))
-    scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["model", "architecture", "qid", "judge", "metric", "value"])
+    scores = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["model", "architecture", "qid", "judge", "metric", "value"])
+    )
     summary = label_summary(labels)
     pd.set_option("display.width", 200)
     print("Hand labels (score: yes 1, partly 0.5, no 0; 95% bootstrap interval):")
     print(summary.round(2).to_string(index=False))
-    columns = ["models", "judge", "metric", "positive", "n", "labelled_positive", "auroc", "auroc_low", "auroc_high",
-               "accuracy", "kappa", "kappa_low", "kappa_high"]
+    columns = [
+        "models",
+        "judge",
+        "metric",
+        "positive",
+        "n",
+        "labelled_positive",
+        "auroc",
+        "auroc_low",
+        "auroc_high",
+        "accuracy",
+        "kappa",
+        "kappa_low",
+        "kappa_high",
+    ]
     tables = []
     for positive in (("no",), ("no", "partly")):
         for model in [None, *labels["model"].unique()]:
@@ -70,11 +89,21 @@ def _report(args) -> int:
     judges = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=columns)
     print("\nJudges against the `supported` labels (AUROC for the positive labels; agreement at 0.5):")
     print(judges[columns].round(3).to_string(index=False) if len(judges) else "(no judge scores)")
-    out = paths.write_json(args.out or paths.benchmark_output("answer_labels"), {
-        "labels": [str(p) for p in args.labels], "runs": args.run,
-        "label_summary": summary.to_dict(orient="records"), "judges_vs_labels": judges.to_dict(orient="records")})
-    figure = save_figure(label_figure(summary), "answer-labels", run_ids=[r.partition("=")[2] for r in args.run],
-                         data_sources=[str(p) for p in args.labels])
+    out = paths.write_json(
+        args.out or paths.benchmark_output("answer_labels"),
+        {
+            "labels": [str(p) for p in args.labels],
+            "runs": args.run,
+            "label_summary": summary.to_dict(orient="records"),
+            "judges_vs_labels": judges.to_dict(orient="records"),
+        },
+    )
+    figure = save_figure(
+        label_figure(summary),
+        "answer-labels",
+        run_ids=[r.partition("=")[2] for r in args.run],
+        data_sources=[str(p) for p in args.labels],
+    )
     print(f"\nwritten to {out}; figure {figure['png']}")
     return 0
 
@@ -86,8 +115,12 @@ def main(argv=None) -> int:
     exp.add_argument("run_id")
     exp.add_argument("--model", required=True, help="the answering model's name in the sheet")
     exp.add_argument("--out", required=True)
-    exp.add_argument("--compact", action="store_true", help="only the columns kept in the repository "
-                     "(labelling needs the full sheet: question, ground truth and contexts)")
+    exp.add_argument(
+        "--compact",
+        action="store_true",
+        help="only the columns kept in the repository "
+        "(labelling needs the full sheet: question, ground truth and contexts)",
+    )
     exp.set_defaults(func=_export)
     rep = sub.add_parser("report", help="labels side by side and judges against them")
     rep.add_argument("--labels", nargs="+", required=True)

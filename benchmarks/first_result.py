@@ -23,6 +23,7 @@ before issue 16, benchmarks/baselines/first_result_63da9da.json).
 The evidence model (make evidence-model, about an hour) is not trained: the issue counts it on its
 own line, and the default run uses it only when it is there.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,12 +47,22 @@ def timed(name: str, command: list[str], cwd: Path, env: dict, log_dir: Path) ->
     log = log_dir / f"{name}.log"
     start = time.perf_counter()
     with open(log, "w") as out:
-        result = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(stats), *command], cwd=cwd, env=env,
-                                stdout=out, stderr=subprocess.STDOUT)
+        result = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", "-o", str(stats), *command],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     seconds = time.perf_counter() - start
     peak_kb = next((int(line) for line in stats.read_text().splitlines()[::-1] if line.strip().isdigit()), 0)
-    step = {"step": name, "seconds": round(seconds, 1), "peak_rss_mb": round(peak_kb / 1024), "returncode": result.returncode,
-            "log": str(log)}
+    step = {
+        "step": name,
+        "seconds": round(seconds, 1),
+        "peak_rss_mb": round(peak_kb / 1024),
+        "returncode": result.returncode,
+        "log": str(log),
+    }
     print(json.dumps(step), flush=True)
     if result.returncode != 0:
         tail = log.read_text(errors="replace")[-3000:]
@@ -66,8 +77,10 @@ def timeline_figure(steps: list[dict], title: str, before: dict | None = None):
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(steps) + 1.4))
     sides = [("after", steps, "#4C72B0", 0.0)]
     if before:
-        sides = [("after", steps, "#4C72B0", -0.2), (f"before ({before.get('commit', '?')})",
-                                                      before["steps"], "#C44E52", 0.2)]
+        sides = [
+            ("after", steps, "#4C72B0", -0.2),
+            (f"before ({before.get('commit', '?')})", before["steps"], "#C44E52", 0.2),
+        ]
     names = [s["step"] for s in steps]
     end = 0.0
     for label, rows, color, offset in sides:
@@ -76,10 +89,21 @@ def timeline_figure(steps: list[dict], title: str, before: dict | None = None):
             if step["step"] not in names:
                 continue
             i = names.index(step["step"])
-            ax.barh(i + offset, step["seconds"] / 60, left=start / 60, height=0.38 if before else 0.7,
-                    color=color, label=label if step is rows[0] else None)
-            ax.text((start + step["seconds"]) / 60, i + offset, f" {step['seconds'] / 60:.1f} min, "
-                    f"{step['peak_rss_mb']} MB", va="center", fontsize=7)
+            ax.barh(
+                i + offset,
+                step["seconds"] / 60,
+                left=start / 60,
+                height=0.38 if before else 0.7,
+                color=color,
+                label=label if step is rows[0] else None,
+            )
+            ax.text(
+                (start + step["seconds"]) / 60,
+                i + offset,
+                f" {step['seconds'] / 60:.1f} min, {step['peak_rss_mb']} MB",
+                va="center",
+                fontsize=7,
+            )
             start += step["seconds"]
         end = max(end, start)
     ax.set_yticks(range(len(steps)), names)
@@ -98,8 +122,12 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/first-result"))
     parser.add_argument("--config", default="configs/default.yaml")
     parser.add_argument("--cold-pip", action="store_true", help="an empty pip cache (llama.cpp is compiled)")
-    parser.add_argument("--shared-cache", type=Path, default=None,
-                        help="the machine's shared cache to use (default: an empty one in the workdir)")
+    parser.add_argument(
+        "--shared-cache",
+        type=Path,
+        default=None,
+        help="the machine's shared cache to use (default: an empty one in the workdir)",
+    )
     parser.add_argument("--before", type=Path, default=ROOT / "benchmarks" / "baselines" / "first_result_63da9da.json")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "benchmarks" / "first_result.json")
     args = parser.parse_args()
@@ -117,8 +145,11 @@ def main() -> None:
     steps = [timed("clone", ["git", "clone", "-q", str(ROOT), str(clone)], args.workdir, env, logs)]
     python = str(clone / ".venv" / "bin" / "python")
     steps.append(timed("setup", ["make", "setup"], clone, env, logs))
-    for name, command in (("prepare-data", ["prepare-data"]), ("train-reranker", ["train-reranker", "--if-missing"]),
-                          ("train-judge", ["train-judge", "--if-missing"])):
+    for name, command in (
+        ("prepare-data", ["prepare-data"]),
+        ("train-reranker", ["train-reranker", "--if-missing"]),
+        ("train-judge", ["train-judge", "--if-missing"]),
+    ):
         steps.append(timed(name, [python, "-m", "helpers", *command], clone, env, logs))
     steps.append(timed("run-cold", [python, "-m", "helpers", "run", args.config], clone, env, logs))
     config = yaml.safe_load((clone / args.config).read_text())
@@ -128,25 +159,38 @@ def main() -> None:
 
     cold_summary = next(p for p in (clone / "results").glob("*/summary.json") if not p.parent.name.endswith("-warm"))
     total = sum(s["seconds"] for s in steps)
-    result = {"started": started, "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True,
-                                                            text=True).stdout.strip(),
-              "config": args.config, "cold_pip": args.cold_pip, "shared_cache": env["HELPERS_SHARED_CACHE"],
-              "steps": steps,
-              "total_s": round(total, 1), "to_first_result_s": round(total - steps[-1]["seconds"], 1),
-              "setup_s": round(sum(s["seconds"] for s in steps[:5]), 1),
-              "peak_rss_mb_of_run": max(s["peak_rss_mb"] for s in steps if s["step"].startswith("run")),
-              "cold_run_summary": json.loads(cold_summary.read_text())}
+    result = {
+        "started": started,
+        "commit": subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True
+        ).stdout.strip(),
+        "config": args.config,
+        "cold_pip": args.cold_pip,
+        "shared_cache": env["HELPERS_SHARED_CACHE"],
+        "steps": steps,
+        "total_s": round(total, 1),
+        "to_first_result_s": round(total - steps[-1]["seconds"], 1),
+        "setup_s": round(sum(s["seconds"] for s in steps[:5]), 1),
+        "peak_rss_mb_of_run": max(s["peak_rss_mb"] for s in steps if s["step"].startswith("run")),
+        "cold_run_summary": json.loads(cold_summary.read_text()),
+    }
     from helpers.figures import save_figure
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, default=str))   # before the figure: never lose the numbers
+    args.out.write_text(json.dumps(result, indent=2, default=str))  # before the figure: never lose the numbers
     before = json.loads(args.before.read_text()) if args.before and args.before.exists() else None
     title = f"Fresh clone to the first result ({args.config}): {result['to_first_result_s'] / 60:.1f} min"
     if before:
         title += f" (before: {before['to_first_result_s'] / 60:.1f} min)"
     fig = timeline_figure(steps, title, before)
-    result["figure"] = str(save_figure(fig, "first-result-timeline", config={k: str(v) for k, v in vars(args).items()},
-                                       data_sources=[str(args.out)])["png"])
+    result["figure"] = str(
+        save_figure(
+            fig,
+            "first-result-timeline",
+            config={k: str(v) for k, v in vars(args).items()},
+            data_sources=[str(args.out)],
+        )["png"]
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str))
     print(json.dumps({k: v for k, v in result.items() if k != "cold_run_summary"}, indent=2, default=str))

@@ -9,6 +9,7 @@ are split in halves by gold passage / article (helpers.data.splits); SciFact tun
 claims and reports on its test claims (the BEIR split). The offline reranker is trained on
 SciFact train claims and the dev half of obstetrics-es only (`python -m helpers train-reranker`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,10 +54,15 @@ def measure(name: str, rerank_options: dict) -> dict:
             run = retriever.retrieve(queries, 100)
             seconds[key] = round((time.perf_counter() - start) / len(queries), 4)
             scores[key] = round(evaluate_run(test.qrels, run, ("ndcg@10",))["ndcg@10"], 4)
-    return {"dataset": name, "tuned_on": f"{dev.name} ({tuning['queries']} queries)",
-            "tested_on": f"{test.name} ({len(queries)} queries)", "chosen": tuning["chosen"],
-            "dev_ndcg@10": {"plain": tuning["default_score"], "tuned": tuning["score"], **tuning["parts"]},
-            "test_ndcg@10": scores, "seconds_per_query": seconds}
+    return {
+        "dataset": name,
+        "tuned_on": f"{dev.name} ({tuning['queries']} queries)",
+        "tested_on": f"{test.name} ({len(queries)} queries)",
+        "chosen": tuning["chosen"],
+        "dev_ndcg@10": {"plain": tuning["default_score"], "tuned": tuning["score"], **tuning["parts"]},
+        "test_ndcg@10": scores,
+        "seconds_per_query": seconds,
+    }
 
 
 def main() -> None:

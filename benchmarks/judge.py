@@ -8,6 +8,7 @@ evidence model alone, and the two stacked; its training time and size come from 
 Targets (RAGBench test subsets): hallucination AUROC >= 0.75 and above ragas / trulens / gpt3.5;
 relevance and utilization RMSE below every baseline and below 0.8 x the trivial predictor.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,12 @@ def targets(result: dict, judge: str = "offline") -> list[dict]:
         j = block["judges"]
         ours = j[judge]
         best_base_auroc = max(j[b]["auroc"] for b in ("ragas", "trulens", "gpt3.5") if not math.isnan(j[b]["auroc"]))
-        row = {"judge": judge, "subset": subset, "auroc": round(ours["auroc"], 3),
-               "auroc_ok": ours["auroc"] >= 0.75 and ours["auroc"] > best_base_auroc}
+        row = {
+            "judge": judge,
+            "subset": subset,
+            "auroc": round(ours["auroc"], 3),
+            "auroc_ok": ours["auroc"] >= 0.75 and ours["auroc"] > best_base_auroc,
+        }
         for metric, bases in (("relevance", ("ragas", "trulens", "gpt3.5")), ("utilization", ("gpt3.5",))):
             key = f"rmse_{metric}"
             bound = min([0.8 * j["trivial"][key]] + [j[b][key] for b in bases if not math.isnan(j[b][key])])
@@ -52,8 +57,11 @@ def spanish_figures(model: EvidenceModel) -> dict:
     from helpers.stats import auroc
     from helpers.trace.evidence_data import maternaqa_pairs
 
-    records = [json.loads(line) for line in raw_path("maternaqa_es/validation.jsonl").read_text(encoding="utf-8").splitlines()
-               if line.strip()]
+    records = [
+        json.loads(line)
+        for line in raw_path("maternaqa_es/validation.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     pairs = maternaqa_pairs(records)
     start = time.perf_counter()
     p = model.support([x.claim for x in pairs], [x.evidence for x in pairs])
@@ -64,10 +72,14 @@ def spanish_figures(model: EvidenceModel) -> dict:
         keep = np.array([x.label == 1 or x.source == kind for x in pairs])
         by_kind[kind] = round(float(auroc(1 - labels[keep], -p[keep])), 3)
     seed = seed_example_agreement(model)
-    return {"maternaqa_pairs": len(pairs), "maternaqa_auroc": round(float(auroc(1 - labels, -p)), 3),
-            "maternaqa_auroc_by_negative": by_kind, "pairs_per_s": round(len(pairs) / seconds, 1),
-            "seed_examples": seed,
-            "seed_mean_agreement": round(float(np.mean([r["agreement"] for r in seed])), 3)}
+    return {
+        "maternaqa_pairs": len(pairs),
+        "maternaqa_auroc": round(float(auroc(1 - labels, -p)), 3),
+        "maternaqa_auroc_by_negative": by_kind,
+        "pairs_per_s": round(len(pairs) / seconds, 1),
+        "seed_examples": seed,
+        "seed_mean_agreement": round(float(np.mean([r["agreement"] for r in seed])), 3),
+    }
 
 
 def main(argv=None) -> int:
@@ -81,15 +93,21 @@ def main(argv=None) -> int:
     if args.retrain or not DEFAULT_PATH.exists():
         report["training"] = train_judge()
     else:
-        report["training"] = {"path": str(DEFAULT_PATH), "artefact_bytes": DEFAULT_PATH.stat().st_size,
-                              "train_s": None, "note": "existing artefact; --retrain to time training"}
+        report["training"] = {
+            "path": str(DEFAULT_PATH),
+            "artefact_bytes": DEFAULT_PATH.stat().st_size,
+            "train_s": None,
+            "note": "existing artefact; --retrain to time training",
+        }
     print("training:", json.dumps(report["training"]))
 
     judges = ["lexical"]
     if EvidenceModel.exists():
         card = EvidenceModel.load().card
-        report["evidence_training"] = {k: card.get(k) for k in ("train_s", "artefact_bytes", "steps", "final_loss",
-                                                                "held_out", "data_sha256", "trained_at")}
+        report["evidence_training"] = {
+            k: card.get(k)
+            for k in ("train_s", "artefact_bytes", "steps", "final_loss", "held_out", "data_sha256", "trained_at")
+        }
         print("evidence model:", json.dumps(report["evidence_training"]))
         judges += ["evidence", "stacked"]
         report["spanish"] = spanish_figures(EvidenceModel.load())
@@ -99,7 +117,7 @@ def main(argv=None) -> int:
     report["load_s"] = round(time.perf_counter() - start, 3)
     report["judge_eval_s"] = {}
     results = {}
-    for judge in judges:     # one at a time, so each is timed on its own
+    for judge in judges:  # one at a time, so each is timed on its own
         start = time.perf_counter()
         results[judge] = judge_eval(split="test", judges=[judge], limit=args.limit)
         report["judge_eval_s"][judge] = round(time.perf_counter() - start, 1)

@@ -19,6 +19,7 @@ agree to rounding, not bit for bit. And answers given after other prompts (the K
 prefix reused) are compared with answers from an empty context, for llama-cpp-python's own reuse
 and for the backend's reuse of whole prompt blocks (helpers.llm.llama_prefix).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,14 +52,22 @@ def prompts(n: int) -> list[list[dict]]:
 def load(path, threads: int, flash_attn: bool):
     from llama_cpp import Llama
 
-    return Llama(model_path=str(path), n_ctx=8192, n_threads=threads, n_threads_batch=threads,
-                 flash_attn=flash_attn, verbose=False, seed=0)
+    return Llama(
+        model_path=str(path),
+        n_ctx=8192,
+        n_threads=threads,
+        n_threads_batch=threads,
+        flash_attn=flash_attn,
+        verbose=False,
+        seed=0,
+    )
 
 
 def answer(model, messages) -> dict:
     model.reset()  # no prefix reuse between prompts: every side evaluates every prompt whole
-    return model.create_chat_completion(messages=messages, temperature=0.0, max_tokens=160, seed=0,
-                                        stop=answer_stops("es"), repeat_penalty=1.1)
+    return model.create_chat_completion(
+        messages=messages, temperature=0.0, max_tokens=160, seed=0, stop=answer_stops("es"), repeat_penalty=1.1
+    )
 
 
 def engine_side(path, flash_attn: bool, batch: list, threads: int) -> dict:
@@ -76,10 +85,13 @@ def engine_side(path, flash_attn: bool, batch: list, threads: int) -> dict:
     for _ in range(64):
         model.eval([tokens[-1]])
     per_token_ms = (time.perf_counter() - t) / 64 * 1000
-    return {"seconds": round(seconds, 2), "prompt_tokens_per_s": round(len(tokens) / prompt_s),
-            "generation_ms_per_token": round(per_token_ms, 1),
-            "output_tokens": sum(o["usage"]["completion_tokens"] for o in outs),
-            "answers": [o["choices"][0]["message"]["content"] for o in outs]}
+    return {
+        "seconds": round(seconds, 2),
+        "prompt_tokens_per_s": round(len(tokens) / prompt_s),
+        "generation_ms_per_token": round(per_token_ms, 1),
+        "output_tokens": sum(o["usage"]["completion_tokens"] for o in outs),
+        "answers": [o["choices"][0]["message"]["content"] for o in outs],
+    }
 
 
 def threads_side(path, batch: list, workers: int) -> dict:
@@ -89,10 +101,12 @@ def threads_side(path, batch: list, workers: int) -> dict:
     for model in models:
         answer(model, batch[0])
     start = time.perf_counter()
-    with ThreadPoolExecutor(workers) as pool:   # ctypes releases the GIL inside llama.cpp
+    with ThreadPoolExecutor(workers) as pool:  # ctypes releases the GIL inside llama.cpp
         outs = sum(pool.map(lambda w: [answer(models[w], m) for m in batch[w::workers]], range(workers)), [])
-    return {"seconds": round(time.perf_counter() - start, 2),
-            "output_tokens": sum(o["usage"]["completion_tokens"] for o in outs)}
+    return {
+        "seconds": round(time.perf_counter() - start, 2),
+        "output_tokens": sum(o["usage"]["completion_tokens"] for o in outs),
+    }
 
 
 def calling_thread_side(path) -> dict:
@@ -129,31 +143,53 @@ def prefix_reuse_side(path, batch: list) -> dict:
     from helpers.llm.config import PROMPT_BLOCK
     from helpers.llm.llama_prefix import block_aligned_llama
 
-    shared = [[batch[0][0], {"role": "user", "content": batch[0][1]["content"] + "\n" + m[1]["content"][-150:]}]
-              for m in batch]
-    settings = {"llama-cpp-python, flash_attn=False": (False, None), "llama-cpp-python, flash_attn=True": (True, None),
-                f"whole blocks of {PROMPT_BLOCK}, flash_attn=True": (True, PROMPT_BLOCK)}
+    shared = [
+        [batch[0][0], {"role": "user", "content": batch[0][1]["content"] + "\n" + m[1]["content"][-150:]}]
+        for m in batch
+    ]
+    settings = {
+        "llama-cpp-python, flash_attn=False": (False, None),
+        "llama-cpp-python, flash_attn=True": (True, None),
+        f"whole blocks of {PROMPT_BLOCK}, flash_attn=True": (True, PROMPT_BLOCK),
+    }
     out = {}
     for name, (flash_attn, block) in settings.items():
         if block is None:
             model = load(path, 1, flash_attn)
         else:
-            model = block_aligned_llama(model_path=str(path), n_ctx=8192, n_threads=1, n_threads_batch=1,
-                                        flash_attn=flash_attn, verbose=False, seed=0, block=block)
+            model = block_aligned_llama(
+                model_path=str(path),
+                n_ctx=8192,
+                n_threads=1,
+                n_threads_batch=1,
+                flash_attn=flash_attn,
+                verbose=False,
+                seed=0,
+                block=block,
+            )
         for prompt_set, messages_list in (("answer prompts", batch), ("one context, every question", shared)):
             start = time.perf_counter()
             fresh = [answer(model, m)["choices"][0]["message"]["content"] for m in messages_list]
             fresh_s = time.perf_counter() - start
             reused, tokens, start = [], 0, time.perf_counter()
-            for messages in messages_list[::-1]:   # no reset: each call starts from the previous prompt's KV
-                reused.append(model.create_chat_completion(messages=messages, temperature=0.0, max_tokens=160,
-                                                           seed=0, stop=answer_stops("es"), repeat_penalty=1.1)
-                              ["choices"][0]["message"]["content"])
+            for messages in messages_list[::-1]:  # no reset: each call starts from the previous prompt's KV
+                reused.append(
+                    model.create_chat_completion(
+                        messages=messages,
+                        temperature=0.0,
+                        max_tokens=160,
+                        seed=0,
+                        stop=answer_stops("es"),
+                        repeat_penalty=1.1,
+                    )["choices"][0]["message"]["content"]
+                )
                 tokens += getattr(model, "reused_tokens", 0) if block else 0
             out[f"{name}, {prompt_set}"] = {
                 "identical": f"{sum(a == b for a, b in zip(fresh, reused[::-1]))}/{len(messages_list)}",
-                "seconds_from_empty": round(fresh_s, 1), "seconds_reusing": round(time.perf_counter() - start, 1),
-                **({"prompt_tokens_reused": tokens} if block else {})}
+                "seconds_from_empty": round(fresh_s, 1),
+                "seconds_reusing": round(time.perf_counter() - start, 1),
+                **({"prompt_tokens_reused": tokens} if block else {}),
+            }
             print(name, prompt_set, out[f"{name}, {prompt_set}"], flush=True)
     return out
 
@@ -171,8 +207,11 @@ for _ in range(64):
     m.eval([tokens[5]])
 print((time.perf_counter() - t) / 64 * 1000)
 """
-OPENMP = {"libgomp default": {}, "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
-          "GOMP_SPINCOUNT=1000": {"GOMP_SPINCOUNT": "1000"}}
+OPENMP = {
+    "libgomp default": {},
+    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+    "GOMP_SPINCOUNT=1000": {"GOMP_SPINCOUNT": "1000"},
+}
 
 
 def openmp_side(path) -> dict:
@@ -183,8 +222,13 @@ def openmp_side(path) -> dict:
         hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if load == "busy" else None
         try:
             for name, extra in OPENMP.items():
-                done = subprocess.run([sys.executable, "-c", _GENERATION, str(path)], env={**clean, **extra},
-                                      capture_output=True, text=True, timeout=600)
+                done = subprocess.run(
+                    [sys.executable, "-c", _GENERATION, str(path)],
+                    env={**clean, **extra},
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
                 out.setdefault(name, {})[load] = round(float(done.stdout.split()[-1]), 1)
         finally:
             if hog:
@@ -225,12 +269,24 @@ print(json.dumps({"load_s": round(load_s, 1), "prompt_tokens": len(tokens),
 """
 MODEL_SETTINGS = {
     "smollm2-135m (q8_0, 2 models x 1 thread: the default)": {"model": "smollm2"},
-    "qwen2.5-coder-1.5b (q4_k_m, 1 model x 2 threads, blocks of 64)": {"model": "qwen2.5-coder-1.5b", "local_workers": 1},
-    "qwen2.5-coder-1.5b (q4_k_m, 2 models x 1 thread, blocks of 64)": {"model": "qwen2.5-coder-1.5b", "local_workers": 2},
-    "qwen2.5-coder-1.5b (q4_k_m, 1 model x 2 threads, blocks of 512)": {"model": "qwen2.5-coder-1.5b", "local_workers": 1,
-                                                                        "prompt_block": 512},
-    "qwen2.5-coder-1.5b (q8_0, 1 model x 2 threads, blocks of 64)": {"model": "qwen2.5-coder-1.5b", "local_workers": 1,
-                                                                     "local_weights": "q8_0"},
+    "qwen2.5-coder-1.5b (q4_k_m, 1 model x 2 threads, blocks of 64)": {
+        "model": "qwen2.5-coder-1.5b",
+        "local_workers": 1,
+    },
+    "qwen2.5-coder-1.5b (q4_k_m, 2 models x 1 thread, blocks of 64)": {
+        "model": "qwen2.5-coder-1.5b",
+        "local_workers": 2,
+    },
+    "qwen2.5-coder-1.5b (q4_k_m, 1 model x 2 threads, blocks of 512)": {
+        "model": "qwen2.5-coder-1.5b",
+        "local_workers": 1,
+        "prompt_block": 512,
+    },
+    "qwen2.5-coder-1.5b (q8_0, 1 model x 2 threads, blocks of 64)": {
+        "model": "qwen2.5-coder-1.5b",
+        "local_workers": 1,
+        "local_weights": "q8_0",
+    },
 }
 
 
@@ -241,8 +297,12 @@ def models_side(batch: list, only: str | None = None) -> dict:
     for name, settings in MODEL_SETTINGS.items():
         if only and only not in name:
             continue
-        done = subprocess.run([sys.executable, "-c", _MODEL_SIDE, json.dumps(settings), json.dumps(batch)],
-                              capture_output=True, text=True, timeout=3600)
+        done = subprocess.run(
+            [sys.executable, "-c", _MODEL_SIDE, json.dumps(settings), json.dumps(batch)],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
         if done.returncode != 0:
             out[name] = {"error": done.stderr.strip().splitlines()[-1:]}
         else:
@@ -255,20 +315,33 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=8)
     parser.add_argument("--out", default=None, help="default: results/benchmarks/llm_engine.json")
-    parser.add_argument("--sides", default="engines,threads,calling,prefix,openmp,models",
-                        help="which sides to run (comma-separated; default all)")
+    parser.add_argument(
+        "--sides",
+        default="engines,threads,calling,prefix,openmp,models",
+        help="which sides to run (comma-separated; default all)",
+    )
     parser.add_argument("--models", default=None, help="models side: only the settings whose name holds this")
     args = parser.parse_args(argv)
     run = set(args.sides.split(","))
     batch = prompts(args.questions)
     shipped, q8 = bundled_gguf(), q8_0_copy(bundled_gguf())
-    sides, report = {}, {"questions": len(batch), "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)}
+    sides, report = (
+        {},
+        {"questions": len(batch), "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)},
+    )
     if "engines" in run:
-        for name, path, flash_attn in (("q4_1", shipped, False), ("q4_1+flash_attn", shipped, True),
-                                       ("q8_0", q8, False), ("q8_0+flash_attn", q8, True)):
+        for name, path, flash_attn in (
+            ("q4_1", shipped, False),
+            ("q4_1+flash_attn", shipped, True),
+            ("q8_0", q8, False),
+            ("q8_0+flash_attn", q8, True),
+        ):
             sides[name] = engine_side(path, flash_attn, batch, os.cpu_count() or 1)
-            print(f"{name:<18} {sides[name]['seconds']:>7} s  prompt {sides[name]['prompt_tokens_per_s']:>4} tok/s  "
-                  f"generation {sides[name]['generation_ms_per_token']:>5} ms/token", flush=True)
+            print(
+                f"{name:<18} {sides[name]['seconds']:>7} s  prompt {sides[name]['prompt_tokens_per_s']:>4} tok/s  "
+                f"generation {sides[name]['generation_ms_per_token']:>5} ms/token",
+                flush=True,
+            )
         reference = sides["q4_1"]["answers"]
         for row in sides.values():
             row["identical_answers"] = sum(a == b for a, b in zip(row.pop("answers"), reference))
@@ -276,7 +349,8 @@ def main(argv=None) -> int:
         report["engines"] = sides
     if "threads" in run:
         report["threads_from_worker_threads"] = {
-            f"{w} model(s) x {max(1, (os.cpu_count() or 1) // w)} thread(s)": threads_side(q8, batch, w) for w in (1, 2)}
+            f"{w} model(s) x {max(1, (os.cpu_count() or 1) // w)} thread(s)": threads_side(q8, batch, w) for w in (1, 2)
+        }
     if "calling" in run:
         report["calling_thread_ms_per_token"] = calling_thread_side(q8)
     if "prefix" in run:
@@ -288,11 +362,13 @@ def main(argv=None) -> int:
     out = paths.write_json(args.out or paths.benchmark_output("llm_engine"), report)
     for name, row in sides.items():
         print(f"{name:<18} x{row['speedup_vs_q4_1']:<5} identical answers {row['identical_answers']}/{len(batch)}")
-    for key, label in (("threads_from_worker_threads", "threads (answers from worker threads)"),
-                       ("calling_thread_ms_per_token", "calling thread, ms per generated token"),
-                       ("prefix_reuse", "answers after other prompts vs from an empty context"),
-                       ("openmp_ms_per_token", "OpenMP, ms per generated token (idle / beside a busy process)"),
-                       ("models", "models side by side")):
+    for key, label in (
+        ("threads_from_worker_threads", "threads (answers from worker threads)"),
+        ("calling_thread_ms_per_token", "calling thread, ms per generated token"),
+        ("prefix_reuse", "answers after other prompts vs from an empty context"),
+        ("openmp_ms_per_token", "OpenMP, ms per generated token (idle / beside a busy process)"),
+        ("models", "models side by side"),
+    ):
         if key in report:
             print(f"{label}:", report[key])
     print(f"written to {out}")

@@ -27,6 +27,7 @@ Verdicts are cached per row in `<out stem>.verdicts.jsonl` beside --out (keyed b
 id and a hash of the response; kept only for the same model, prompt version, n_ctx and block):
 a rerun skips done rows.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,12 @@ def sample_rows(frame: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
     positives, negatives = frame[hallucinated], frame[~hallucinated]
     k = min(n // 2, len(positives))
     k = max(k, n - len(negatives))
-    picked = pd.concat([positives.sample(n=min(k, len(positives)), random_state=seed),
-                        negatives.sample(n=min(n - k, len(negatives)), random_state=seed)])
+    picked = pd.concat(
+        [
+            positives.sample(n=min(k, len(positives)), random_state=seed),
+            negatives.sample(n=min(n - k, len(negatives)), random_state=seed),
+        ]
+    )
     return picked.sort_index()
 
 
@@ -93,11 +98,19 @@ def llm_record(judge: LogprobJudge, row, config: dict) -> dict:
     error = judge.last_error
     start, evaluated, reused = time.perf_counter(), judge.tokens_evaluated, judge.tokens_reused
     claims = judge.claim_verdicts(row["question"], docs, row["response"])
-    return {"key": row_key(row), "config": config, "response": p_response, "response_error": error,
-            "response_s": round(response_s, 3), "response_tokens": response_tokens,
-            "claims": claim_score(claims), "claims_s": round(time.perf_counter() - start, 3),
-            "claims_tokens_evaluated": judge.tokens_evaluated - evaluated,
-            "claims_tokens_reused": judge.tokens_reused - reused, "claim_verdicts": claims}
+    return {
+        "key": row_key(row),
+        "config": config,
+        "response": p_response,
+        "response_error": error,
+        "response_s": round(response_s, 3),
+        "response_tokens": response_tokens,
+        "claims": claim_score(claims),
+        "claims_s": round(time.perf_counter() - start, 3),
+        "claims_tokens_evaluated": judge.tokens_evaluated - evaluated,
+        "claims_tokens_reused": judge.tokens_reused - reused,
+        "claim_verdicts": claims,
+    }
 
 
 def llm_verdicts(rows: pd.DataFrame, cache_path: Path, model_path: Path, args) -> tuple[dict, dict]:
@@ -115,11 +128,14 @@ def llm_verdicts(rows: pd.DataFrame, cache_path: Path, model_path: Path, args) -
             for i, row in enumerate(todo, 1):
                 record = llm_record(judge, row, config)
                 cache.write(json.dumps(record, ensure_ascii=False) + "\n")
-                cache.flush()          # a killed run keeps every finished row
+                cache.flush()  # a killed run keeps every finished row
                 records[record["key"]] = record
-                print(f"  [{i}/{len(todo)}] {record['key']}: response {record['response']:.3f} "
-                      f"({record['response_s']:.1f} s), claims {record['claims']:.3f} "
-                      f"({len(record['claim_verdicts'])} in {record['claims_s']:.1f} s)", flush=True)
+                print(
+                    f"  [{i}/{len(todo)}] {record['key']}: response {record['response']:.3f} "
+                    f"({record['response_s']:.1f} s), claims {record['claims']:.3f} "
+                    f"({len(record['claim_verdicts'])} in {record['claims_s']:.1f} s)",
+                    flush=True,
+                )
     return records, info
 
 
@@ -160,9 +176,17 @@ def scored_rows(rows: pd.DataFrame, records: dict, lexical_judge) -> pd.DataFram
     out["lexical"] = [j.scores.adherence_score for j in lexical_judge.judge_frame(rows)]
     for column in ("response", "claims", "response_s", "claims_s"):
         out[column] = [float(records[row_key(r)][column]) for _, r in rows.iterrows()]
-    out["errors"] = [[e for e in [records[row_key(r)]["response_error"],
-                                  *(c["error"] for c in records[row_key(r)]["claim_verdicts"])] if e]
-                     for _, r in rows.iterrows()]
+    out["errors"] = [
+        [
+            e
+            for e in [
+                records[row_key(r)]["response_error"],
+                *(c["error"] for c in records[row_key(r)]["claim_verdicts"]),
+            ]
+            if e
+        ]
+        for _, r in rows.iterrows()
+    ]
     return out
 
 
@@ -170,27 +194,38 @@ def summarise(test: pd.DataFrame) -> dict:
     hallucinated = (~test["adherence_score"].astype(bool)).astype(float).to_numpy()
     judges = {name: hallucination_auroc(hallucinated, test[name].to_numpy(float)) for name in JUDGES}
     failures = [e for errors in test["errors"] for e in errors]
-    return {"n": len(test), "n_hallucinated": int(hallucinated.sum()), "judges": judges,
-            "seconds_per_row": {"response": round(float(test["response_s"].mean()), 2),
-                                "claims": round(float(test["claims_s"].mean()), 2)},
-            "n_failed": {kind: int(test[kind].isna().sum()) for kind in ("response", "claims")},
-            "failures": failures[:5]}
+    return {
+        "n": len(test),
+        "n_hallucinated": int(hallucinated.sum()),
+        "judges": judges,
+        "seconds_per_row": {
+            "response": round(float(test["response_s"].mean()), 2),
+            "claims": round(float(test["claims_s"].mean()), 2),
+        },
+        "n_failed": {kind: int(test[kind].isna().sum()) for kind in ("response", "claims")},
+        "failures": failures[:5],
+    }
 
 
 def format_table(result: dict) -> str:
     fmt = lambda v: "     —" if v is None or math.isnan(v) else f"{v:6.3f}"
-    lines = [f"hallucination AUROC on test rows (stack fitted on {result['stack']['n_fit']} validation rows)",
-             f"{'subset':11s} {'n':>3s} {'hal':>3s} " + " ".join(f"{j:>7s}" for j in JUDGES)
-             + "   s/row resp  claims"]
+    lines = [
+        f"hallucination AUROC on test rows (stack fitted on {result['stack']['n_fit']} validation rows)",
+        f"{'subset':11s} {'n':>3s} {'hal':>3s} " + " ".join(f"{j:>7s}" for j in JUDGES) + "   s/row resp  claims",
+    ]
     for subset, block in result["subsets"].items():
         seconds = block["seconds_per_row"]
-        lines.append(f"{subset:11s} {block['n']:3d} {block['n_hallucinated']:3d} "
-                     + " ".join(f" {fmt(block['judges'][j]['auroc'])}" for j in JUDGES)
-                     + f"   {seconds['response']:10.1f} {seconds['claims']:7.1f}")
+        lines.append(
+            f"{subset:11s} {block['n']:3d} {block['n_hallucinated']:3d} "
+            + " ".join(f" {fmt(block['judges'][j]['auroc'])}" for j in JUDGES)
+            + f"   {seconds['response']:10.1f} {seconds['claims']:7.1f}"
+        )
     stack = result["stack"]
-    lines.append(f"stack coefficients ({', '.join(STACK_FEATURES)}): {stack['coefficients']}; validation AUROC "
-                 + ", ".join(f"{f} {fmt(v['auroc']).strip()}" for f, v in stack["validation_auroc"].items())
-                 + " (lexical: in-sample)")
+    lines.append(
+        f"stack coefficients ({', '.join(STACK_FEATURES)}): {stack['coefficients']}; validation AUROC "
+        + ", ".join(f"{f} {fmt(v['auroc']).strip()}" for f, v in stack["validation_auroc"].items())
+        + " (lexical: in-sample)"
+    )
     return "\n".join(lines)
 
 
@@ -209,8 +244,14 @@ def main(argv=None) -> int:
     from helpers.trace.offline_judge import OfflineJudge
 
     subsets = [s.strip() for s in args.subsets.split(",") if s.strip()]
-    rows = pd.concat([sample_rows(load_ragbench(subset, split, args.ragbench_dir), args.n, args.seed)
-                      for subset in subsets for split in ("test", "validation")], ignore_index=True)
+    rows = pd.concat(
+        [
+            sample_rows(load_ragbench(subset, split, args.ragbench_dir), args.n, args.seed)
+            for subset in subsets
+            for split in ("test", "validation")
+        ],
+        ignore_index=True,
+    )
     out = Path(args.out)
     model_path = assemble("qwen2.5-coder-1.5b")
     print(f"{len(rows)} rows ({args.n} test + {args.n} validation per subset); model {model_path}")
@@ -223,15 +264,23 @@ def main(argv=None) -> int:
     test["stacked"] = predict_stack(stack, test)
     val_hallucinated = (~validation["adherence_score"].astype(bool)).astype(float).to_numpy()
     result = {
-        "model": model_path.name, "prompt_version": PROMPT_VERSION, "n_ctx": args.n_ctx, "seed": args.seed,
-        "n_per_subset": args.n, "sampling": "balanced: n//2 hallucinated rows when available",
-        "run": run, "lexical_judge": {"path": str(lexical_judge.path),
-                                      "trained_on": lexical_judge.meta.get("trained_on")},
-        "stack": {"features": [f"log-odds({f})" for f in STACK_FEATURES], "n_fit": n_fit,
-                  "fitted_on": f"validation rows of {', '.join(subsets)}",
-                  "coefficients": (stack[-1].coef_[0].round(3).tolist() if stack is not None else None),
-                  "validation_auroc": {f: hallucination_auroc(val_hallucinated, validation[f].to_numpy(float))
-                                       for f in STACK_FEATURES}},
+        "model": model_path.name,
+        "prompt_version": PROMPT_VERSION,
+        "n_ctx": args.n_ctx,
+        "seed": args.seed,
+        "n_per_subset": args.n,
+        "sampling": "balanced: n//2 hallucinated rows when available",
+        "run": run,
+        "lexical_judge": {"path": str(lexical_judge.path), "trained_on": lexical_judge.meta.get("trained_on")},
+        "stack": {
+            "features": [f"log-odds({f})" for f in STACK_FEATURES],
+            "n_fit": n_fit,
+            "fitted_on": f"validation rows of {', '.join(subsets)}",
+            "coefficients": (stack[-1].coef_[0].round(3).tolist() if stack is not None else None),
+            "validation_auroc": {
+                f: hallucination_auroc(val_hallucinated, validation[f].to_numpy(float)) for f in STACK_FEATURES
+            },
+        },
         "subsets": {subset: summarise(test[test["subset"] == subset]) for subset in subsets},
     }
     if len(subsets) > 1:

@@ -22,6 +22,7 @@ whether its verdicts mean anything is what the AUROC says.
 Writes ragas_validity.json (+ per-row CSVs) under --out. With only the bundled 135M model, keep
 the sample small (a few minutes): its verdicts are close to chance and it rarely emits ragas's JSON.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,9 @@ def make_judge(args) -> LLM:
 
 
 def hallucination_detection(args, judge: LLM) -> dict:
-    frame = sample_ragbench(args.subsets.split(","), per_subset=args.per_subset, seed=args.seed,
-                            max_context_chars=args.max_context_chars)
+    frame = sample_ragbench(
+        args.subsets.split(","), per_subset=args.per_subset, seed=args.seed, max_context_chars=args.max_context_chars
+    )
     scorer = RagasJudge(judge, metrics=("faithfulness",), language="en", timeout_s=args.timeout)
     start = time.perf_counter()
     result = scorer.score(ragbench_samples(frame))
@@ -60,14 +62,32 @@ def hallucination_detection(args, judge: LLM) -> dict:
     frame["ours_reason"] = frame["qid"].map(rows["reason"])
     table = validity_table(frame)
     out = Path(args.out)
-    frame[["qid", "subset", "adherence_score", "ragas_faithfulness", "ours_faithfulness", "ours_error_kind",
-           "ours_reason"]].to_csv(out / "ragas_validity_rows.csv", index=False)
-    return {"judge": judge.name, "sample": {"subsets": args.subsets, "per_subset": args.per_subset, "seed": args.seed,
-                                            "max_context_chars": args.max_context_chars, "rows": len(frame)},
-            "table": table.to_dict("records"),
-            "shipped_full_splits": shipped_auroc_full(args.subsets.split(",")).to_dict("records"),
-            "nan_kinds": frame["ours_error_kind"].value_counts().to_dict(),
-            "judge_totals": result.totals, "wall_s": round(time.perf_counter() - start, 1)}
+    frame[
+        [
+            "qid",
+            "subset",
+            "adherence_score",
+            "ragas_faithfulness",
+            "ours_faithfulness",
+            "ours_error_kind",
+            "ours_reason",
+        ]
+    ].to_csv(out / "ragas_validity_rows.csv", index=False)
+    return {
+        "judge": judge.name,
+        "sample": {
+            "subsets": args.subsets,
+            "per_subset": args.per_subset,
+            "seed": args.seed,
+            "max_context_chars": args.max_context_chars,
+            "rows": len(frame),
+        },
+        "table": table.to_dict("records"),
+        "shipped_full_splits": shipped_auroc_full(args.subsets.split(",")).to_dict("records"),
+        "nan_kinds": frame["ours_error_kind"].value_counts().to_dict(),
+        "judge_totals": result.totals,
+        "wall_s": round(time.perf_counter() - start, 1),
+    }
 
 
 def evidence_detection(args, judge: LLM) -> dict:
@@ -76,33 +96,48 @@ def evidence_detection(args, judge: LLM) -> dict:
 
     model = EvidenceModel.load()
     scorer = EvidenceFaithfulness(model, judge if args.evidence_statements == "llm" else None)
-    frame = sample_ragbench(args.subsets.split(","), per_subset=args.evidence_per_subset, seed=args.seed,
-                            max_context_chars=args.max_context_chars)
+    frame = sample_ragbench(
+        args.subsets.split(","),
+        per_subset=args.evidence_per_subset,
+        seed=args.seed,
+        max_context_chars=args.max_context_chars,
+    )
     mark, start = len(judge.calls), time.perf_counter()
     scored = [scorer.score(row.question, row.response, list(row.documents)) for row in frame.itertuples()]
     seconds = time.perf_counter() - start
     frame["evidence_faithfulness"] = [r["value"] for r in scored]
     frame["statements_from"] = [r["statements_from"] for r in scored]
     table = validity_table(frame, ours="evidence_faithfulness")
-    frame[["qid", "subset", "adherence_score", "ragas_faithfulness", "evidence_faithfulness", "statements_from"]].to_csv(
-        Path(args.out) / "ragas_evidence_rows.csv", index=False)
-    return {"model": str(model.path), "trained_at": model.card.get("trained_at"),
-            "statements": args.evidence_statements, "sample": {"per_subset": args.evidence_per_subset,
-                                                               "seed": args.seed, "rows": len(frame)},
-            "table": table.to_dict("records"), "nan": int(frame["evidence_faithfulness"].isna().sum()),
-            "statements_from": frame["statements_from"].value_counts().to_dict(),
-            "seconds_per_sample": round(seconds / max(len(frame), 1), 3),
-            "judge_totals": LLM.usage(judge.calls[mark:])}
+    frame[
+        ["qid", "subset", "adherence_score", "ragas_faithfulness", "evidence_faithfulness", "statements_from"]
+    ].to_csv(Path(args.out) / "ragas_evidence_rows.csv", index=False)
+    return {
+        "model": str(model.path),
+        "trained_at": model.card.get("trained_at"),
+        "statements": args.evidence_statements,
+        "sample": {"per_subset": args.evidence_per_subset, "seed": args.seed, "rows": len(frame)},
+        "table": table.to_dict("records"),
+        "nan": int(frame["evidence_faithfulness"].isna().sum()),
+        "statements_from": frame["statements_from"].value_counts().to_dict(),
+        "seconds_per_sample": round(seconds / max(len(frame), 1), 3),
+        "judge_totals": LLM.usage(judge.calls[mark:]),
+    }
 
 
 def spanish(args, judge: LLM) -> dict:
     start = time.perf_counter()
     table = measure_seed_examples(judge, timeout_s=args.timeout)
     table.to_csv(Path(args.out) / "ragas_spanish_examples.csv", index=False)
-    summary = table.groupby("variant").agg(nan=("value", lambda v: int(v.isna().sum())),
-                                           agreement=("agreement", "mean"), spanish_kept=("spanish_kept", "mean"))
-    return {"rows": table.drop(columns=["reason"]).to_dict("records"), "summary": summary.reset_index().to_dict("records"),
-            "wall_s": round(time.perf_counter() - start, 1)}
+    summary = table.groupby("variant").agg(
+        nan=("value", lambda v: int(v.isna().sum())),
+        agreement=("agreement", "mean"),
+        spanish_kept=("spanish_kept", "mean"),
+    )
+    return {
+        "rows": table.drop(columns=["reason"]).to_dict("records"),
+        "summary": summary.reset_index().to_dict("records"),
+        "wall_s": round(time.perf_counter() - start, 1),
+    }
 
 
 def main(argv=None) -> dict:

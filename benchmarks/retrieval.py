@@ -8,6 +8,7 @@ Both sides embed queries with the same MiniLM model object, warmed up first and 
 hybrid ratio measures the retrieval machinery; our query-embedding cache is reported separately. The warm/cold rebuild
 ratio re-indexes a subset of the corpus into Chroma with an empty vs a filled embedding cache.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,17 +61,23 @@ def langchain_side(data, queries, raw_embedder, k=10):
 
     docs = [Document(page_content=doc_text(doc), metadata={"doc_id": d}) for d, doc in data.corpus.items()]
     bm25 = BM25Retriever.from_documents(docs, k=k)
-    chroma = Chroma.from_documents(docs, LCEmbeddings(), persist_directory=tempfile.mkdtemp(),
-                                   collection_metadata={"hnsw:space": "cosine"})
+    chroma = Chroma.from_documents(
+        docs, LCEmbeddings(), persist_directory=tempfile.mkdtemp(), collection_metadata={"hnsw:space": "cosine"}
+    )
     dense = chroma.as_retriever(search_kwargs={"k": k})
     ensemble = EnsembleRetriever(retrievers=[bm25, dense], weights=[0.5, 0.5])
     report = {}
     for name, retriever in {"bm25": bm25, "hybrid": ensemble}.items():
-        run, seconds = _timed(lambda: {qid: {doc.metadata["doc_id"]: 1.0 / (i + 1)
-                                             for i, doc in enumerate(retriever.invoke(text)[:k])}
-                                       for qid, text in queries.items()})
-        report[name] = {"queries_per_s": round(len(queries) / seconds, 2),
-                        "ndcg@10": round(evaluate_run({q: data.qrels[q] for q in queries}, run)["ndcg@10"], 4)}
+        run, seconds = _timed(
+            lambda: {
+                qid: {doc.metadata["doc_id"]: 1.0 / (i + 1) for i, doc in enumerate(retriever.invoke(text)[:k])}
+                for qid, text in queries.items()
+            }
+        )
+        report[name] = {
+            "queries_per_s": round(len(queries) / seconds, 2),
+            "ndcg@10": round(evaluate_run({q: data.qrels[q] for q in queries}, run)["ndcg@10"], 4),
+        }
     return report
 
 
@@ -82,8 +89,10 @@ def our_side(data, queries, raw_embedder, k=10):
     report = {}
     for name, retriever in {"bm25": bm25, "hybrid": hybrid}.items():
         run, seconds = _timed(lambda: retriever.retrieve(queries, k))
-        report[name] = {"queries_per_s": round(len(queries) / seconds, 2),
-                        "ndcg@10": round(evaluate_run({q: data.qrels[q] for q in queries}, run)["ndcg@10"], 4)}
+        report[name] = {
+            "queries_per_s": round(len(queries) / seconds, 2),
+            "ndcg@10": round(evaluate_run({q: data.qrels[q] for q in queries}, run)["ndcg@10"], 4),
+        }
     dense.embedder = CachedEmbedder(raw_embedder)
     dense.embedder.embed_queries(list(queries.values()))  # fill the query cache
     run, seconds = _timed(lambda: hybrid.retrieve(queries, k))
@@ -101,8 +110,12 @@ def rebuild(data, n_docs: int) -> dict:
         warm = Dense("minilm", directory=Path(tmp) / "b")
         warm.embedder = CachedEmbedder(make_embedder("minilm"), cache)
         _, warm_s = _timed(lambda: warm.index(subset))
-    return {"documents": n_docs, "cold_s": round(cold_s, 2), "warm_s": round(warm_s, 2),
-            "speedup": round(cold_s / warm_s, 1)}
+    return {
+        "documents": n_docs,
+        "cold_s": round(cold_s, 2),
+        "warm_s": round(warm_s, 2),
+        "speedup": round(cold_s / warm_s, 1),
+    }
 
 
 def main(argv=None) -> int:
@@ -118,11 +131,18 @@ def main(argv=None) -> int:
     # either side is timed, since both sides then embed queries live with this same model
     raw.embed_queries(list(queries.values()))
     ours, theirs = our_side(data, queries, raw), langchain_side(data, queries, raw)
-    report = {"dataset": args.dataset, "documents": len(data.corpus), "queries": len(queries),
-              "ours": ours, "langchain": theirs,
-              "ratios": {"bm25_queries_per_s": round(ours["bm25"]["queries_per_s"] / theirs["bm25"]["queries_per_s"], 1),
-                         "hybrid_queries_per_s": round(ours["hybrid"]["queries_per_s"] / theirs["hybrid"]["queries_per_s"], 1)},
-              "rebuild": rebuild(data, args.rebuild_docs)}
+    report = {
+        "dataset": args.dataset,
+        "documents": len(data.corpus),
+        "queries": len(queries),
+        "ours": ours,
+        "langchain": theirs,
+        "ratios": {
+            "bm25_queries_per_s": round(ours["bm25"]["queries_per_s"] / theirs["bm25"]["queries_per_s"], 1),
+            "hybrid_queries_per_s": round(ours["hybrid"]["queries_per_s"] / theirs["hybrid"]["queries_per_s"], 1),
+        },
+        "rebuild": rebuild(data, args.rebuild_docs),
+    }
     paths.write_json(args.out, report, echo=True)
     return 0
 

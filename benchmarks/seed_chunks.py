@@ -11,6 +11,7 @@
 The dense parts embed the seed's 2,364 chunks with the multilingual e5 once (~6 min on one
 thread; cached in data/cache). See helpers.reproduce.seed_chunks for what each number means.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,7 +19,7 @@ import json
 import os
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")   # the machine is shared: one thread
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # the machine is shared: one thread
 import torch  # noqa: E402
 
 import helpers  # noqa: E402,F401  (offline defaults)

@@ -12,6 +12,7 @@ each worker embedding on its own, side by side in one run.
    embedding cache (as on two machines), then both against one `chroma run` server. Reported:
    texts each one embedded, and seconds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,32 +40,54 @@ def _free_port() -> int:
 
 
 def _grid(work: Path, pages: str, questions: int) -> Path:
-    base = {"name": "bench", "dataset": {"name": "obstetrics-es", "options": {"query_split": "test", "pages": pages},
-                                         "n_questions": questions},
-            "architectures": ["bm25", "dense", "hybrid", "rerank"], "retrieval": {"k": 10}, "generate": False,
-            "statistics": {"n_resamples": 1000}, "figures": False}
+    base = {
+        "name": "bench",
+        "dataset": {
+            "name": "obstetrics-es",
+            "options": {"query_split": "test", "pages": pages},
+            "n_questions": questions,
+        },
+        "architectures": ["bm25", "dense", "hybrid", "rerank"],
+        "retrieval": {"k": 10},
+        "generate": False,
+        "statistics": {"n_resamples": 1000},
+        "figures": False,
+    }
     (work / "base.yaml").write_text(yaml.safe_dump(base))
     path = work / "chunking.yaml"
-    path.write_text(yaml.safe_dump({"name": "chunking", "base": "base.yaml",
-                                    "axes": {"dataset.options.chunk_size": [300, 500, 800]}}, sort_keys=False))
+    path.write_text(
+        yaml.safe_dump(
+            {"name": "chunking", "base": "base.yaml", "axes": {"dataset.options.chunk_size": [300, 500, 800]}},
+            sort_keys=False,
+        )
+    )
     return path
 
 
 def _sweep(grid: Path, work: Path, label: str, extra: list[str]) -> dict:
-    env = {**os.environ, "HELPERS_RESULTS_DIR": str(work / label / "results"),
-           "HELPERS_CACHE_DIR": str(work / label / "cache"),
-           "HELPERS_INDEX_DIR": str(work / label / "cache" / "indexes"), "HELPERS_FIGURES_DIR": str(work / label / "figures"),
-           "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {
+        **os.environ,
+        "HELPERS_RESULTS_DIR": str(work / label / "results"),
+        "HELPERS_CACHE_DIR": str(work / label / "cache"),
+        "HELPERS_INDEX_DIR": str(work / label / "cache" / "indexes"),
+        "HELPERS_FIGURES_DIR": str(work / label / "figures"),
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "helpers", "sweep", str(grid), *extra], env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers", "sweep", str(grid), *extra], env=env, capture_output=True, text=True
+    )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{label} sweep failed:\n{done.stderr[-3000:]}")
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     summaries = [json.loads(p.read_text()) for p in (work / label / "results").glob("chunking--*/summary.json")]
-    return {"seconds": round(seconds, 1), "runs": len(summaries), "max_child_rss_mb_so_far": round(peak_kb / 1024),
-            "run_peak_rss_mb": sorted(s.get("peak_rss_mb") for s in summaries)}
+    return {
+        "seconds": round(seconds, 1),
+        "runs": len(summaries),
+        "max_child_rss_mb_so_far": round(peak_kb / 1024),
+        "run_peak_rss_mb": sorted(s.get("peak_rss_mb") for s in summaries),
+    }
 
 
 def _index_worker(corpus_file: str, cache: str, chroma: str | None) -> str:
@@ -77,7 +100,8 @@ def _index_worker(corpus_file: str, cache: str, chroma: str | None) -> str:
         f"chroma = {json.loads(chroma) if chroma else None!r}\n"
         "start = time.perf_counter()\n"
         f"dense = Dense(None, language='es', cache=EmbeddingCache({cache!r}), chroma=chroma).index(corpus)\n"
-        "print(json.dumps({'embedded': dense.embedder.computed, 'seconds': round(time.perf_counter() - start, 1)}))\n")
+        "print(json.dumps({'embedded': dense.embedder.computed, 'seconds': round(time.perf_counter() - start, 1)}))\n"
+    )
     return code
 
 
@@ -86,10 +110,16 @@ def _two_workers(corpus: dict, work: Path, chroma: dict | None) -> list[dict]:
     corpus_file.write_text(json.dumps(corpus))
     out = []
     for worker in ("a", "b"):
-        code = _index_worker(str(corpus_file), str(work / f"cache-{worker}-{bool(chroma)}.sqlite"),
-                             json.dumps(chroma) if chroma else None)
-        env = {**os.environ, "HELPERS_CACHE_DIR": str(work / f"worker-{worker}"),   # nothing shared on disk
-               "HELPERS_INDEX_DIR": str(work / f"worker-{worker}" / "indexes")}
+        code = _index_worker(
+            str(corpus_file),
+            str(work / f"cache-{worker}-{bool(chroma)}.sqlite"),
+            json.dumps(chroma) if chroma else None,
+        )
+        env = {
+            **os.environ,
+            "HELPERS_CACHE_DIR": str(work / f"worker-{worker}"),  # nothing shared on disk
+            "HELPERS_INDEX_DIR": str(work / f"worker-{worker}" / "indexes"),
+        }
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise SystemExit(done.stderr[-3000:])
@@ -105,28 +135,57 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="sweepbench", dir="/tmp"))
     grid = _grid(work, args.pages, args.questions)
-    report: dict = {"grid": "chunk size 300/500/800 x bm25, dense, hybrid, rerank (retrieval only)",
-                    "pages": args.pages, "questions": args.questions}
+    report: dict = {
+        "grid": "chunk size 300/500/800 x bm25, dense, hybrid, rerank (retrieval only)",
+        "pages": args.pages,
+        "questions": args.questions,
+    }
     report["in_process"] = _sweep(grid, work, "local", [])
     ray = Path(sys.executable).with_name("ray")
     port = _free_port()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    subprocess.run([str(ray), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=2",
-                    "--include-dashboard=false", f"--temp-dir={work / 'ray'}"], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            str(ray),
+            "start",
+            "--head",
+            f"--port={port}",
+            "--node-ip-address=127.0.0.1",
+            "--num-cpus=2",
+            "--include-dashboard=false",
+            f"--temp-dir={work / 'ray'}",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     try:
         report["ray_two_workers"] = _sweep(grid, work, "ray", ["--executor", "ray", "--address", f"127.0.0.1:{port}"])
     finally:
         subprocess.run([str(ray), "stop", "--force"], env=env, capture_output=True)
-    report["wall_ratio_in_process_over_ray"] = round(report["in_process"]["seconds"] / report["ray_two_workers"]["seconds"], 2)
+    report["wall_ratio_in_process_over_ray"] = round(
+        report["in_process"]["seconds"] / report["ray_two_workers"]["seconds"], 2
+    )
 
     from helpers.data import load_dataset
 
     corpus = load_dataset("obstetrics-es", pages=args.pages, chunk_size=500).corpus
     report["index_workers_own_embedding"] = _two_workers(corpus, work, None)
     port = _free_port()
-    chroma = subprocess.Popen([str(Path(sys.executable).with_name("chroma")), "run", "--host", "127.0.0.1", "--port",
-                               str(port), "--path", str(work / "chroma")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    chroma = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("chroma")),
+            "run",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--path",
+            str(work / "chroma"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         import chromadb
 

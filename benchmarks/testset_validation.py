@@ -14,6 +14,7 @@ left out of nDCG), their source chunks as qrels. Retrieval settings: configs/def
 LLM (the bundled model) for HyDE's passage and multi-query's rewrites, on both sets alike.
 LLM calls are cached: a rerun reuses every question already written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,36 +49,63 @@ def main() -> int:
     guideline = {d: doc for d, doc in human.corpus.items() if not d.startswith("mqa_")}
     cfg = load_config(args.config)
     writer = LLM(cfg.llm(cfg.generation_llm or cfg.llms[0].name).model_dump(exclude={"name"}))
-    testset = generate_testset(guideline, writer, n=args.n, language="es", seed=args.seed,
-                               mix={"single": 0.7, "two": 0.3})
+    testset = generate_testset(
+        guideline, writer, n=args.n, language="es", seed=args.seed, mix={"single": 0.7, "two": 0.3}
+    )
     print(testset.format_report())
     kept = testset.kept
-    generated = replace(human, name="obstetrics-es-generated", queries={i.id: i.question for i in kept},
-                        qrels={i.id: {d: 1 for d in i.source_doc_ids} for i in kept},
-                        answers={i.id: i.reference for i in kept})
+    generated = replace(
+        human,
+        name="obstetrics-es-generated",
+        queries={i.id: i.question for i in kept},
+        qrels={i.id: {d: 1 for d in i.source_doc_ids} for i in kept},
+        answers={i.id: i.reference for i in kept},
+    )
     base = load_config("configs/default.yaml")
     retrieval_llm = base.llm(base.generation_llm or base.llms[0].name).model_dump(exclude={"name"})
     options = base.retrieval.options
     reports = {}
     for name, data in (("human", human), ("generated", generated)):
         start = time.perf_counter()
-        reports[name] = retrieval_eval(data, ARCHITECTURES, llm_config=retrieval_llm, options=options,
-                                       llm_limit=args.llm_limit, seed=args.seed)
+        reports[name] = retrieval_eval(
+            data, ARCHITECTURES, llm_config=retrieval_llm, options=options, llm_limit=args.llm_limit, seed=args.seed
+        )
         reports[name]["seconds"] = round(time.perf_counter() - start, 1)
     ndcg = {name: {a: reports[name]["results"][a]["ndcg@10"] for a in ARCHITECTURES} for name in reports}
     # on the LLM sample every architecture is scored on the same queries: the fair ranking
     same_sample = {name: reports[name].get("on_llm_sample", ndcg[name]) for name in reports}
-    tau = kendalltau([same_sample["human"][a] for a in ARCHITECTURES], [same_sample["generated"][a] for a in ARCHITECTURES])
+    tau = kendalltau(
+        [same_sample["human"][a] for a in ARCHITECTURES], [same_sample["generated"][a] for a in ARCHITECTURES]
+    )
     tau_all = kendalltau([ndcg["human"][a] for a in ARCHITECTURES], [ndcg["generated"][a] for a in ARCHITECTURES])
-    out = {"generated": {"settings": testset.settings, "counts": testset.counts(), "seconds": round(testset.seconds, 1),
-                         "seconds_per_kept": round(testset.seconds / max(1, len(kept)), 1),
-                         "questions": [{"id": i.id, "kind": i.kind, "question": i.question, "reference": i.reference,
-                                        "qrels": i.source_doc_ids} for i in kept]},
-           "writer_llm": writer.name, "retrieval_llm": f"{retrieval_llm['provider']}:{retrieval_llm['model']}",
-           "ndcg@10": ndcg, "ndcg@10_same_sample": same_sample,
-           "kendall_tau_same_sample": {"tau": round(float(tau.statistic), 3), "p_value": round(float(tau.pvalue), 4)},
-           "kendall_tau_all_queries": {"tau": round(float(tau_all.statistic), 3), "p_value": round(float(tau_all.pvalue), 4)},
-           "reports": reports}
+    out = {
+        "generated": {
+            "settings": testset.settings,
+            "counts": testset.counts(),
+            "seconds": round(testset.seconds, 1),
+            "seconds_per_kept": round(testset.seconds / max(1, len(kept)), 1),
+            "questions": [
+                {
+                    "id": i.id,
+                    "kind": i.kind,
+                    "question": i.question,
+                    "reference": i.reference,
+                    "qrels": i.source_doc_ids,
+                }
+                for i in kept
+            ],
+        },
+        "writer_llm": writer.name,
+        "retrieval_llm": f"{retrieval_llm['provider']}:{retrieval_llm['model']}",
+        "ndcg@10": ndcg,
+        "ndcg@10_same_sample": same_sample,
+        "kendall_tau_same_sample": {"tau": round(float(tau.statistic), 3), "p_value": round(float(tau.pvalue), 4)},
+        "kendall_tau_all_queries": {
+            "tau": round(float(tau_all.statistic), 3),
+            "p_value": round(float(tau_all.pvalue), 4),
+        },
+        "reports": reports,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2, ensure_ascii=False), encoding="utf-8")
     print(f"{'architecture':12s} {'human':>8s} {'generated':>10s}   (nDCG@10; same-sample values)")

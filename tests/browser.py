@@ -1,6 +1,7 @@
 """Real servers and a real browser for the UI tests: JupyterLab or Voila on 127.0.0.1 with a
 token on a free port, driven by Playwright through Debian's Chromium (Playwright cannot
 download its own browser offline; `make test` installs Chromium where it can)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -31,8 +32,10 @@ def missing_browser() -> str | None:
     except ImportError:
         return "the playwright package is not installed: pip install -r requirements/lock.txt"
     if chromium_path() is None:
-        return ("no Chromium: `sudo apt-get install chromium` (Debian/Ubuntu; `make test` does it as root), "
-                "or set HELPERS_CHROMIUM=/path/to/chrome")
+        return (
+            "no Chromium: `sudo apt-get install chromium` (Debian/Ubuntu; `make test` does it as root), "
+            "or set HELPERS_CHROMIUM=/path/to/chrome"
+        )
     return None
 
 
@@ -49,18 +52,33 @@ def jupyter_server(kind: str, root: Path, notebook: str, env: dict, log_path: Pa
     port, token = free_port(), secrets.token_hex(16)
     bin_dir = Path(sys.executable).parent
     if kind == "lab":
-        command = [str(bin_dir / "jupyter"), "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-                   f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"]
+        command = [
+            str(bin_dir / "jupyter"),
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+        ]
         url = f"http://127.0.0.1:{port}/lab/tree/{notebook}?token={token}"
     elif kind == "voila":
-        command = [str(bin_dir / "voila"), str(root / notebook), "--no-browser", "--Voila.ip=127.0.0.1",
-                   f"--port={port}", f"--token={token}"]
+        command = [
+            str(bin_dir / "voila"),
+            str(root / notebook),
+            "--no-browser",
+            "--Voila.ip=127.0.0.1",
+            f"--port={port}",
+            f"--token={token}",
+        ]
         url = f"http://127.0.0.1:{port}/?token={token}"
     else:
         raise ValueError(f"kind must be 'lab' or 'voila', got {kind!r}")
     with open(log_path, "w") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True
+        )
     try:
         deadline = time.monotonic() + timeout_s
         while True:
@@ -73,7 +91,9 @@ def jupyter_server(kind: str, root: Path, notebook: str, env: dict, log_path: Pa
                 connection.close()
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"{kind} did not start in {timeout_s} s; log: {log_path.read_text()[-2000:]}") from None
+                    raise RuntimeError(
+                        f"{kind} did not start in {timeout_s} s; log: {log_path.read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.5)
                 continue
             assert status in (302, 401, 403), f"{kind} answered {status} without its token"

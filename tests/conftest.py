@@ -3,6 +3,7 @@ data/processed, results/ or figures/: before anything imports `helpers` (whose p
 at import), those folders are pointed at one temporary directory for the session, which
 subprocesses and notebook kernels inherit. The machine's shared embedding cache, if any, is copied
 in first (read, never written) so that slow tests on whole datasets do not re-embed them."""
+
 import atexit
 import os
 import shutil
@@ -14,10 +15,20 @@ import pytest
 PROJECT = Path(__file__).resolve().parents[1]
 SESSION_DIR = Path(tempfile.mkdtemp(prefix="helpers-tests-"))
 # the machine's shared cache (helpers.paths.CACHE_DIR before the tests move it), read only
-SHARED_CACHE = Path(os.environ.get("HELPERS_CACHE_DIR") or Path(os.environ.get("HELPERS_SHARED_CACHE") or (
-    Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "rag-workbench"))).expanduser()
-ISOLATED = {"HELPERS_CACHE_DIR": "cache", "HELPERS_INDEX_DIR": "cache/indexes", "HELPERS_PROCESSED_DIR": "processed",
-            "HELPERS_RESULTS_DIR": "results", "HELPERS_FIGURES_DIR": "figures"}
+SHARED_CACHE = Path(
+    os.environ.get("HELPERS_CACHE_DIR")
+    or Path(
+        os.environ.get("HELPERS_SHARED_CACHE")
+        or (Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "rag-workbench")
+    )
+).expanduser()
+ISOLATED = {
+    "HELPERS_CACHE_DIR": "cache",
+    "HELPERS_INDEX_DIR": "cache/indexes",
+    "HELPERS_PROCESSED_DIR": "processed",
+    "HELPERS_RESULTS_DIR": "results",
+    "HELPERS_FIGURES_DIR": "figures",
+}
 
 
 def _isolate() -> None:
@@ -37,8 +48,13 @@ def _isolate() -> None:
 _isolate()
 
 # the shared cache's SQLite stores too (its derived models, checked by sha256, may be built by a test)
-GUARDED = [PROJECT / "data" / "cache", PROJECT / "data" / "processed", PROJECT / "results", PROJECT / "figures",
-           *[SHARED_CACHE / name for name in ("embeddings.sqlite", "llm.sqlite")]]
+GUARDED = [
+    PROJECT / "data" / "cache",
+    PROJECT / "data" / "processed",
+    PROJECT / "results",
+    PROJECT / "figures",
+    *[SHARED_CACHE / name for name in ("embeddings.sqlite", "llm.sqlite")],
+]
 
 
 def _snapshot() -> dict:

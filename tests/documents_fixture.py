@@ -1,5 +1,6 @@
 """A mixed folder of documents, built by the tests themselves: every supported format, and every
 kind of bad input the ingestion must report rather than stop on (or lose silently)."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,14 +8,23 @@ from pathlib import Path
 
 # three pages on prenatal care, with a running header and footer and a hyphenated line break
 PDF_PAGES = [
-    ("Control prenatal", "La gestante sana debe tener al menos ocho controles prenatales durante el embarazo. "
-     "El primer control se hace antes de la semana doce de gestación, con historia clínica com-\npleta."),
-    ("Suplementos", "Se recomienda ácido fólico, 400 microgramos al día, desde tres meses antes de la "
-     "concepción hasta la semana doce. El hierro se da a las gestantes con anemia."),
-    ("Parto", "Durante el periodo expulsivo se recomienda no hacer episiotomía de rutina. La oxitocina "
-     "se usa en el alumbramiento para prevenir la hemorragia posparto."),
+    (
+        "Control prenatal",
+        "La gestante sana debe tener al menos ocho controles prenatales durante el embarazo. "
+        "El primer control se hace antes de la semana doce de gestación, con historia clínica com-\npleta.",
+    ),
+    (
+        "Suplementos",
+        "Se recomienda ácido fólico, 400 microgramos al día, desde tres meses antes de la "
+        "concepción hasta la semana doce. El hierro se da a las gestantes con anemia.",
+    ),
+    (
+        "Parto",
+        "Durante el periodo expulsivo se recomienda no hacer episiotomía de rutina. La oxitocina "
+        "se usa en el alumbramiento para prevenir la hemorragia posparto.",
+    ),
 ]
-EXPECTED = {   # file -> status in the ingest report, and a word of its reason when skipped
+EXPECTED = {  # file -> status in the ingest report, and a word of its reason when skipped
     "guia.pdf": ("ok", ""),
     "notas.md": ("ok", ""),
     "pagina.html": ("ok", ""),
@@ -84,18 +94,24 @@ def make_folder(root: Path) -> Path:
     (root / "notas.md").write_text(
         "---\ntitle: notas\n---\n# Preeclampsia\n\nLa **preeclampsia** se define por hipertensión después de la "
         "semana 20 con proteinuria. Ver [la guía](http://example.org).\n\n## Tratamiento\n\n- Sulfato de magnesio "
-        "para prevenir la eclampsia.\n- Antihipertensivos si la presión es severa.\n", encoding="utf-8")
+        "para prevenir la eclampsia.\n- Antihipertensivos si la presión es severa.\n",
+        encoding="utf-8",
+    )
     (root / "pagina.html").write_text(
         "<html><head><title>Puerperio</title><script>var x = 1;</script></head><body><nav>Inicio | Contacto</nav>"
         "<main><h1>Puerperio</h1><p>El puerperio dura seis semanas después del parto.</p><h2>Signos de alarma</h2>"
         "<ul><li>Fiebre mayor de 38 grados.</li><li>Sangrado abundante.</li></ul></main>"
-        "<footer>Copyright 2023 Ministerio</footer></body></html>", encoding="utf-8")
-    (root / "latin1.txt").write_bytes("La vacunación contra la influenza está indicada en la gestación, "
-                                      "en cualquier trimestre, según la campaña anual.".encode("latin-1"))
+        "<footer>Copyright 2023 Ministerio</footer></body></html>",
+        encoding="utf-8",
+    )
+    (root / "latin1.txt").write_bytes(
+        "La vacunación contra la influenza está indicada en la gestación, "
+        "en cualquier trimestre, según la campaña anual.".encode("latin-1")
+    )
     make_docx(root / "informe.docx")
     (root / "roto.pdf").write_bytes(b"%PDF-1.7\nthis is not really a pdf\n%%EOF")
     (root / "vacio.txt").write_bytes(b"")
-    scanned = pymupdf.open()   # a page that is only an image: no text layer
+    scanned = pymupdf.open()  # a page that is only an image: no text layer
     page = scanned.new_page()
     pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 64, 64), False)
     pixmap.clear_with(200)

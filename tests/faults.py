@@ -8,6 +8,7 @@ Faults are consumed in order, one per request; when the queue is empty, requests
   ("drop", None)     close the connection without any response
   ("content", text)  answer 200 with a well-formed completion whose text is `text`
 """
+
 from __future__ import annotations
 
 import json
@@ -61,10 +62,16 @@ class FaultProxy:
                     self.connection.shutdown(2)
                     return
                 if kind == "content":
-                    completion = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                  "choices": [{"index": 0, "finish_reason": "stop",
-                                               "message": {"role": "assistant", "content": arg}}],
-                                  "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
+                    completion = {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": arg}}
+                        ],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+                    }
                     return self._reply(200, json.dumps(completion).encode())
                 if kind == "hang":
                     time.sleep(arg)
@@ -72,8 +79,9 @@ class FaultProxy:
 
             def _forward(self, body):
                 path = self.path.replace("/openai/v1", "/v1")
-                request = urllib.request.Request(proxy.upstream + path, data=body, method=self.command,
-                                                 headers={"Content-Type": "application/json"})
+                request = urllib.request.Request(
+                    proxy.upstream + path, data=body, method=self.command, headers={"Content-Type": "application/json"}
+                )
                 try:
                     with urllib.request.urlopen(request, timeout=120) as response:
                         self._reply(response.status, response.read())

@@ -1,5 +1,6 @@
 """A tiny experiment config shared by the run tests: 3 questions on 12 guideline pages, two
 architectures without an LLM in retrieval, the local model with short answers."""
+
 import os
 import subprocess
 import sys
@@ -27,12 +28,22 @@ def write_config(tmp_path: Path, config: dict, name: str = "config.yaml") -> Pat
 
 def run_env(tmp_path: Path, **extra) -> dict:
     """A run of its own: its own results, figures and LLM cache (so every call is real)."""
-    return {**os.environ, "HELPERS_RESULTS_DIR": str(tmp_path / "results"),
-            "HELPERS_FIGURES_DIR": str(tmp_path / "figures"), "HELPERS_CACHE_DIR": str(tmp_path / "cache"),
-            "HELPERS_INDEX_DIR": str(tmp_path / "cache" / "indexes"), **extra}
+    return {
+        **os.environ,
+        "HELPERS_RESULTS_DIR": str(tmp_path / "results"),
+        "HELPERS_FIGURES_DIR": str(tmp_path / "figures"),
+        "HELPERS_CACHE_DIR": str(tmp_path / "cache"),
+        "HELPERS_INDEX_DIR": str(tmp_path / "cache" / "indexes"),
+        **extra,
+    }
 
 
 def cli(*args, env=None, timeout=900):
     """`python -m helpers ARGS` in a subprocess, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "helpers", *args], env=env or os.environ.copy(),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "helpers", *args],
+        env=env or os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -22,14 +22,14 @@ def test_chunk_invariants(size, overlap, boundary):
     assert spans, "non-empty text gives chunks"
     for span in spans:
         assert 0 < span.end - span.start <= size
-        assert TEXT[span.start:span.end].strip() == TEXT[span.start:span.end]  # no empty/padded chunk
+        assert TEXT[span.start : span.end].strip() == TEXT[span.start : span.end]  # no empty/padded chunk
     for prev, nxt in zip(spans, spans[1:]):
         assert nxt.start > prev.start and nxt.end > prev.end  # progress, no chunk inside another
         assert max(0, prev.end - nxt.start) <= overlap
     # every word of the text lies in some chunk
     covered = set()
     for span in spans:
-        covered.update(m.start() + span.start for m in re.finditer(r"\S+", TEXT[span.start:span.end]))
+        covered.update(m.start() + span.start for m in re.finditer(r"\S+", TEXT[span.start : span.end]))
     assert covered == {m.start() for m in re.finditer(r"\S+", TEXT)}
 
 
@@ -42,7 +42,7 @@ def test_sentence_boundary_chunks_start_at_sentences():
 
 
 def test_spanish_sentences_and_abbreviations():
-    sentences = [TEXT[s.start:s.end] for s in sentence_spans(TEXT[:260])]
+    sentences = [TEXT[s.start : s.end] for s in sentence_spans(TEXT[:260])]
     assert sentences[1] == "¿Cuándo se considera tardío?"
     assert any(s.startswith("El Dr. Pérez") for s in sentences)  # "Dr." does not end a sentence
 
@@ -51,7 +51,7 @@ def test_long_sentence_cut_at_words():
     text = " ".join(["palabra"] * 200) + "."
     spans = chunk_spans(text, size=100, overlap=20)
     assert all(span.end - span.start <= 100 for span in spans)
-    assert all(text[span.start:span.end].split()[0] == "palabra" for span in spans)
+    assert all(text[span.start : span.end].split()[0] == "palabra" for span in spans)
 
 
 def test_empty_text_and_bad_settings():
@@ -71,8 +71,10 @@ def test_dot_leaders_with_runs_of_spaces_never_overflow_a_chunk():
 
     rng = random.Random(0)
     for _ in range(300):
-        text = "".join(rng.choice([".", ". .", "asn1_x", "10", "word"]) + " " * rng.choice([1, 1, 1, 2, 3])
-                       for _ in range(rng.randint(20, 200)))
+        text = "".join(
+            rng.choice([".", ". .", "asn1_x", "10", "word"]) + " " * rng.choice([1, 1, 1, 2, 3])
+            for _ in range(rng.randint(20, 200))
+        )
         spans = chunk_spans(text, size=50, overlap=10)
         assert spans and all(s.end - s.start <= 50 for s in spans)
         assert spans[-1].end == len(text.rstrip()) or spans[-1].end == len(text)

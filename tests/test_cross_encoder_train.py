@@ -1,19 +1,30 @@
 """The retrieval cross-encoder: a tiny real training (a CrossEncoder folder with its card, a
 deterministic Rerank scorer), resumed = trained straight through, and settings checked."""
+
 import json
 
 import numpy as np
 import pytest
 
-TINY = dict(sources=("scifact", "obstetrics-es", "ragbench"),
-            max_queries={"scifact": 10, "obstetrics-es": 10, "ragbench": 10},
-            first_stage="bm25", negatives=2, negative_depth=5, batch_size=8, max_length=64,
-            checkpoint_every=2, limit_pairs=40, held_out=0.2)
+TINY = dict(
+    sources=("scifact", "obstetrics-es", "ragbench"),
+    max_queries={"scifact": 10, "obstetrics-es": 10, "ragbench": 10},
+    first_stage="bm25",
+    negatives=2,
+    negative_depth=5,
+    batch_size=8,
+    max_length=64,
+    checkpoint_every=2,
+    limit_pairs=40,
+    held_out=0.2,
+)
 
-TOY = {"d1": {"title": "Folic acid", "text": "Folic acid before conception prevents neural tube defects."},
-       "d2": {"title": "Iron", "text": "Iron supplements treat anaemia in pregnancy."},
-       "d3": {"title": "Football", "text": "The football match ended in a draw after extra time."},
-       "d4": {"title": "Weather", "text": "Heavy rain is expected in the north this weekend."}}
+TOY = {
+    "d1": {"title": "Folic acid", "text": "Folic acid before conception prevents neural tube defects."},
+    "d2": {"title": "Iron", "text": "Iron supplements treat anaemia in pregnancy."},
+    "d3": {"title": "Football", "text": "The football match ended in a draw after extra time."},
+    "d4": {"title": "Weather", "text": "Heavy rain is expected in the north this weekend."},
+}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +60,7 @@ def test_tiny_training_writes_a_cross_encoder_and_its_card(tiny_model):
     assert saved["settings"]["max_length"] == 64 and saved["seconds"]["train"] > 0
     assert saved["held_out"] and all("auroc" in m and "mrr_model" in m for m in saved["held_out"].values())
     model = CrossEncoder(str(out), device="cpu")
-    assert model.max_seq_length == 64           # truncates as trained
+    assert model.max_seq_length == 64  # truncates as trained
     p = model.predict([("folic acid pregnancy", TOY["d1"]["text"]), ("folic acid pregnancy", TOY["d3"]["text"])])
     assert p.shape == (2,) and np.all((0 <= p) & (p <= 1))
 
@@ -61,8 +72,9 @@ def test_the_cross_encoder_reranks_a_toy_corpus_deterministically(tiny_model):
 
     out, _ = tiny_model
     queries = {"q": "Does folic acid prevent neural tube defects?", "r": "rain this weekend"}
-    runs = [Rerank(BM25("en"), CrossEncoderScorer(str(out)), candidates=4).index(TOY).retrieve(queries, 4)
-            for _ in range(2)]
+    runs = [
+        Rerank(BM25("en"), CrossEncoderScorer(str(out)), candidates=4).index(TOY).retrieve(queries, 4) for _ in range(2)
+    ]
     assert runs[0] == runs[1]
     assert all(len(run) <= 4 and set(run) <= set(TOY) for run in runs[0].values())
     first = BM25("en").index(TOY).retrieve(queries, 4)["q"]
@@ -92,19 +104,25 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
         train_retrieval_cross_encoder(other, RetrievalTrainSettings(**(TINY | {"seed": 1})), progress=False)
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"sources": ("scifact", "msmarco")}, "unknown or no source 'msmarco'; valid: scifact, obstetrics-es, ragbench"),
-    ({"sources": ()}, "unknown or no source"),
-    ({"max_queries": {"xquad-es": 5}}, "unknown or no source 'xquad-es'"),
-    ({"first_stage": "dense"}, "first_stage must be one of hybrid, bm25"),
-    ({"first_stage": {"ragbench": "hybrid"}}, "unknown or no source .ragbench."),
-    ({"negatives": 0}, "negatives must be a positive integer"),
-    ({"negatives": 8, "negative_depth": 4}, "make negative_depth >= negatives"),
-    ({"max_length": 16}, "leaves no room for the passage"),
-    ({"epochs": 0}, "epochs must be > 0"),
-    ({"held_out": 1.0}, "held_out is a share"),
-    ({"max_queries": {"scifact": -1}}, r"max_queries\['scifact'\] must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            {"sources": ("scifact", "msmarco")},
+            "unknown or no source 'msmarco'; valid: scifact, obstetrics-es, ragbench",
+        ),
+        ({"sources": ()}, "unknown or no source"),
+        ({"max_queries": {"xquad-es": 5}}, "unknown or no source 'xquad-es'"),
+        ({"first_stage": "dense"}, "first_stage must be one of hybrid, bm25"),
+        ({"first_stage": {"ragbench": "hybrid"}}, "unknown or no source .ragbench."),
+        ({"negatives": 0}, "negatives must be a positive integer"),
+        ({"negatives": 8, "negative_depth": 4}, "make negative_depth >= negatives"),
+        ({"max_length": 16}, "leaves no room for the passage"),
+        ({"epochs": 0}, "epochs must be > 0"),
+        ({"held_out": 1.0}, "held_out is a share"),
+        ({"max_queries": {"scifact": -1}}, r"max_queries\['scifact'\] must be a positive integer"),
+    ],
+)
 def test_bad_settings_are_named(bad, message):
     from helpers.retrieval.cross_encoder_train import RetrievalTrainSettings
 

@@ -1,4 +1,5 @@
 """Loaders on the real shipped data (published counts) and on bad input."""
+
 import json
 
 import pandas as pd
@@ -9,11 +10,18 @@ from helpers.data.obstetrics import load_maternaqa, load_questions
 
 # RAGBench rows per shipped subset/split (HF rungalileo/ragbench)
 RAGBENCH_ROWS = {
-    ("covidqa", "test"): 246, ("covidqa", "validation"): 267,
-    ("delucionqa", "test"): 184, ("delucionqa", "validation"): 182,
-    ("emanual", "test"): 132, ("emanual", "train"): 1054, ("emanual", "validation"): 132,
-    ("expertqa", "validation"): 203, ("hagrid", "validation"): 322,
-    ("hotpotqa", "test"): 390, ("hotpotqa", "validation"): 424, ("msmarco", "validation"): 397,
+    ("covidqa", "test"): 246,
+    ("covidqa", "validation"): 267,
+    ("delucionqa", "test"): 184,
+    ("delucionqa", "validation"): 182,
+    ("emanual", "test"): 132,
+    ("emanual", "train"): 1054,
+    ("emanual", "validation"): 132,
+    ("expertqa", "validation"): 203,
+    ("hagrid", "validation"): 322,
+    ("hotpotqa", "test"): 390,
+    ("hotpotqa", "validation"): 424,
+    ("msmarco", "validation"): 397,
 }
 
 
@@ -74,6 +82,7 @@ def test_ragbench_row_counts_and_columns(raw_ready):
 
 # --- bad input -----------------------------------------------------------------------------
 
+
 def test_query_splits_hold_out_whole_passages_and_articles(raw_ready):
     from helpers.data.splits import query_group
 
@@ -83,7 +92,7 @@ def test_query_splits_hold_out_whole_passages_and_articles(raw_ready):
         assert 0.35 < len(dev.queries) / len(full.queries) < 0.65
         assert dev.corpus == full.corpus and set(dev.qrels) == set(dev.queries)
         groups = [{query_group(full, q) for q in part.queries} for part in (dev, test)]
-        assert groups[0].isdisjoint(groups[1])   # no gold passage / article on both sides
+        assert groups[0].isdisjoint(groups[1])  # no gold passage / article on both sides
         assert sorted(load_dataset(name, query_split="dev").queries) == sorted(dev.queries)  # deterministic
     with pytest.raises(DataError, match=r"query_split must be one of \['all', 'dev', 'test'\], got 'val'"):
         load_dataset("xquad-es", query_split="val")

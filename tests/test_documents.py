@@ -1,5 +1,6 @@
 """A user's own folder: every format read with provenance, every bad file reported (never fatal,
 never lost), questions files with their errors, and a run over the folder end to end."""
+
 import json
 
 import pandas as pd
@@ -31,7 +32,7 @@ def test_report_names_every_file_with_what_was_taken_or_why_not(ingested):
         assert word.lower() in by_file[name].reason.lower(), (name, by_file[name].reason)
     assert by_file["guia.pdf"].pages == 3 and by_file["guia.pdf"].chunks >= 1
     assert "ocrmypdf" in by_file["escaneado.pdf"].reason and "qpdf" in by_file["cifrado.pdf"].reason
-    assert "guia.pdf" in by_file["copia/guia-copia.pdf"].reason   # the copy names the file read instead
+    assert "guia.pdf" in by_file["copia/guia-copia.pdf"].reason  # the copy names the file read instead
     text = format_report(ingested.report())
     assert all(name in text for name in EXPECTED) and "5 of 12 file(s) ingested, 7 skipped" in text
 
@@ -44,7 +45,7 @@ def test_chunks_keep_file_page_section_and_span(ingested, folder):
     pdf_chunks = {d: doc for d, doc in ingested.corpus.items() if doc["source"] == "guia.pdf"}
     for doc_id, doc in pdf_chunks.items():
         assert doc_id.startswith(f"guia.pdf#p{doc['page']}_c")
-        assert joined[doc["char_start"]:doc["char_end"]] == doc["text"]   # the span is exact
+        assert joined[doc["char_start"] : doc["char_end"]] == doc["text"]  # the span is exact
         assert 1 <= doc["page"] <= doc["page_end"] <= 3
     last = max(pdf_chunks.values(), key=lambda d: d["char_end"])
     assert last["page_end"] == 3 and last["section"] == "PARTO"
@@ -53,21 +54,30 @@ def test_chunks_keep_file_page_section_and_span(ingested, folder):
 
 
 def test_cleaning_per_format(ingested):
-    text = {src: " ".join(d["text"] for d in ingested.corpus.values() if d["source"] == src)
-            for src in ("guia.pdf", "notas.md", "pagina.html", "latin1.txt", "informe.docx")}
-    assert "Guía de práctica clínica" not in text["guia.pdf"]          # running header
-    assert "completa" in text["guia.pdf"] and "com-" not in text["guia.pdf"]   # hyphenation joined
+    text = {
+        src: " ".join(d["text"] for d in ingested.corpus.values() if d["source"] == src)
+        for src in ("guia.pdf", "notas.md", "pagina.html", "latin1.txt", "informe.docx")
+    }
+    assert "Guía de práctica clínica" not in text["guia.pdf"]  # running header
+    assert "completa" in text["guia.pdf"] and "com-" not in text["guia.pdf"]  # hyphenation joined
     assert "**" not in text["notas.md"] and "example.org" not in text["notas.md"] and "title:" not in text["notas.md"]
-    assert "Inicio" not in text["pagina.html"] and "Copyright" not in text["pagina.html"] and "var x" not in text["pagina.html"]
+    assert (
+        "Inicio" not in text["pagina.html"]
+        and "Copyright" not in text["pagina.html"]
+        and "var x" not in text["pagina.html"]
+    )
     assert "Fiebre mayor de 38 grados." in text["pagina.html"]
-    assert "vacunación" in text["latin1.txt"]                          # latin-1 decoded
-    assert "0-6 meses | leche materna exclusiva" in text["informe.docx"]   # DOCX table row
+    assert "vacunación" in text["latin1.txt"]  # latin-1 decoded
+    assert "0-6 meses | leche materna exclusiva" in text["informe.docx"]  # DOCX table row
 
 
 def test_markdown_and_html_sections_on_known_inputs():
     md = markdown_sections("Intro line\n\nTitle\n=====\n\nBody *one*.\n\n```\n# not a heading\n```\n### Deep\n\ntext\n")
-    assert [(p.section, p.text) for p in md] == [("", "Intro line"), ("Title", "Body one.\n\n# not a heading"),
-                                                 ("Title > Deep", "text")]
+    assert [(p.section, p.text) for p in md] == [
+        ("", "Intro line"),
+        ("Title", "Body one.\n\n# not a heading"),
+        ("Title > Deep", "text"),
+    ]
     html = html_sections("<body><header>menu</header><h2>A</h2><p>one <b>two</b></p><div><p>three</p></div></body>")
     assert [(p.section, p.text) for p in html] == [("A", "one two\n\nthree")]
 
@@ -95,7 +105,7 @@ def test_no_usable_file_is_one_clear_error(tmp_path):
 
 
 def test_a_file_over_the_size_limit_is_skipped_not_read(folder):
-    small = ingest(folder, max_file_mb=0.0005, progress=False)   # about 500 bytes
+    small = ingest(folder, max_file_mb=0.0005, progress=False)  # about 500 bytes
     skipped = {f.file: f.reason for f in small.files if "max_file_mb" in f.reason}
     assert "guia.pdf" in skipped and "latin1.txt" not in skipped
 
@@ -104,7 +114,7 @@ def test_langchain_splitter_spans_are_exact(folder):
     pieces = read_document(folder / "guia.pdf")
     chunks = chunk_pieces(pieces, "guia.pdf", chunk_size=120, chunk_overlap=30, splitter="langchain")
     joined = "".join(p.text + "\n\n" for p in pieces)
-    assert len(chunks) > 3 and all(joined[d["char_start"]:d["char_end"]] == d["text"] for d in chunks.values())
+    assert len(chunks) > 3 and all(joined[d["char_start"] : d["char_end"]] == d["text"] for d in chunks.values())
     with pytest.raises(DataError, match="unknown splitter; valid: workbench, langchain"):
         chunk_pieces(pieces, "guia.pdf", splitter="nltk")
 
@@ -115,7 +125,7 @@ def test_langchain_loader_documents_are_accepted(folder):
     documents = PyPDFLoader(str(folder / "guia.pdf")).load()
     got = ingest_langchain(documents)
     pages = {d["page"] for d in got.corpus.values()} | {d["page_end"] for d in got.corpus.values()}
-    assert pages == {1, 2, 3}   # PyPDFLoader's 0-based pages, +1
+    assert pages == {1, 2, 3}  # PyPDFLoader's 0-based pages, +1
     assert got.files[0].file == "guia.pdf" and got.language == "es"
     with pytest.raises(DataError, match="not a LangChain Document"):
         ingest_langchain(["plain string"])
@@ -135,23 +145,38 @@ def _write(path, rows):
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".xlsx"])
 def test_questions_file_formats(ingested, tmp_path, suffix):
-    path = _write(tmp_path / f"q{suffix}", [
-        {"id": "a", "question": "¿Cuántos controles?", "reference": "Ocho.", "relevant": "guia.pdf#1"},
-        {"id": "b", "question": "¿Qué previene la eclampsia?", "reference": "", "relevant": "notas.md; pagina.html"}])
+    path = _write(
+        tmp_path / f"q{suffix}",
+        [
+            {"id": "a", "question": "¿Cuántos controles?", "reference": "Ocho.", "relevant": "guia.pdf#1"},
+            {
+                "id": "b",
+                "question": "¿Qué previene la eclampsia?",
+                "reference": "",
+                "relevant": "notas.md; pagina.html",
+            },
+        ],
+    )
     asked = read_questions(path, ingested.corpus)
     assert asked.queries == {"a": "¿Cuántos controles?", "b": "¿Qué previene la eclampsia?"}
-    assert asked.answers == {"a": "Ocho."}   # an empty reference is no reference
+    assert asked.answers == {"a": "Ocho."}  # an empty reference is no reference
     assert all(ingested.corpus[d]["page"] == 1 for d in asked.qrels["a"])
     assert {ingested.corpus[d]["source"] for d in asked.qrels["b"]} == {"notas.md", "pagina.html"}
 
 
-@pytest.mark.parametrize("rows, message", [
-    ([{"pregunta": "x"}], r"field 'question': no 'question' column"),
-    ([{"id": "a", "question": "¿uno?"}, {"id": "b", "question": " "}], r"row 3, field 'question': empty question"),
-    ([{"id": "a", "question": "¿uno?"}, {"id": "a", "question": "¿dos?"}], r"row 3, field 'id': duplicate id 'a'"),
-    ([{"question": "¿uno?", "relevant": "otro.pdf"}], r"row 2, field 'relevant': 'otro.pdf' names no ingested file.*guia.pdf"),
-    ([{"question": "¿uno?", "relevant": "guia.pdf#9"}], r"row 2, field 'relevant': 'guia.pdf#9'"),
-])
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([{"pregunta": "x"}], r"field 'question': no 'question' column"),
+        ([{"id": "a", "question": "¿uno?"}, {"id": "b", "question": " "}], r"row 3, field 'question': empty question"),
+        ([{"id": "a", "question": "¿uno?"}, {"id": "a", "question": "¿dos?"}], r"row 3, field 'id': duplicate id 'a'"),
+        (
+            [{"question": "¿uno?", "relevant": "otro.pdf"}],
+            r"row 2, field 'relevant': 'otro.pdf' names no ingested file.*guia.pdf",
+        ),
+        ([{"question": "¿uno?", "relevant": "guia.pdf#9"}], r"row 2, field 'relevant': 'guia.pdf#9'"),
+    ],
+)
 def test_questions_file_errors_name_file_row_and_column(ingested, tmp_path, rows, message):
     path = _write(tmp_path / "q.csv", rows)
     with pytest.raises(DataError, match=message) as error:
@@ -186,26 +211,44 @@ def documents_run(folder, tmp_path_factory):
     from helpers import paths
     from helpers.__main__ import main
 
-    questions = _write(tmp_path_factory.mktemp("q") / "preguntas.csv", [
-        {"id": "c1", "question": "¿Cuántos controles prenatales debe tener una gestante sana?",
-         "reference": "Al menos ocho.", "relevant": "guia.pdf#1"},
-        {"id": "c2", "question": "¿Cuánto dura el puerperio?", "reference": "", "relevant": "pagina.html"}])
-    assert main(["run", "--documents", str(folder), "--questions", str(questions), "--config", "configs/smoke.yaml"]) == 0
+    questions = _write(
+        tmp_path_factory.mktemp("q") / "preguntas.csv",
+        [
+            {
+                "id": "c1",
+                "question": "¿Cuántos controles prenatales debe tener una gestante sana?",
+                "reference": "Al menos ocho.",
+                "relevant": "guia.pdf#1",
+            },
+            {"id": "c2", "question": "¿Cuánto dura el puerperio?", "reference": "", "relevant": "pagina.html"},
+        ],
+    )
+    assert (
+        main(["run", "--documents", str(folder), "--questions", str(questions), "--config", "configs/smoke.yaml"]) == 0
+    )
     return next(paths.RESULTS_DIR.glob("documents-mis-documentos-*"))
 
 
 def test_run_over_the_folder_end_to_end(documents_run):
     run = documents_run
     report = json.loads((run / "ingest_report.json").read_text())
-    assert report["totals"] == {"files": 12, "ingested": 5, "skipped": 7, "chunks": report["totals"]["chunks"],
-                                "chars": report["totals"]["chars"]}
+    assert report["totals"] == {
+        "files": 12,
+        "ingested": 5,
+        "skipped": 7,
+        "chunks": report["totals"]["chunks"],
+        "chars": report["totals"]["chars"],
+    }
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
     answers = [r for r in records if r.get("kind") == "answer"]
     assert len(answers) == 6 and all(r.get("answer") for r in answers)
-    assert all(s.split(",")[0] in {"guia.pdf", "notas.md", "pagina.html", "latin1.txt", "informe.docx"}
-               for r in answers for s in r["sources"])   # each context cites its file
+    assert all(
+        s.split(",")[0] in {"guia.pdf", "notas.md", "pagina.html", "latin1.txt", "informe.docx"}
+        for r in answers
+        for s in r["sources"]
+    )  # each context cites its file
     scores = pd.read_parquet(run / "scores.parquet")
-    assert {"retrieval/ndcg@3"} <= set(scores["judge"] + "/" + scores["metric"])   # qrels from `relevant`
+    assert {"retrieval/ndcg@3"} <= set(scores["judge"] + "/" + scores["metric"])  # qrels from `relevant`
 
 
 def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
@@ -218,12 +261,12 @@ def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
     panel = LabelPanel(run_id)
     panel.keys.value = "yy" + ("p" if panel.item["qid"] in panel.store.references else "")
     panel.save_keys()
-    assert "annotator" in panel.status.value            # nobody's labels: refused, nothing written
+    assert "annotator" in panel.status.value  # nobody's labels: refused, nothing written
     assert not (documents_run / "labels.csv").exists()
     panel.annotator.value = "ana"
     first = panel.item
     with pytest.raises(Exception, match="label the answer first"):
-        panel.store.judges_revealed(first)             # no anchoring: hidden until labelled
+        panel.store.judges_revealed(first)  # no anchoring: hidden until labelled
     scores = pd.read_parquet(documents_run / "scores.parquet")
     adherence = scores[(scores["judge"] == "offline") & (scores["metric"] == "adherence_score")]
     value = {(r.architecture, r.qid): r.value for r in adherence.itertuples()}
@@ -234,18 +277,20 @@ def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
         letter = "n" if (item["architecture"], item["qid"]) in lowest else "y"
         keys = letter + "y" + ("p" if item["qid"] in store.references else "")
         store.save(item, **parse_keys(keys, item["qid"] in store.references))
-    assert store.next_item() is None and RunLabels(run_id, annotator="ana").progress() == (6, 6)   # reloaded
-    assert RunLabels(run_id, annotator="ben").next_item() is not None    # per annotator
+    assert store.next_item() is None and RunLabels(run_id, annotator="ana").progress() == (6, 6)  # reloaded
+    assert RunLabels(run_id, annotator="ben").next_item() is not None  # per annotator
     saved = pd.read_csv(documents_run / "labels.csv", dtype=str, keep_default_na=False)
     assert len(saved) == 6 and set(saved["annotator"]) == {"ana"} and saved["labelled_at"].str.len().min() > 0
-    assert set(saved.loc[saved["qid"] == "c2", "correct"]) == {""}        # no reference: no 'correct'
+    assert set(saved.loc[saved["qid"] == "c2", "correct"]) == {""}  # no reference: no 'correct'
     table = judge_agreement(run_id)
     row = table[(table["judge"] == "offline") & (table["positive"] == "no")].iloc[0]
     assert row["n"] == 6 and row["labelled_positive"] == 2 and row["auroc"] == pytest.approx(1.0)
     label_supported = [0 if key in lowest else 1 for key in value]
     verdict = [int(value[key] >= 0.5) for key in value]
     assert row["kappa"] == pytest.approx(cohen_kappa_score(verdict, label_supported), nan_ok=True)
-    assert RunLabels(run_id, annotator="ana").judges_revealed(first)["offline/adherence_score"] == pytest.approx(value[(first["architecture"], first["qid"])])
+    assert RunLabels(run_id, annotator="ana").judges_revealed(first)["offline/adherence_score"] == pytest.approx(
+        value[(first["architecture"], first["qid"])]
+    )
 
 
 def test_judge_eval_labels_command(documents_run, capsys):
@@ -259,10 +304,13 @@ def test_judge_eval_labels_command(documents_run, capsys):
     assert main(["judge-eval", "--labels", "no-such-run"]) == 2
 
 
-@pytest.mark.parametrize("keys, reference, expected", [
-    ("yyp", True, {"supported": "yes", "answers": "yes", "correct": "partly"}),
-    ("p n", False, {"supported": "partly", "answers": "no"}),
-])
+@pytest.mark.parametrize(
+    "keys, reference, expected",
+    [
+        ("yyp", True, {"supported": "yes", "answers": "yes", "correct": "partly"}),
+        ("p n", False, {"supported": "partly", "answers": "no"}),
+    ],
+)
 def test_parse_keys(keys, reference, expected):
     from helpers.explore.labelling import parse_keys
 
@@ -283,10 +331,16 @@ def test_review_panel_keeps_edits_and_drops(tmp_path):
     from helpers.explore.labelling import ReviewPanel
 
     path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [
-        {"id": "g1", "kind": "single", "question": "¿Uno?", "reference": "uno", "relevant": ""},
-        {"id": "g2", "kind": "single", "question": "¿Dos?", "reference": "dos", "relevant": ""},
-        {"id": "g3", "kind": "two", "question": "¿Tres?", "reference": "tres", "relevant": ""}]))
+    path.write_text(
+        "".join(
+            json.dumps(r, ensure_ascii=False) + "\n"
+            for r in [
+                {"id": "g1", "kind": "single", "question": "¿Uno?", "reference": "uno", "relevant": ""},
+                {"id": "g2", "kind": "single", "question": "¿Dos?", "reference": "dos", "relevant": ""},
+                {"id": "g3", "kind": "two", "question": "¿Tres?", "reference": "tres", "relevant": ""},
+            ]
+        )
+    )
     panel = ReviewPanel(path)
     panel.decide("keep")
     panel.question.value = "¿Dos, corregida?"
@@ -297,14 +351,26 @@ def test_review_panel_keeps_edits_and_drops(tmp_path):
     panel.decide("drop")
     reviewed = read_questions(tmp_path / "t.reviewed.jsonl")
     assert reviewed.queries == {"g1": "¿Uno?", "g2": "¿Dos, corregida?"}
-    assert ReviewPanel(path).decisions["g3"]["decision"] == "drop"    # reopened: resumes
+    assert ReviewPanel(path).decisions["g3"]["decision"] == "drop"  # reopened: resumes
 
 
 def test_run_documents_errors(folder, tmp_path, capsys):
     from helpers.__main__ import main
 
-    assert main(["run", "--documents", str(folder), "--questions", str(tmp_path / "none.csv"),
-                 "--config", "configs/smoke.yaml"]) == 2
+    assert (
+        main(
+            [
+                "run",
+                "--documents",
+                str(folder),
+                "--questions",
+                str(tmp_path / "none.csv"),
+                "--config",
+                "configs/smoke.yaml",
+            ]
+        )
+        == 2
+    )
     assert "none.csv: questions file not found" in capsys.readouterr().err
     assert main(["run", "configs/smoke.yaml", "--documents", str(folder)]) == 2
     assert "not both" in capsys.readouterr().err
@@ -330,7 +396,11 @@ def test_a_pdf_with_bookmarks_takes_its_sections_from_them(tmp_path):
     doc.saveIncr()
     doc.close()
     assert [p.section for p in read_document(path)] == ["Primera parte", "Primera parte", "Segunda parte"]
-    assert [p.section for p in read_document(make_pdf(tmp_path / "headed.pdf"))] == ["CONTROL PRENATAL", "SUPLEMENTOS", "PARTO"]
+    assert [p.section for p in read_document(make_pdf(tmp_path / "headed.pdf"))] == [
+        "CONTROL PRENATAL",
+        "SUPLEMENTOS",
+        "PARTO",
+    ]
 
 
 def test_the_two_splitters_compared_in_a_sweep(folder, tmp_path, session_dir):
@@ -340,24 +410,50 @@ def test_the_two_splitters_compared_in_a_sweep(folder, tmp_path, session_dir):
 
     from helpers.experiment.sweep import run_sweep
 
-    questions = _write(tmp_path / "q.csv", [{"id": "c1", "question": "¿Cuántos controles prenatales?",
-                                              "relevant": "guia.pdf#1"}])
+    questions = _write(
+        tmp_path / "q.csv", [{"id": "c1", "question": "¿Cuántos controles prenatales?", "relevant": "guia.pdf#1"}]
+    )
     sweep = tmp_path / "splitters.yaml"
-    sweep.write_text(yaml.safe_dump({
-        "name": "splitters",
-        "base": {"name": "splitters", "generate": False, "figures": False, "architectures": ["bm25"],
-                 "retrieval": {"k": 3}, "judges": {"ragas": None},
-                 "dataset": {"name": "documents", "options": {"path": str(folder), "questions": str(questions),
-                                                              "chunk_size": 120, "chunk_overlap": 20}}},
-        "axes": {"dataset.options.splitter": ["workbench", "langchain"]}}))
+    sweep.write_text(
+        yaml.safe_dump(
+            {
+                "name": "splitters",
+                "base": {
+                    "name": "splitters",
+                    "generate": False,
+                    "figures": False,
+                    "architectures": ["bm25"],
+                    "retrieval": {"k": 3},
+                    "judges": {"ragas": None},
+                    "dataset": {
+                        "name": "documents",
+                        "options": {
+                            "path": str(folder),
+                            "questions": str(questions),
+                            "chunk_size": 120,
+                            "chunk_overlap": 20,
+                        },
+                    },
+                },
+                "axes": {"dataset.options.splitter": ["workbench", "langchain"]},
+            }
+        )
+    )
     index = run_sweep(sweep, progress=False)
     assert [r["status"] for r in index["runs"]] == ["finished", "finished"]
-    reports = [json.loads((session_dir / "results" / r["run_id"] / "ingest_report.json").read_text())
-               for r in index["runs"]]
+    reports = [
+        json.loads((session_dir / "results" / r["run_id"] / "ingest_report.json").read_text()) for r in index["runs"]
+    ]
     assert [r["settings"]["splitter"] for r in reports] == ["workbench", "langchain"]
-    contexts = [[c["text"] for line in (session_dir / "results" / r["run_id"] / "records.jsonl").read_text().splitlines()
-                 for c in json.loads(line).get("contexts", [])] for r in index["runs"]]
-    assert contexts[0] and contexts[1] and contexts[0] != contexts[1]   # two chunkings of one folder
+    contexts = [
+        [
+            c["text"]
+            for line in (session_dir / "results" / r["run_id"] / "records.jsonl").read_text().splitlines()
+            for c in json.loads(line).get("contexts", [])
+        ]
+        for r in index["runs"]
+    ]
+    assert contexts[0] and contexts[1] and contexts[0] != contexts[1]  # two chunkings of one folder
 
 
 def test_an_empty_questions_file_says_so(tmp_path):

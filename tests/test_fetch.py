@@ -37,8 +37,9 @@ def test_missing_source_says_where_to_put_it(tmp_path):
 
 def test_missing_dataset_reported_without_stopping_others(tmp_path):
     # an empty shared dir and no network: every file is reported, none raises mid-way
-    report = prepare_data(["xquad", "beir_scifact"], raw_dir=tmp_path / "raw",
-                          shared_dir=tmp_path / "shared", strict=False)
+    report = prepare_data(
+        ["xquad", "beir_scifact"], raw_dir=tmp_path / "raw", shared_dir=tmp_path / "shared", strict=False
+    )
     assert set(report) == {"xquad", "beir_scifact"}
     assert all(status.startswith("missing") for files in report.values() for status in files.values())
 

@@ -1,5 +1,6 @@
 """Answer generation: prompts per language, numbered contexts, the token budget, records, and
 failures recorded without stopping the batch; end to end with the local model and its server."""
+
 import importlib.util
 import os
 import threading
@@ -20,9 +21,11 @@ from helpers.generation import (
 from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 
-CORPUS = {"d1": {"text": "Se recomienda un programa de diez citas para primigestantes."},
-          "d2": {"text": "Para una mujer multípara se recomienda un programa de siete citas."},
-          "d3": {"text": "El parto debe ocurrir en un centro médico adecuado. " * 30}}
+CORPUS = {
+    "d1": {"text": "Se recomienda un programa de diez citas para primigestantes."},
+    "d2": {"text": "Para una mujer multípara se recomienda un programa de siete citas."},
+    "d3": {"text": "El parto debe ocurrir en un centro médico adecuado. " * 30},
+}
 RUN = {"q1": {"d2": 0.7, "d1": 0.9, "d3": 0.1}}
 
 
@@ -40,8 +43,11 @@ class EchoBackend:
         self.stops.append(list(stop))
         if self.fail_on and self.fail_on in prompt:
             raise self.error
-        return Completion(f"Diez citas [1] ({prompt.count('] ')} contextos)\nPregunta: ¿Y luego?\nRespuesta: Nada.",
-                          len(prompt) // 3, 7)
+        return Completion(
+            f"Diez citas [1] ({prompt.count('] ')} contextos)\nPregunta: ¿Y luego?\nRespuesta: Nada.",
+            len(prompt) // 3,
+            7,
+        )
 
 
 def test_prompt_per_language_with_numbered_contexts():
@@ -67,8 +73,11 @@ def test_token_estimate_and_budget():
 
 def test_records_and_failures_never_stop_the_batch(tmp_path):
     backend = EchoBackend(fail_on="¿Falla?", error=LLMError("rejected (400)"))
-    llm = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0},
-              cache=ResponseCache(tmp_path / "c.sqlite"), backend=backend)
+    llm = LLM(
+        {"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0},
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+        backend=backend,
+    )
     queries = {"q1": "¿Cuántas citas?", "q2": "¿Falla?", "q3": "¿Sin contexto?"}
     run = {"q1": RUN["q1"], "q2": RUN["q1"]}
     records = generate_answers(llm, queries, run, CORPUS, language="es", k=2)
@@ -84,8 +93,10 @@ def test_records_and_failures_never_stop_the_batch(tmp_path):
 
 
 def test_unexpected_backend_exception_is_recorded():
-    llm = LLM({"provider": "local", "cache": "off", "max_retries": 0},
-              backend=EchoBackend(fail_on="Pregunta", error=ValueError("context window exceeded")))
+    llm = LLM(
+        {"provider": "local", "cache": "off", "max_retries": 0},
+        backend=EchoBackend(fail_on="Pregunta", error=ValueError("context window exceeded")),
+    )
     record = generate_answers(llm, {"q1": "x"}, RUN, CORPUS, language="es")[0]
     assert isinstance(record, AnswerRecord) and record.answer is None
     assert record.error_kind == "exception" and "context window" in record.error
@@ -101,18 +112,28 @@ def test_local_model_and_server_answer_in_spanish(tmp_path):
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     llm = LLM({"provider": "local", "local_backend": _backend(), "max_tokens": 48}, cache=cache)
-    record = generate_answers(llm, {"q1": "¿Cuántas citas prenatales se recomiendan para primigestantes?"},
-                              RUN, CORPUS, language="es", k=2)[0]
+    record = generate_answers(
+        llm, {"q1": "¿Cuántas citas prenatales se recomiendan para primigestantes?"}, RUN, CORPUS, language="es", k=2
+    )[0]
     assert record.error is None and record.answer and record.output_tokens > 0
     with local_server(local_backend=_backend(), startup_timeout=300) as base_url:
-        remote = LLM({"provider": "openai-compatible", "model": "smollm2", "base_url": base_url, "max_tokens": 48,
-                      "timeout_s": 120}, cache=cache)
-        served = generate_answers(remote, {"q1": "¿Cuántas citas prenatales se recomiendan?"}, RUN, CORPUS,
-                                  language="es", k=2)[0]
+        remote = LLM(
+            {
+                "provider": "openai-compatible",
+                "model": "smollm2",
+                "base_url": base_url,
+                "max_tokens": 48,
+                "timeout_s": 120,
+            },
+            cache=cache,
+        )
+        served = generate_answers(
+            remote, {"q1": "¿Cuántas citas prenatales se recomiendan?"}, RUN, CORPUS, language="es", k=2
+        )[0]
     assert served.error is None and served.answer and served.provider == "openai-compatible"
 
 
-LOOP = ("Durante la primera cita se debe: " + "que se debe realizar durante la primera cita de control prenatal, " * 5)
+LOOP = "Durante la primera cita se debe: " + "que se debe realizar durante la primera cita de control prenatal, " * 5
 
 
 def test_answer_checks_on_known_strings():
@@ -131,7 +152,7 @@ def test_answer_checks_on_known_strings():
     assert loop_phrase("1. IMC entre 20 y 24,9 kg/m2\n2. IMC entre 25 y 29,9 kg/m2\n3. IMC > 30 kg/m2") is None
     assert invents_question("Diez citas [1]. Pregunta: ¿Y para multíparas? Respuesta: siete [2].")
     assert invents_question("Ten visits [1].\nQuestion 2: and then?") and invents_question("Diez.\nRespuesta: otra")
-    assert not invents_question("Respuesta: diez citas [1].")            # echoing the prompt's label
+    assert not invents_question("Respuesta: diez citas [1].")  # echoing the prompt's label
     assert not invents_question("La pregunta: no está en los documentos.")  # not a label
 
 
@@ -144,8 +165,11 @@ def test_answer_stops_reach_the_llm_and_cut_the_invented_exchange(tmp_path):
     assert record.answer == "Diez citas [1] (2 contextos)" and not invents_question(record.answer)
     assert answer_stops("en")[0] == "\nQuestion:"
     # `stop: []` in the config turns the prompt's stops off, and is another cache entry
-    raw = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0, "stop": []},
-              cache=cache, backend=backend)
+    raw = LLM(
+        {"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0, "stop": []},
+        cache=cache,
+        backend=backend,
+    )
     unstopped = generate_answers(raw, {"q1": "¿Cuántas citas?"}, RUN, CORPUS, language="es", k=2)[0]
     assert backend.stops[-1] == [] and not unstopped.cached and invents_question(unstopped.answer)
     assert len(cache) == 2
@@ -167,14 +191,23 @@ class BarrierBackend:
 def test_one_worker_rule_local_serial_hosted_parallel(tmp_path):
     queries = {f"q{i}": f"¿Pregunta {i}?" for i in range(3)}
     # its own key variable: its own rate limiter (limiters are shared per provider and key)
-    hosted = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "concurrency": 3, "max_retries": 0,
-                  "api_key_env": "TEST_WORKERS_API_KEY"},
-                 cache=ResponseCache(tmp_path / "c.sqlite"), backend=BarrierBackend(3))
+    hosted = LLM(
+        {
+            "provider": "groq",
+            "model": "llama-3.1-8b-instant",
+            "concurrency": 3,
+            "max_retries": 0,
+            "api_key_env": "TEST_WORKERS_API_KEY",
+        },
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+        backend=BarrierBackend(3),
+    )
     assert hosted.workers == 3
     assert all(r.answer == "ok" for r in generate_answers(hosted, queries, {}, CORPUS, language="es"))
     backend = BarrierBackend(1)
-    local = LLM({"provider": "local", "concurrency": 3, "cache": "off", "max_retries": 0, "local_workers": 1},
-                backend=backend)
+    local = LLM(
+        {"provider": "local", "concurrency": 3, "cache": "off", "max_retries": 0, "local_workers": 1}, backend=backend
+    )
     assert local.workers == 1
     assert all(r.answer == "ok" for r in generate_answers(local, queries, {}, CORPUS, language="es"))
     assert len(backend.threads) == 1  # one at a time, whatever `concurrency` says

@@ -1,6 +1,7 @@
 """Issue 25, a house with no circles: the package's imports form no cycle and never point from a
 lower layer up to a higher one (tools/import_graph.py declares the layers), in-function imports
 included."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -26,17 +27,20 @@ def test_the_graph_sees_hidden_imports_and_cycles(tmp_path):
     (package / "errors.py").write_text("def f():\n    from helpers.retrieval import dense  # a hidden upward import\n")
     (package / "retrieval" / "dense.py").write_text("from helpers import errors\n")
     (package / "retrieval" / "sparse.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from helpers import errors\n")
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from helpers import errors\n"
+    )
     report = import_graph.Graph(tmp_path).report()
     assert report["cycles"] == [["helpers.errors", "helpers.retrieval.dense"]]
     assert report["cycles_at_import_time"] == []
-    assert [(e["source"], e["target"], e["in_function"]) for e in report["upward"]] == \
-        [("helpers.errors", "helpers.retrieval.dense", True)]
+    assert [(e["source"], e["target"], e["in_function"]) for e in report["upward"]] == [
+        ("helpers.errors", "helpers.retrieval.dense", True)
+    ]
     assert report["in_function"]["internal"] == 1 and report["in_function"]["internal_commented"] == 1
 
 
 def test_the_script_runs():
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "import_graph.py"), "--brief"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "import_graph.py"), "--brief"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert "import cycles: 0" in done.stdout and "upward imports (lower layer -> higher): 0" in done.stdout

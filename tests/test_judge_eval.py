@@ -1,4 +1,5 @@
 """judge_eval on a tiny RAGBench-shaped directory written from real rows, and the CLI wiring."""
+
 import argparse
 import json
 import math
@@ -20,8 +21,12 @@ def tiny_ragbench(tmp_path_factory, raw_ready):
         for split, n in (("validation", 30), ("test", 24)):
             frame = pd.read_parquet(next((source / subset).glob(f"{split}-*.parquet")))
             if split == "test":  # keep some hallucinations so the AUROC is defined
-                frame = pd.concat([frame[~frame.adherence_score.astype(bool)].head(6),
-                                   frame[frame.adherence_score.astype(bool)].head(n - 6)])
+                frame = pd.concat(
+                    [
+                        frame[~frame.adherence_score.astype(bool)].head(6),
+                        frame[frame.adherence_score.astype(bool)].head(n - 6),
+                    ]
+                )
             frame.head(n).to_parquet(root / subset / f"{split}-00000-of-00001.parquet")
     return root
 
@@ -49,7 +54,7 @@ def test_judge_eval_side_by_side(tiny_ragbench, tiny_judge, tmp_path):
     for metric in ("rmse_relevance", "rmse_utilization", "rmse_completeness"):
         assert 0.0 <= offline[metric] <= 1.0
     assert block["judges"]["trivial"]["auroc"] == 0.5
-    assert math.isnan(block["judges"]["ragas"]["rmse_utilization"])   # ragas has no utilization column
+    assert math.isnan(block["judges"]["ragas"]["rmse_utilization"])  # ragas has no utilization column
     assert not math.isnan(block["judges"]["gpt3.5"]["rmse_utilization"])
     table = format_table(result)
     assert "covidqa" in table and "hotpotqa" in table and "offline" in table and "gpt3.5" in table
@@ -74,10 +79,20 @@ def test_judge_eval_records_llm_failures(tiny_ragbench, tiny_judge, monkeypatch)
     """An LLM judge that cannot answer yields NaN scores and recorded reasons, not a crash."""
     from helpers.trace import judge_eval as module
 
-    result = module.judge_eval(tiny_ragbench, split="test", judges="llm",
-                               llm_config={"provider": "openai-compatible", "base_url": "http://127.0.0.1:9",
-                                           "max_retries": 0, "timeout_s": 1, "cache": "off",
-                                           "api_key_env": "HELPERS_TEST_NO_SUCH_API_KEY"}, limit=2)
+    result = module.judge_eval(
+        tiny_ragbench,
+        split="test",
+        judges="llm",
+        llm_config={
+            "provider": "openai-compatible",
+            "base_url": "http://127.0.0.1:9",
+            "max_retries": 0,
+            "timeout_s": 1,
+            "cache": "off",
+            "api_key_env": "HELPERS_TEST_NO_SUCH_API_KEY",
+        },
+        limit=2,
+    )
     llm = result["subsets"]["covidqa"]["judges"]["llm"]
     assert llm["n_failed"] == 2 and llm["failures"] and math.isnan(llm["rmse_relevance"])
 
@@ -87,8 +102,9 @@ def test_add_cli_registers_both_commands():
 
     parser = argparse.ArgumentParser()
     add_cli(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["judge-eval", "--ragbench-dir", "d", "--split", "test",
-                              "--judges", "offline,llm", "--out", "f.json"])
+    args = parser.parse_args(
+        ["judge-eval", "--ragbench-dir", "d", "--split", "test", "--judges", "offline,llm", "--out", "f.json"]
+    )
     assert (args.ragbench_dir, args.split, args.judges, args.out) == ("d", "test", "offline,llm", "f.json")
     args = parser.parse_args(["train-judge", "--seed", "3"])
     assert args.seed == 3 and callable(args.func)
@@ -99,8 +115,13 @@ def test_add_cli_registers_both_commands():
 # Hallucination AUROC of RAGBench's shipped judge columns on the whole test splits (positive class:
 # adherence_score False; score: minus the shipped faithfulness / groundedness), as judge-eval
 # computed them before helpers.stats existed.
-SHIPPED_AUROC = {("covidqa", "ragas"): 0.627, ("covidqa", "trulens"): 0.651, ("delucionqa", "ragas"): 0.698,
-                 ("emanual", "trulens"): 0.609, ("hotpotqa", "trulens"): 0.665}
+SHIPPED_AUROC = {
+    ("covidqa", "ragas"): 0.627,
+    ("covidqa", "trulens"): 0.651,
+    ("delucionqa", "ragas"): 0.698,
+    ("emanual", "trulens"): 0.609,
+    ("hotpotqa", "trulens"): 0.665,
+}
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +141,7 @@ def test_shipped_baseline_auroc_pins(baselines_on_test):
         low, high = result["auroc_ci95"]
         assert low < result["auroc"] < high
     for subset, block in subsets.items():
-        assert block["judges"]["trivial"]["auroc"] == 0.5, subset     # constant score: all ties
+        assert block["judges"]["trivial"]["auroc"] == 0.5, subset  # constant score: all ties
 
 
 def test_inverted_score_gives_one_minus_auroc(raw_ready):
@@ -135,7 +156,6 @@ def test_inverted_score_gives_one_minus_auroc(raw_ready):
     assert right["auroc"] == pytest.approx(0.627, abs=0.001)
     assert inverted["auroc"] == pytest.approx(1 - right["auroc"], abs=1e-12)
     assert inverted["n"] == right["n"] == int(np.isfinite(faithfulness).sum())
-
 
 
 @pytest.fixture(scope="module")

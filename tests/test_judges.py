@@ -1,5 +1,6 @@
 """The judges' registry: a judge defined and registered here, in the test module, runs end to end
 (config, runner, store, resume, analysis, report, panels) without any other file changing."""
+
 import pytest
 from pydantic import BaseModel, ConfigDict
 
@@ -48,9 +49,16 @@ def registered():
 
 
 def _config(**judges):
-    return ExperimentConfig(**dict(TINY, name="toy-judge", architectures=["bm25"], statistics={"n_resamples": 200},
-                                   dataset=dict(TINY["dataset"], questions=["q2", "q4"]),
-                                   judges={"offline": False, "ragas": None, "ragas_evidence": False, **judges}))
+    return ExperimentConfig(
+        **dict(
+            TINY,
+            name="toy-judge",
+            architectures=["bm25"],
+            statistics={"n_resamples": 200},
+            dataset=dict(TINY["dataset"], questions=["q2", "q4"]),
+            judges={"offline": False, "ragas": None, "ragas_evidence": False, **judges},
+        )
+    )
 
 
 @pytest.mark.timeout(600)
@@ -61,12 +69,12 @@ def test_a_judge_registered_here_runs_end_to_end(registered, tmp_path):
     summary = Experiment(config, results_dir=tmp_path).run()
     scores = quality_scores(__import__("pandas").read_parquet(tmp_path / summary["run_id"] / "scores.parquet"))
     toy = scores[scores.metric == "length/short_enough"]
-    assert len(toy) == 2 and set(toy.value) <= {0.0, 1.0}          # one per answer, options applied
-    assert "length/words" not in set(scores.metric)                 # a diagnostic, not a quality score
-    broken = summary["failures"]["judge:ValueError"]                # out of its declared range: NaN + reason
+    assert len(toy) == 2 and set(toy.value) <= {0.0, 1.0}  # one per answer, options applied
+    assert "length/words" not in set(scores.metric)  # a diagnostic, not a quality score
+    broken = summary["failures"]["judge:ValueError"]  # out of its declared range: NaN + reason
     assert broken["count"] == 2 and "share = 1.5 outside [0.0, 1.0]" in broken["example"]
     calls = Length.calls
-    Experiment(config, results_dir=tmp_path).run()                  # resumed: nothing scored twice
+    Experiment(config, results_dir=tmp_path).run()  # resumed: nothing scored twice
     assert Length.calls == calls
     text = report(summary["run_id"], results_dir=tmp_path)
     assert "length/short_enough" in text

@@ -1,6 +1,7 @@
 """Hand labels of answers (helpers.experiment.labels): the sheet's checks, the label summary, and
 judges scored against labels (AUROC for "supported: no", accuracy and Cohen's kappa = sklearn's);
 the repository's labelled sheets load and agree with their runs' keys."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,13 +24,15 @@ def _sheet(tmp_path, rows, name="labels.csv") -> Path:
 
 
 def _rows():
-    return [{"model": "m", "architecture": "bm25", "qid": f"q{i}", "supported": s, "correct": c}
-            for i, (s, c) in enumerate([("yes", "yes"), ("partly", "no"), ("no", "no"), ("yes", "partly")], 1)]
+    return [
+        {"model": "m", "architecture": "bm25", "qid": f"q{i}", "supported": s, "correct": c}
+        for i, (s, c) in enumerate([("yes", "yes"), ("partly", "no"), ("no", "no"), ("yes", "partly")], 1)
+    ]
 
 
 def test_load_labels_checks_values_columns_and_duplicates(tmp_path):
     frame = load_labels(_sheet(tmp_path, [{**r, "supported": r["supported"].upper()} for r in _rows()]))
-    assert frame["supported"].tolist() == ["yes", "partly", "no", "yes"]   # case and spaces forgiven
+    assert frame["supported"].tolist() == ["yes", "partly", "no", "yes"]  # case and spaces forgiven
     bad = _rows()
     bad[2]["correct"] = "maybe"
     with pytest.raises(UserError, match=r"labels.csv: row 4, column 'correct': 'maybe' is not one of"):
@@ -50,7 +53,7 @@ def test_label_summary_counts_and_scores(tmp_path):
     assert row["correct_score"] == pytest.approx((1 + 0 + 0 + 0.5) / 4)
     assert row["supported_low"] <= row["supported_score"] <= row["supported_high"]
     assert summary["architecture"].tolist() == ["bm25", "all"]
-    fig = label_figure(summary)   # one bar per (model, architecture), 'all' left out, in each panel
+    fig = label_figure(summary)  # one bar per (model, architecture), 'all' left out, in each panel
     assert [len(ax.patches) for ax in fig.axes] == [1, 1]
     assert fig.axes[0].patches[0].get_height() == pytest.approx(row["supported_score"])
 
@@ -64,23 +67,35 @@ def test_cohen_kappa_matches_sklearn():
 
 def test_judges_vs_labels_auroc_and_agreement(tmp_path):
     labels = load_labels(_sheet(tmp_path, _rows()))
-    scores = pd.DataFrame([
-        {"model": "m", "architecture": "bm25", "qid": q, "judge": "offline", "metric": "adherence_score", "value": v}
-        for q, v in [("q1", 0.9), ("q2", 0.7), ("q3", 0.2), ("q4", 0.6)]] + [
-        {"model": "m", "architecture": "bm25", "qid": q, "judge": "ragas", "metric": "faithfulness", "value": v}
-        for q, v in [("q1", 0.1), ("q2", 0.9), ("q3", 1.0), ("q4", None)]])
+    scores = pd.DataFrame(
+        [
+            {
+                "model": "m",
+                "architecture": "bm25",
+                "qid": q,
+                "judge": "offline",
+                "metric": "adherence_score",
+                "value": v,
+            }
+            for q, v in [("q1", 0.9), ("q2", 0.7), ("q3", 0.2), ("q4", 0.6)]
+        ]
+        + [
+            {"model": "m", "architecture": "bm25", "qid": q, "judge": "ragas", "metric": "faithfulness", "value": v}
+            for q, v in [("q1", 0.1), ("q2", 0.9), ("q3", 1.0), ("q4", None)]
+        ]
+    )
     table = judges_vs_labels(labels, pd.concat([scores, scores])).set_index("judge")  # judged twice: counted once
     offline = table.loc["offline"]
     assert offline["n"] == 4 and offline["labelled_positive"] == 1
-    assert offline["auroc"] == 1.0            # the one unsupported answer scores lowest
+    assert offline["auroc"] == 1.0  # the one unsupported answer scores lowest
     assert offline["accuracy"] == 1.0 and offline["kappa"] == pytest.approx(1.0)
     ragas = table.loc["ragas"]
-    assert ragas["n"] == 3                    # a NaN score is left out, not counted as a verdict
-    assert ragas["auroc"] == 0.0              # the unsupported answer scores highest: wrong way round
+    assert ragas["n"] == 3  # a NaN score is left out, not counted as a verdict
+    assert ragas["auroc"] == 0.0  # the unsupported answer scores highest: wrong way round
     assert ragas["accuracy"] == pytest.approx(1 / 3)
     strict = judges_vs_labels(labels, scores, positive=("no", "partly")).set_index("judge").loc["offline"]
-    assert strict["labelled_positive"] == 2   # q2 (partly) and q3 (no)
-    assert strict["auroc"] == pytest.approx(0.75)   # q2's 0.7 sits above q4's 0.6: 3 of 4 pairs ordered
+    assert strict["labelled_positive"] == 2  # q2 (partly) and q3 (no)
+    assert strict["auroc"] == pytest.approx(0.75)  # q2's 0.7 sits above q4's 0.6: 3 of 4 pairs ordered
 
 
 @pytest.mark.parametrize("sheet", sorted(LABELS_DIR.glob("*.csv")), ids=lambda p: p.name)

@@ -1,13 +1,14 @@
 """Prompt-prefix reuse in whole blocks (helpers.llm.llama_prefix): which prompts a model answered
 before must never change its next answer."""
+
 import pytest
 
 from helpers.llm.llama_prefix import reusable_prefix
 
 
 def test_reusable_prefix_is_whole_blocks_of_the_shared_prompt_prefix():
-    previous = list(range(100)) + [900, 901]          # a 100-token prompt, then 2 generated tokens
-    assert reusable_prefix(previous, list(range(70)) + [5] * 30, 100, 16) == 64     # 70 shared -> 4 blocks
+    previous = list(range(100)) + [900, 901]  # a 100-token prompt, then 2 generated tokens
+    assert reusable_prefix(previous, list(range(70)) + [5] * 30, 100, 16) == 64  # 70 shared -> 4 blocks
     assert reusable_prefix(previous, list(range(70)) + [5] * 30, 100, 64) == 64
     assert reusable_prefix(previous, list(range(70)) + [5] * 30, 100, 128) == 0
     # the generated tokens were evaluated one by one: never reused, even when the prompt repeats them
@@ -15,8 +16,8 @@ def test_reusable_prefix_is_whole_blocks_of_the_shared_prompt_prefix():
     assert reusable_prefix(previous, list(range(100)) + [900, 901, 7], 102, 34) == 102
     # one token at least is left to evaluate: its logits give the first sample
     assert reusable_prefix(previous, list(range(64)), 100, 16) == 48
-    assert reusable_prefix(previous, [1, 2, 3], 100, 16) == 0                        # nothing shared
-    assert reusable_prefix([], list(range(50)), 0, 16) == 0                          # an empty context
+    assert reusable_prefix(previous, [1, 2, 3], 100, 16) == 0  # nothing shared
+    assert reusable_prefix([], list(range(50)), 0, 16) == 0  # an empty context
     with pytest.raises(ValueError, match="block"):
         reusable_prefix(previous, previous, 100, 0)
 
@@ -30,18 +31,33 @@ def test_answers_after_other_prompts_are_the_answers_from_an_empty_context():
     from helpers.llm.llama_prefix import block_aligned_llama
     from helpers.llm.local_weights import q8_0_copy
 
-    context = ("Preeclampsia is high blood pressure after 20 weeks of pregnancy with protein in the urine. "
-               "Low-dose aspirin from 12 weeks lowers the risk in women at high risk. Magnesium sulfate "
-               "prevents seizures in severe preeclampsia. Delivery is the only cure. ") * 3
-    questions = ["When does preeclampsia start?", "What lowers the risk?", "What prevents seizures?",
-                 "What is the only cure?"]
+    context = (
+        "Preeclampsia is high blood pressure after 20 weeks of pregnancy with protein in the urine. "
+        "Low-dose aspirin from 12 weeks lowers the risk in women at high risk. Magnesium sulfate "
+        "prevents seizures in severe preeclampsia. Delivery is the only cure. "
+    ) * 3
+    questions = [
+        "When does preeclampsia start?",
+        "What lowers the risk?",
+        "What prevents seizures?",
+        "What is the only cure?",
+    ]
     prompts = [build_messages(q, [context], "en") for q in questions]
-    model = block_aligned_llama(model_path=str(q8_0_copy(bundled_gguf())), n_ctx=2048, n_threads=1,
-                                n_threads_batch=1, flash_attn=True, verbose=False, seed=0, block=16)
+    model = block_aligned_llama(
+        model_path=str(q8_0_copy(bundled_gguf())),
+        n_ctx=2048,
+        n_threads=1,
+        n_threads_batch=1,
+        flash_attn=True,
+        verbose=False,
+        seed=0,
+        block=16,
+    )
 
     def ask(messages):
-        out = model.create_chat_completion(messages=messages, temperature=0.0, max_tokens=24, seed=0,
-                                           repeat_penalty=1.1)
+        out = model.create_chat_completion(
+            messages=messages, temperature=0.0, max_tokens=24, seed=0, repeat_penalty=1.1
+        )
         return out["choices"][0]["message"]["content"]
 
     fresh = []

@@ -1,5 +1,6 @@
 """The LLM layer against real parts: the bundled model, and a real OpenAI-compatible server on
 127.0.0.1 serving it, with a fault-injecting proxy in between."""
+
 import logging
 
 import pytest
@@ -39,9 +40,18 @@ def cache(tmp_path):
 
 
 def _oai(base_url, cache, **overrides):
-    config = {"provider": "openai-compatible", "model": "smollm2", "base_url": base_url, "max_tokens": 16,
-              "api_key_env": "TEST_OAI_API_KEY", "timeout_s": 5, "max_retries": 3, "backoff_base_s": 0.05,
-              "backoff_max_s": 2, **overrides}
+    config = {
+        "provider": "openai-compatible",
+        "model": "smollm2",
+        "base_url": base_url,
+        "max_tokens": 16,
+        "api_key_env": "TEST_OAI_API_KEY",
+        "timeout_s": 5,
+        "max_retries": 3,
+        "backoff_base_s": 0.05,
+        "backoff_max_s": 2,
+        **overrides,
+    }
     return LLM(config, cache=cache)
 
 
@@ -58,9 +68,9 @@ def test_cache_hit_miss_and_replay(cache):
     first = llm.complete(HELLO)
     again = llm.complete(HELLO)
     assert again.record.cached and again.text == first.text and len(cache) == 1
-    llm.complete(HELLO, max_tokens=13)             # any parameter change is a miss
+    llm.complete(HELLO, max_tokens=13)  # any parameter change is a miss
     llm.complete(HELLO, temperature=0.7)
-    llm.complete(HELLO, sample=1)                  # another independent sample
+    llm.complete(HELLO, sample=1)  # another independent sample
     assert len(cache) == 4 and llm.totals()["cache_hits"] == 1
     assert llm.totals(since=1) == {**llm.totals(since=1), "calls": 4, "cache_hits": 1}  # one stage's share
     assert llm.totals(since=2)["cache_hits"] == 0 and llm.totals(since=5)["calls"] == 0
@@ -77,8 +87,17 @@ def test_openai_compatible_and_groq_sdk_paths(server_url, cache, monkeypatch):
     oai = _oai(server_url, cache)
     text = oai.complete(HELLO).text
     assert text.strip()
-    groq = LLM({"provider": "groq", "model": "smollm2", "base_url": server_url.removesuffix("/v1"),
-                "api_key_env": "TEST_OAI_API_KEY", "max_tokens": 16, "max_retries": 0}, cache=cache)
+    groq = LLM(
+        {
+            "provider": "groq",
+            "model": "smollm2",
+            "base_url": server_url.removesuffix("/v1"),
+            "api_key_env": "TEST_OAI_API_KEY",
+            "max_tokens": 16,
+            "max_retries": 0,
+        },
+        cache=cache,
+    )
     # Groq's SDK posts to {base_url}/openai/v1/chat/completions; the server serves that path too
     result = groq.complete(HELLO)
     assert result.text.strip() and not result.record.cached and result.record.output_tokens > 0
@@ -94,20 +113,23 @@ def test_missing_key_names_the_variable(monkeypatch, cache):
     assert isinstance(caught.value, UserError) and isinstance(caught.value, LLMError)
 
 
-@pytest.mark.parametrize("faults,kind", [
-    ([("429", 0.2), ("429", 0.2)], "rate_limit"),
-    ([("500", None), ("500", None)], "server_error"),
-    ([("malformed", None)], "malformed_response"),
-    ([("drop", None)], "connection"),
-    ([("hang", 6)], "timeout"),
-])
+@pytest.mark.parametrize(
+    "faults,kind",
+    [
+        ([("429", 0.2), ("429", 0.2)], "rate_limit"),
+        ([("500", None), ("500", None)], "server_error"),
+        ([("malformed", None)], "malformed_response"),
+        ([("drop", None)], "connection"),
+        ([("hang", 6)], "timeout"),
+    ],
+)
 def test_faults_are_retried_then_succeed(server_url, cache, monkeypatch, faults, kind):
     monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         proxy.faults.extend(faults)
         llm = _oai(proxy.url + "/v1", cache, timeout_s=3 if kind == "timeout" else 30)
         result = llm.complete(HELLO)
-        assert result.text.strip() and result.record.retried[:len(faults)] == [kind] * len(faults)
+        assert result.text.strip() and result.record.retried[: len(faults)] == [kind] * len(faults)
         assert result.record.attempts == len(result.record.retried) + 1 == proxy.requests
 
 
@@ -135,8 +157,9 @@ def test_failure_recorded_and_never_cached(server_url, cache, monkeypatch, caplo
         assert failed.record.error_kind == "server_error" and "gave up" in failed.record.error
         assert len(cache) == 1 and llm.totals()["errors"] == 2
     # the key never reaches the cache, the records or the logs
-    assert SECRET.encode() not in (cache.path.read_bytes() + b"".join(
-        p.read_bytes() for p in cache.path.parent.glob("llm.sqlite*")))
+    assert SECRET.encode() not in (
+        cache.path.read_bytes() + b"".join(p.read_bytes() for p in cache.path.parent.glob("llm.sqlite*"))
+    )
     assert SECRET not in str(llm.records()) and SECRET not in caplog.text
 
 
@@ -159,8 +182,12 @@ def test_structured_output_repair_and_recorded_failure(server_url, cache, monkey
     monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     with FaultProxy(server_url.removesuffix("/v1")) as proxy:
         llm = _oai(proxy.url + "/v1", cache)
-        proxy.faults.extend([("content", "Sure! Here it is: {verdict: yes"),
-                             ("content", 'Fixed:\n```json\n{"verdict": 1, "reason": "supported"}\n```')])
+        proxy.faults.extend(
+            [
+                ("content", "Sure! Here it is: {verdict: yes"),
+                ("content", 'Fixed:\n```json\n{"verdict": 1, "reason": "supported"}\n```'),
+            ]
+        )
         ok = complete_json(llm, [{"role": "user", "content": "Judge A"}], Verdict)
         assert ok.ok and ok.value == Verdict(verdict=1, reason="supported") and len(ok.raw_texts) == 2
         proxy.faults.extend([("content", '{"verdict": "maybe"}'), ("content", "no idea")])
@@ -198,8 +225,8 @@ def test_backoff_and_rate_window():
     assert all(0 <= backoff_delay(a, base=1, cap=4, retry_after=None, rng=rng) <= 4 for a in range(1, 10))
     limiter = RateLimiter(requests_per_minute=2, tokens_per_minute=100, concurrency=1)
     limiter._requests.extend([0.0, 1.0])
-    assert limiter._wait_time(10.0, 0) == pytest.approx(50.0)   # 2 requests in the window: wait
-    assert limiter._wait_time(61.0, 0) == 0                     # window has moved on
+    assert limiter._wait_time(10.0, 0) == pytest.approx(50.0)  # 2 requests in the window: wait
+    assert limiter._wait_time(61.0, 0) == 0  # window has moved on
     limiter._tokens.append((61.0, 90))
     assert limiter._wait_time(62.0, 20) == pytest.approx(59.0)  # tokens per minute exceeded
 
@@ -217,13 +244,15 @@ def test_local_stop_and_repeat_penalty_are_applied(cache):
     plain = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.0, "stop": []}, cache=cache)
     full = plain.complete(COUNT)
     assert "\n5." in full.text and full.record.output_tokens == 40
-    stopped = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.0, "stop": ["\n5."]},
-                  cache=cache).complete(COUNT)
+    stopped = LLM(
+        {"provider": "local", "max_tokens": 40, "repeat_penalty": 1.0, "stop": ["\n5."]}, cache=cache
+    ).complete(COUNT)
     # llama.cpp stopped generating there (fewer tokens), and the stop itself is not in the text
     assert full.text.startswith(stopped.text) and "5." not in stopped.text and stopped.text.strip()
     assert stopped.record.output_tokens < full.record.output_tokens
-    penalised = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.3, "stop": []},
-                    cache=cache).complete(COUNT)
+    penalised = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.3, "stop": []}, cache=cache).complete(
+        COUNT
+    )
     assert penalised.text != full.text and not penalised.record.cached
     # the prompt's own stops (complete(stop=...)) apply unless the config sets its own
     by_prompt = LLM({"provider": "local", "max_tokens": 40, "repeat_penalty": 1.0}, cache=cache)
@@ -265,8 +294,11 @@ def test_server_honours_stop_and_repeat_penalty(server_url, cache, monkeypatch):
     stopped, stopped_tokens = ask(stop="\n5.", extra_body={"repeat_penalty": 1.0})
     assert full.startswith(stopped) and "5." not in stopped and stopped_tokens < full_tokens
     assert ask(extra_body={"repetition_penalty": 1.3})[0] != full  # vLLM's name for it works too
-    request = Request(f"{server_url}/chat/completions", data=json.dumps({"messages": COUNT, "stop": [3]}).encode(),
-                      headers={"Content-Type": "application/json"})
+    request = Request(
+        f"{server_url}/chat/completions",
+        data=json.dumps({"messages": COUNT, "stop": [3]}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with pytest.raises(HTTPError) as rejected:
         urlopen(request, timeout=30)
     assert rejected.value.code == 400
@@ -301,8 +333,13 @@ class Verdicts(BaseModel):
     verdicts: list[Verdict]
 
 
-STATEMENTS = [{"role": "user", "content": "Break this answer into statements: 'The first prenatal visit is "
-                                          "before week 10. It includes blood tests.'"}]
+STATEMENTS = [
+    {
+        "role": "user",
+        "content": "Break this answer into statements: 'The first prenatal visit is "
+        "before week 10. It includes blood tests.'",
+    }
+]
 
 
 def test_json_schema_constrains_the_local_model_and_the_server(server_url, cache, monkeypatch):
@@ -311,7 +348,7 @@ def test_json_schema_constrains_the_local_model_and_the_server(server_url, cache
     serve-llm's response_format; `structured_output: off` goes back to the prompt alone."""
     local = LLM({"provider": "local", "max_tokens": 120}, cache=cache)
     free = local.complete(STATEMENTS)
-    with pytest.raises((ValueError, TypeError)):   # not JSON, or JSON of another shape
+    with pytest.raises((ValueError, TypeError)):  # not JSON, or JSON of another shape
         Statements.model_validate(extract_json(free.text))
     constrained = complete_json(local, STATEMENTS, Statements)
     assert constrained.ok and constrained.value.statements and len(constrained.raw_texts) == 1
@@ -320,7 +357,7 @@ def test_json_schema_constrains_the_local_model_and_the_server(server_url, cache
     assert local.key_for(STATEMENTS) != local.key_for(STATEMENTS, json_schema=Statements.model_json_schema())
     monkeypatch.setenv("TEST_OAI_API_KEY", SECRET)
     remote = complete_json(_oai(server_url, cache, max_tokens=120), STATEMENTS, Statements)
-    assert remote.ok and remote.value == constrained.value        # the same grammar on the same model
+    assert remote.ok and remote.value == constrained.value  # the same grammar on the same model
     off = LLM({"provider": "local", "max_tokens": 120, "structured_output": "off"}, cache=cache)
     assert off.complete(STATEMENTS, json_schema=Statements.model_json_schema()).text == free.text
 
@@ -338,8 +375,11 @@ def test_response_format_per_provider_and_bad_requests(server_url):
     assert response_format(LLMConfig(structured_output="off"), schema) is None
     assert response_format(LLMConfig(), None) is None
     for bad in ({"type": "yaml"}, {"type": "json_schema", "json_schema": {"name": "x"}}):
-        request = Request(f"{server_url}/chat/completions", headers={"Content-Type": "application/json"},
-                          data=json.dumps({"messages": HELLO, "response_format": bad}).encode())
+        request = Request(
+            f"{server_url}/chat/completions",
+            headers={"Content-Type": "application/json"},
+            data=json.dumps({"messages": HELLO, "response_format": bad}).encode(),
+        )
         with pytest.raises(HTTPError) as rejected:
             urlopen(request, timeout=30)
         assert rejected.value.code == 400 and b"response_format" in rejected.value.read()
@@ -358,20 +398,35 @@ def test_engine_settings_enter_the_cache_key_and_the_q8_0_copy_is_the_same_model
         return LLM({"provider": "local", **config}, cache=cache).key_for(HELLO)
 
     old = key(local_weights="as-is", flash_attn=False, prompt_block=None)
-    assert len({key(), old, key(local_weights="as-is"), key(flash_attn=False), key(prompt_block=None),
-                key(prompt_block=128)}) == 6
+    assert (
+        len(
+            {
+                key(),
+                old,
+                key(local_weights="as-is"),
+                key(flash_attn=False),
+                key(prompt_block=None),
+                key(prompt_block=128),
+            }
+        )
+        == 6
+    )
     with pytest.raises(ValueError, match="prompt_block"):
         LLMConfig(prompt_block=4)
-    assert key(local_weights="q8_0") == key()      # auto is q8_0 for the bundled model
+    assert key(local_weights="q8_0") == key()  # auto is q8_0 for the bundled model
     assert chosen_weights("auto", "/models/llama-8b-q4_k_m.gguf") == "as-is"
     with pytest.raises(LLMError, match="local_weights"):
         chosen_weights("q2", "smollm2")
     with pytest.raises(ValueError, match="local_weights"):
         LLMConfig(local_weights="q2")
     copy = q8_0_copy(bundled_gguf(), tmp_path)
-    assert copy.stat().st_size > 1.3 * __import__("os").path.getsize(bundled_gguf())  # 8-bit blocks vs 4-bit (embeddings already 8-bit)
-    assert q8_0_copy(bundled_gguf(), tmp_path) == copy and copy.stat().st_mtime_ns == q8_0_copy(
-        bundled_gguf(), tmp_path).stat().st_mtime_ns            # built once
+    assert copy.stat().st_size > 1.3 * __import__("os").path.getsize(
+        bundled_gguf()
+    )  # 8-bit blocks vs 4-bit (embeddings already 8-bit)
+    assert (
+        q8_0_copy(bundled_gguf(), tmp_path) == copy
+        and copy.stat().st_mtime_ns == q8_0_copy(bundled_gguf(), tmp_path).stat().st_mtime_ns
+    )  # built once
     question = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
     for config in ({"local_weights": "q8_0", "flash_attn": True}, {"local_weights": "as-is", "flash_attn": False}):
         text = LLM({"provider": "local", "max_tokens": 8, **config}, cache=cache).complete(question).text
@@ -395,7 +450,7 @@ def test_local_models_answer_side_by_side_and_alike():
     results = llm.complete_many([question] * 4)
     assert len({r.text for r in results}) == 1 and results[0].text
     key = next(k for k in backends._LOADED if k[-2] == local_layout(config)[1] and k[3] == "q8_0")
-    assert backends._LOADED[key] == 2 and backends._POOLS[key].qsize() == 2   # both back in the pool
+    assert backends._LOADED[key] == 2 and backends._POOLS[key].qsize() == 2  # both back in the pool
     in_use, worst = [0], [0]
     original = backends.LlamaCppBackend._model
 
@@ -413,12 +468,15 @@ def test_local_models_answer_side_by_side_and_alike():
             def __exit__(inner, *exc):
                 in_use[0] -= 1
                 return manager.__exit__(*exc)
+
         return Counted()
 
     backends.LlamaCppBackend._model = counting
     try:
-        threads = [threading.Thread(target=llm.complete, args=([{"role": "user", "content": f"Say {w}."}],))
-                   for w in ("yes", "no", "maybe")]
+        threads = [
+            threading.Thread(target=llm.complete, args=([{"role": "user", "content": f"Say {w}."}],))
+            for w in ("yes", "no", "maybe")
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -1,5 +1,6 @@
 """Logprob verdicts of a local chat model (helpers.trace.llm_verdicts): the pure parts on hand-made
 inputs, and one tiny real check with the assembled Qwen2.5-Coder-1.5B when it is on disk."""
+
 import math
 
 import numpy as np
@@ -9,16 +10,18 @@ from helpers import paths
 from helpers.trace.llm_verdicts import LogprobJudge, claim_score, select_evidence, split_sentences, yes_probability
 
 QWEN = paths.DERIVED_MODELS_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-TOY_DOCUMENT = ("The Eiffel Tower stands in Paris. Gustave Eiffel's company built it for the 1889 "
-                "World's Fair. The tower is 330 metres tall. Millions of tourists visit the tower every year.")
+TOY_DOCUMENT = (
+    "The Eiffel Tower stands in Paris. Gustave Eiffel's company built it for the 1889 "
+    "World's Fair. The tower is 330 metres tall. Millions of tourists visit the tower every year."
+)
 
 
 def test_yes_probability_sums_each_group_and_ignores_every_other_token():
-    logits = np.full(10, 50.0)                         # tokens outside both groups: far likelier, ignored
-    logits[[1, 2, 3]] = [math.log(2.0), 0.0, 0.0]      # yes ids 1, 2: weights 2 + 1; no id 3: weight 1
+    logits = np.full(10, 50.0)  # tokens outside both groups: far likelier, ignored
+    logits[[1, 2, 3]] = [math.log(2.0), 0.0, 0.0]  # yes ids 1, 2: weights 2 + 1; no id 3: weight 1
     assert yes_probability(logits, [1, 2], [3]) == pytest.approx(0.75)
     assert yes_probability(logits, [3], [1, 2]) == pytest.approx(0.25)
-    huge = np.array([1000.0, 999.0])                   # no overflow: computed from the largest logit
+    huge = np.array([1000.0, 999.0])  # no overflow: computed from the largest logit
     assert yes_probability(huge, [0], [1]) == pytest.approx(1 / (1 + math.exp(-1)))
 
 
@@ -28,8 +31,8 @@ def test_evidence_is_the_top_bm25_sentences_of_a_toy_document():
     height, visitors = select_evidence(["The tower is 330 metres high.", "Many tourists visit it."], sentences)
     assert len(height) == 3 and height[0] == sentences[2]
     assert visitors[0] == sentences[3]
-    assert select_evidence(["Where is it?"], sentences, k=4) == [sentences]          # k >= sentences: all
-    assert select_evidence(["Zebras gallop."], sentences) == [sentences[:3]]        # no shared term: first k
+    assert select_evidence(["Where is it?"], sentences, k=4) == [sentences]  # k >= sentences: all
+    assert select_evidence(["Zebras gallop."], sentences) == [sentences[:3]]  # no shared term: first k
     assert select_evidence([], sentences) == []
 
 
@@ -56,8 +59,9 @@ class _ScriptedJudge(LogprobJudge):
 
 def test_claims_get_evidence_and_a_failed_claim_is_nan_with_its_reason():
     judge = _ScriptedJudge()
-    claims = judge.claim_verdicts("When was it built?", [TOY_DOCUMENT],
-                                  "The Eiffel Tower stands in Paris. It was built in 1925.")
+    claims = judge.claim_verdicts(
+        "When was it built?", [TOY_DOCUMENT], "The Eiffel Tower stands in Paris. It was built in 1925."
+    )
     assert [c["claim"] for c in claims] == ["The Eiffel Tower stands in Paris.", "It was built in 1925."]
     assert claims[0]["evidence"][0] == "The Eiffel Tower stands in Paris." and len(claims[0]["evidence"]) == 3
     assert claim_score(claims) == 0.1 and all(c["error"] is None for c in claims)
@@ -66,7 +70,7 @@ def test_claims_get_evidence_and_a_failed_claim_is_nan_with_its_reason():
     assert failed[1]["error"].startswith("RuntimeError: llama_decode")
     assert judge.claim_verdicts("q", [TOY_DOCUMENT], " ") == []
     listed = judge.claim_verdicts("q", [TOY_DOCUMENT], "Facts:\n1. It is in Paris.\n2. It is tall.")
-    assert [c["claim"] for c in listed] == ["Facts: 1.", "It is in Paris.", "It is tall."]   # no bare "2."
+    assert [c["claim"] for c in listed] == ["Facts: 1.", "It is in Paris.", "It is tall."]  # no bare "2."
     assert math.isnan(judge.response_verdict("q", [TOY_DOCUMENT], "")) and judge.last_error == "empty response"
 
 

@@ -10,9 +10,13 @@ from helpers.offline import OfflineModelError, resolve_model_path
 
 def _env_after_import(extra_env):
     code = "import os, helpers; print(os.environ['HF_HUB_OFFLINE'], os.environ['RAGAS_DO_NOT_TRACK'], os.environ['ANONYMIZED_TELEMETRY'])"
-    env = {k: v for k, v in os.environ.items() if k not in {"HF_HUB_OFFLINE", "RAGAS_DO_NOT_TRACK", "ANONYMIZED_TELEMETRY"}}
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"HF_HUB_OFFLINE", "RAGAS_DO_NOT_TRACK", "ANONYMIZED_TELEMETRY"}
+    }
     env.update(extra_env)
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
 
 
 def test_offline_defaults_set_at_import():

@@ -23,8 +23,11 @@ def guideline_pdf(tmp_path):
     pages = []
     topics = ["nutricion", "ecografia", "vacunas", "lactancia", "riesgo", "parto"]
     for n, topic in enumerate(topics, 1):
-        body = [f"Sobre {topic}: el control prenatal de la gestante con embara-",
-                "zo de curso normal. Se recomienda iniciar antes de la semana 10.", ""]
+        body = [
+            f"Sobre {topic}: el control prenatal de la gestante con embara-",
+            "zo de curso normal. Se recomienda iniciar antes de la semana 10.",
+            "",
+        ]
         if n == 3:
             body = ["SECCION 2. ABORDAJE DE LAS COMPLICACIONES"] + body
         pages.append(["Guia de Practica Clinica - Ministerio de Salud", *body, "1++", str(n)])
@@ -59,7 +62,9 @@ def test_page_range_and_chunk_pages(guideline_pdf):
 
 
 def test_repair_text():
-    assert repair_text("embara-\nzo de  curso\nnormal.\n\nOtro  párrafo.") == "embarazo de curso normal.\n\nOtro párrafo."
+    assert (
+        repair_text("embara-\nzo de  curso\nnormal.\n\nOtro  párrafo.") == "embarazo de curso normal.\n\nOtro párrafo."
+    )
 
 
 def test_corrupt_and_empty_pdfs(tmp_path):

@@ -1,6 +1,7 @@
 """RAGAS with the workbench judge: the four metrics on hand-made samples with a scripted judge
 (a LangChain chat model answering in ragas's JSON with stated verdicts), the n=1 path through the
 LLM layer, NaN recording, Spanish prompts, and end-to-end runs through the real local model."""
+
 import asyncio
 import importlib.util
 import json
@@ -23,10 +24,14 @@ from helpers.ragas_eval.spanish import looks_spanish, seed_examples, verdict_agr
 from helpers.ragas_eval.validity import hallucination_auroc, validity_table
 from helpers.stats import auroc
 
-KINDS = {"did not satisfy the constraints": "fix",  # first: a repair prompt quotes the original prompt
-         "Break down each sentence": "statements", "judge the faithfulness of a series": "verdicts",
-         "Generate a question for the given answer": "question", "verify if the context was useful": "context_verdict",
-         "classify if the sentence can be attributed": "classifications"}
+KINDS = {
+    "did not satisfy the constraints": "fix",  # first: a repair prompt quotes the original prompt
+    "Break down each sentence": "statements",
+    "judge the faithfulness of a series": "verdicts",
+    "Generate a question for the given answer": "question",
+    "verify if the context was useful": "context_verdict",
+    "classify if the sentence can be attributed": "classifications",
+}
 
 
 def judge_kind(prompt: str) -> str:
@@ -55,12 +60,19 @@ class ScriptedJudge(BaseChatModel):
         kind = judge_kind(prompt)
         data = judge_input(prompt)
         n = kwargs.get("n", 1)
-        self.calls.append({"kind": kind, "input": data, "n": n, "temperature": kwargs.get("temperature"),
-                           "prompt": prompt})
+        self.calls.append(
+            {"kind": kind, "input": data, "n": n, "temperature": kwargs.get("temperature"), "prompt": prompt}
+        )
         time.sleep(self.delay_s)
         outs = [self.script[kind](data, i) for i in range(n)]
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(
-            content=o if isinstance(o, str) else json.dumps(o, ensure_ascii=False))) for o in outs])
+        return ChatResult(
+            generations=[
+                ChatGeneration(
+                    message=AIMessage(content=o if isinstance(o, str) else json.dumps(o, ensure_ascii=False))
+                )
+                for o in outs
+            ]
+        )
 
 
 class BowEmbedder:
@@ -87,26 +99,43 @@ def cos(a, b):
 
 Q = "What is the capital of France?"
 FACTS = {"Paris is the capital of France.": 1, "France is in Europe.": 1, "Paris has 40 million inhabitants.": 0}
-STATEMENTS = {"Paris is the capital of France, in Europe.": ["Paris is the capital of France.", "France is in Europe."],
-              "Paris is the capital of France and has 40 million inhabitants.":
-                  ["Paris is the capital of France.", "Paris has 40 million inhabitants."]}
-RELEVANT = {"Paris is the capital of France.": 1, "Bananas are yellow.": 0, "Rome is in Italy.": 0,
-            "The Eiffel Tower is in Paris, the French capital.": 1}
-IN_CONTEXT = {"Paris is the capital of France.": 1, "Paris has about 2.1 million inhabitants.": 0,
-              "The Seine flows through Paris.": 1}
+STATEMENTS = {
+    "Paris is the capital of France, in Europe.": ["Paris is the capital of France.", "France is in Europe."],
+    "Paris is the capital of France and has 40 million inhabitants.": [
+        "Paris is the capital of France.",
+        "Paris has 40 million inhabitants.",
+    ],
+}
+RELEVANT = {
+    "Paris is the capital of France.": 1,
+    "Bananas are yellow.": 0,
+    "Rome is in Italy.": 0,
+    "The Eiffel Tower is in Paris, the French capital.": 1,
+}
+IN_CONTEXT = {
+    "Paris is the capital of France.": 1,
+    "Paris has about 2.1 million inhabitants.": 0,
+    "The Seine flows through Paris.": 1,
+}
 GEN_QUESTIONS = [Q, "Which city is the capital of France?", "What is the population of Paris?"]
 
 
 def base_script():
     return {
         "statements": lambda d, i: {"statements": STATEMENTS[d["answer"]]},
-        "verdicts": lambda d, i: {"statements": [{"statement": s, "reason": f"stated verdict {FACTS[s]}",
-                                                  "verdict": FACTS[s]} for s in d["statements"]]},
+        "verdicts": lambda d, i: {
+            "statements": [
+                {"statement": s, "reason": f"stated verdict {FACTS[s]}", "verdict": FACTS[s]} for s in d["statements"]
+            ]
+        },
         "question": lambda d, i: {"question": GEN_QUESTIONS[i], "noncommittal": int("don't know" in d["response"])},
         "context_verdict": lambda d, i: {"reason": "stated", "verdict": RELEVANT[d["context"]]},
-        "classifications": lambda d, i: {"classifications": [
-            {"statement": s, "reason": "stated", "attributed": IN_CONTEXT[s]}
-            for s in re.split(r"(?<=\.)\s+", d["answer"])]},
+        "classifications": lambda d, i: {
+            "classifications": [
+                {"statement": s, "reason": "stated", "attributed": IN_CONTEXT[s]}
+                for s in re.split(r"(?<=\.)\s+", d["answer"])
+            ]
+        },
         "fix": lambda d, i: "still not json",
     }
 
@@ -119,14 +148,17 @@ def scripted(script=None, **kwargs):
 def test_faithfulness_faithful_and_fabricated():
     judge, scorer = scripted(metrics=("faithfulness",))
     contexts = ["Paris is the capital of France.", "France is in Europe."]
-    rows = scorer.score([RagasSample("ok", Q, "Paris is the capital of France, in Europe.", contexts),
-                         RagasSample("fab", Q, "Paris is the capital of France and has 40 million inhabitants.",
-                                     contexts)]).rows.set_index("qid")
+    rows = scorer.score(
+        [
+            RagasSample("ok", Q, "Paris is the capital of France, in Europe.", contexts),
+            RagasSample("fab", Q, "Paris is the capital of France and has 40 million inhabitants.", contexts),
+        ]
+    ).rows.set_index("qid")
     assert rows.loc["ok", "value"] == 1.0
     assert rows.loc["fab", "value"] == 0.5  # 1 of 2 statements supported
     assert "✗ 'Paris has 40 million inhabitants.'" in rows.loc["fab", "reason"]
     nli = [c for c in judge.calls if c["kind"] == "verdicts"]
-    assert nli[0]["input"]["context"] == "\n".join(contexts)          # contexts reach the judge joined
+    assert nli[0]["input"]["context"] == "\n".join(contexts)  # contexts reach the judge joined
     assert nli[1]["input"]["statements"] == STATEMENTS["Paris is the capital of France and has 40 million inhabitants."]
     gen = [c for c in judge.calls if c["kind"] == "statements"]
     assert gen[0]["input"] == {"question": Q, "answer": "Paris is the capital of France, in Europe."}
@@ -136,9 +168,17 @@ def test_faithfulness_faithful_and_fabricated():
 def test_context_precision_irrelevant_contexts_and_recall_missing_fact():
     judge, scorer = scripted(metrics=("context_precision", "context_recall"))
     ref = "Paris is the capital of France. Paris has about 2.1 million inhabitants. The Seine flows through Paris."
-    mixed = ["Paris is the capital of France.", "Bananas are yellow.", "The Eiffel Tower is in Paris, the French capital."]
-    rows = scorer.score([RagasSample("mixed", Q, None, mixed, ref),
-                         RagasSample("junk", Q, None, ["Bananas are yellow.", "Rome is in Italy."], ref)]).rows
+    mixed = [
+        "Paris is the capital of France.",
+        "Bananas are yellow.",
+        "The Eiffel Tower is in Paris, the French capital.",
+    ]
+    rows = scorer.score(
+        [
+            RagasSample("mixed", Q, None, mixed, ref),
+            RagasSample("junk", Q, None, ["Bananas are yellow.", "Rome is in Italy."], ref),
+        ]
+    ).rows
     value = rows.set_index(["qid", "metric"])["value"]
     # average precision over verdicts [1, 0, 1]: (1/1 + 2/3) / 2
     assert value["mixed", "context_precision"] == pytest.approx((1 + 2 / 3) / 2)
@@ -154,8 +194,9 @@ def test_context_precision_irrelevant_contexts_and_recall_missing_fact():
 
 def test_answer_relevancy_asks_n_samples_and_follows_the_formula():
     judge, scorer = scripted(metrics=("answer_relevancy",))
-    rows = scorer.score([RagasSample("rel", Q, "Paris.", []),
-                         RagasSample("evasive", Q, "I don't know.", [])]).rows.set_index("qid")
+    rows = scorer.score(
+        [RagasSample("rel", Q, "Paris.", []), RagasSample("evasive", Q, "I don't know.", [])]
+    ).rows.set_index("qid")
     assert rows.loc["rel", "value"] == pytest.approx(np.mean([cos(Q, q) for q in GEN_QUESTIONS]))
     assert rows.loc["evasive", "value"] == 0.0  # every generation noncommittal
     call = judge.calls[0]
@@ -182,8 +223,11 @@ class ScriptedBackend:
 def test_n_samples_as_single_requests_through_the_llm_layer(tmp_path):
     script = base_script()
     backend = ScriptedBackend(script)
-    llm = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0},
-              cache=ResponseCache(tmp_path / "c.sqlite"), backend=backend)
+    llm = LLM(
+        {"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0},
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+        backend=backend,
+    )
     scorer = RagasJudge(llm, BowEmbedder(), metrics=("answer_relevancy",), strictness=3)
     result = scorer.score([RagasSample("rel", Q, "Paris.", [])])
     assert [r["seed"] for r in backend.requests] == [0, 1, 2]  # sample=0..2: three requests, own seeds
@@ -195,15 +239,19 @@ def test_n_samples_as_single_requests_through_the_llm_layer(tmp_path):
 
 def test_nan_reasons_and_the_run_goes_on(tmp_path):
     script = base_script()
-    garbage = {"Paris is the capital of France, in Europe.": "no json here",
-               "Paris is the capital of France and has 40 million inhabitants.": "I'm sorry, I can't help with that."}
+    garbage = {
+        "Paris is the capital of France, in Europe.": "no json here",
+        "Paris is the capital of France and has 40 million inhabitants.": "I'm sorry, I can't help with that.",
+    }
     script["statements"] = lambda d, i: garbage[d["answer"]]
     script["fix"] = lambda d, i: "I'm sorry, I can't help with that." if "sorry" in json.dumps(d) else "still bad"
     judge, scorer = scripted(script, metrics=("faithfulness", "context_recall"))
-    samples = [RagasSample("parse", Q, "Paris is the capital of France, in Europe.", ["Paris is the capital of France."]),
-               RagasSample("refusal", Q, "Paris is the capital of France and has 40 million inhabitants.", ["x"]),
-               RagasSample("failed_gen", Q, None, ["Paris is the capital of France."], None, "LLMError: boom"),
-               RagasSample("ok", Q, None, ["Paris is the capital of France."], "Paris is the capital of France.")]
+    samples = [
+        RagasSample("parse", Q, "Paris is the capital of France, in Europe.", ["Paris is the capital of France."]),
+        RagasSample("refusal", Q, "Paris is the capital of France and has 40 million inhabitants.", ["x"]),
+        RagasSample("failed_gen", Q, None, ["Paris is the capital of France."], None, "LLMError: boom"),
+        RagasSample("ok", Q, None, ["Paris is the capital of France."], "Paris is the capital of France."),
+    ]
     result = scorer.score(samples)
     rows = result.rows.set_index(["qid", "metric"])
     assert rows.loc[("parse", "faithfulness"), "error_kind"] == "parse"
@@ -224,8 +272,11 @@ def test_timeout_and_llm_error_become_nan():
     row = scorer.score([RagasSample("slow", Q, "Paris is the capital of France, in Europe.", ["c"])]).rows.iloc[0]
     assert math.isnan(row["value"]) and row["error_kind"] == "timeout"
     llm = LLM({"provider": "local", "cache": "off", "max_retries": 0}, backend=ScriptedBackend({}, LLMError("boom")))
-    row = RagasJudge(llm, BowEmbedder(), metrics=("faithfulness",)).score(
-        [RagasSample("err", Q, "Paris.", ["c"])]).rows.iloc[0]
+    row = (
+        RagasJudge(llm, BowEmbedder(), metrics=("faithfulness",))
+        .score([RagasSample("err", Q, "Paris.", ["c"])])
+        .rows.iloc[0]
+    )
     assert row["error_kind"] == "llm_error" and "boom" in row["reason"]
 
 
@@ -241,8 +292,9 @@ def test_score_inside_a_running_event_loop():
 def test_spanish_prompts_reach_the_judge_unescaped():
     script = base_script()
     script["statements"] = lambda d, i: {"statements": ["Se recomiendan diez citas."]}
-    script["verdicts"] = lambda d, i: {"statements": [{"statement": s, "reason": "igual", "verdict": 1}
-                                                      for s in d["statements"]]}
+    script["verdicts"] = lambda d, i: {
+        "statements": [{"statement": s, "reason": "igual", "verdict": 1} for s in d["statements"]]
+    }
     judge, scorer = scripted(script, metrics=("faithfulness",), language="es")
     rows = scorer.score([RagasSample("q", "¿Cuántas citas?", "Diez citas.", ["Se recomiendan diez citas."])]).rows
     assert rows["value"][0] == 1.0
@@ -251,7 +303,8 @@ def test_spanish_prompts_reach_the_judge_unescaped():
     assert "¿Cuántas citas?" in prompt and "hipertensión arterial" in prompt  # raw UTF-8, Spanish example
     stock = ScriptedJudge(script=script)
     RagasJudge(stock, BowEmbedder(), metrics=("faithfulness",), language="en").score(
-        [RagasSample("q", "¿Cuántas citas?", "Diez citas.", ["Se recomiendan diez citas."])])
+        [RagasSample("q", "¿Cuántas citas?", "Diez citas.", ["Se recomiendan diez citas."])]
+    )
     assert "language of the answer" not in stock.calls[0]["prompt"]
 
 
@@ -259,11 +312,18 @@ def test_seed_examples_score_as_ragas_defines_with_expected_verdicts():
     """A judge giving exactly the seed document's verdicts gets ragas's scores (precision: 11/12,
     not the seed's 0.81)."""
     examples = {e.sample.qid: e for e in seed_examples()}
-    script = {"context_verdict": lambda d, i: {"reason": "seed", "verdict": examples["prec"].expected_verdicts[
-        examples["prec"].sample.contexts.index(d["context"])]},
-        "classifications": lambda d, i: {"classifications": [
-            {"statement": s, "reason": "seed", "attributed": int(i < 3 or "25 y 29,9" in d["context"])}
-            for i, s in enumerate(re.findall(r"[^.]+\.", d["answer"]))]}}
+    script = {
+        "context_verdict": lambda d, i: {
+            "reason": "seed",
+            "verdict": examples["prec"].expected_verdicts[examples["prec"].sample.contexts.index(d["context"])],
+        },
+        "classifications": lambda d, i: {
+            "classifications": [
+                {"statement": s, "reason": "seed", "attributed": int(i < 3 or "25 y 29,9" in d["context"])}
+                for i, s in enumerate(re.findall(r"[^.]+\.", d["answer"]))
+            ]
+        },
+    }
     judge, scorer = scripted(script, metrics=("context_precision", "context_recall"), language="es")
     rows = scorer.score([examples[q].sample for q in ("prec", "rec_full", "rec_part")]).rows
     value = rows.set_index(["qid", "metric"])["value"]
@@ -278,9 +338,14 @@ def test_auroc_and_validity_table():
 
     assert hallucination_auroc([True, True, False, False], [0.9, 0.8, 0.1, 0.2]) == 1.0
     assert math.isnan(hallucination_auroc([True, True], [0.1, 0.2]))
-    frame = pd.DataFrame({"subset": ["a"] * 4 + ["b"] * 4, "adherence_score": [True, False] * 4,
-                          "ours_faithfulness": [1, 0, 1, np.nan, 0.5, 0.5, 1, 0],
-                          "ragas_faithfulness": [0.9, 0.1, 0.2, 0.8, 0.7, 0.3, 0.6, 0.4]})
+    frame = pd.DataFrame(
+        {
+            "subset": ["a"] * 4 + ["b"] * 4,
+            "adherence_score": [True, False] * 4,
+            "ours_faithfulness": [1, 0, 1, np.nan, 0.5, 0.5, 1, 0],
+            "ragas_faithfulness": [0.9, 0.1, 0.2, 0.8, 0.7, 0.3, 0.6, 0.4],
+        }
+    )
     table = validity_table(frame).set_index("subset")
     assert table.loc["all", "ours_nan"] == 1 and table.loc["a", "auroc_ours"] == 1.0
     assert table.loc["all", "rows"] == 8
@@ -291,16 +356,21 @@ def test_auroc_and_validity_table():
 
 # ----------------------------------------------------------------------------- real local model
 
+
 def local_judge(cache, **overrides):
     backend = "llama-cpp" if importlib.util.find_spec("llama_cpp") else "transformers"
-    return LLM({"provider": "local", "local_backend": backend, "max_tokens": 160, "timeout_s": 120, **overrides},
-               cache=cache)
+    return LLM(
+        {"provider": "local", "local_backend": backend, "max_tokens": 160, "timeout_s": 120, **overrides}, cache=cache
+    )
 
 
-E2E = RagasSample("e2e", "¿Cuántas citas prenatales se recomiendan?",
-                  "Se recomiendan diez citas para primigestantes [1].",
-                  ["Se recomienda un programa de diez citas para primigestantes."],
-                  "Se recomienda un programa de diez citas.")
+E2E = RagasSample(
+    "e2e",
+    "¿Cuántas citas prenatales se recomiendan?",
+    "Se recomiendan diez citas para primigestantes [1].",
+    ["Se recomienda un programa de diez citas para primigestantes."],
+    "Se recomienda un programa de diez citas.",
+)
 
 
 def check_finished(result, metrics):
@@ -323,9 +393,25 @@ def test_end_to_end_through_the_local_openai_compatible_server(tmp_path):
 
     backend = "llama-cpp" if importlib.util.find_spec("llama_cpp") else "transformers"
     with local_server(local_backend=backend, startup_timeout=300) as base_url:
-        llm = LLM({"provider": "openai-compatible", "model": "smollm2", "base_url": base_url, "max_tokens": 160,
-                   "timeout_s": 300, "max_retries": 1}, cache=ResponseCache(tmp_path / "c.sqlite"))
-        result = RagasJudge(llm, BowEmbedder(), language="es", strictness=2, timeout_s=600, parse_retries=0,
-                            metrics=("faithfulness", "answer_relevancy")).score([E2E])
+        llm = LLM(
+            {
+                "provider": "openai-compatible",
+                "model": "smollm2",
+                "base_url": base_url,
+                "max_tokens": 160,
+                "timeout_s": 300,
+                "max_retries": 1,
+            },
+            cache=ResponseCache(tmp_path / "c.sqlite"),
+        )
+        result = RagasJudge(
+            llm,
+            BowEmbedder(),
+            language="es",
+            strictness=2,
+            timeout_s=600,
+            parse_retries=0,
+            metrics=("faithfulness", "answer_relevancy"),
+        ).score([E2E])
     check_finished(result, ("faithfulness", "answer_relevancy"))
     assert sum(r.error is None for r in llm.calls) >= 3  # statements (+ verdicts) + 2 questions, one request each

@@ -1,5 +1,6 @@
 """Reports people open (`python -m helpers report RUN_ID --format md|csv|html|json`) and the run's
 figures: on a run directory built by hand (fast), and on one real small run (slow)."""
+
 import base64
 import json
 import re
@@ -15,11 +16,14 @@ from helpers.experiment.report_formats import FORMATS, collect, write_report
 from runs import TINY, cli, run_env, write_config
 
 ARCHITECTURES = ("bm25", "dense", "hybrid")
-QIDS = [f"q{i}" for i in range(1, 13)]              # q1..q12: natural order is not the string order
-QUALITY = [("ragas", m) for m in ("faithfulness", "answer_relevancy", "context_precision", "context_recall")] + \
-          [("offline", m) for m in ("relevance", "utilization", "completeness", "adherence")] + [("retrieval", "ndcg@3")]
-EMPTY = "ragas/context_recall"                      # every value NaN: no reference answers
-EXTERNAL = r"(src|href)\s*=\s*['\"]?\s*(https?:)?//"     # a reference to anything outside the file
+QIDS = [f"q{i}" for i in range(1, 13)]  # q1..q12: natural order is not the string order
+QUALITY = (
+    [("ragas", m) for m in ("faithfulness", "answer_relevancy", "context_precision", "context_recall")]
+    + [("offline", m) for m in ("relevance", "utilization", "completeness", "adherence")]
+    + [("retrieval", "ndcg@3")]
+)
+EMPTY = "ragas/context_recall"  # every value NaN: no reference answers
+EXTERNAL = r"(src|href)\s*=\s*['\"]?\s*(https?:)?//"  # a reference to anything outside the file
 REASON = "2 of 3 claims supported | one unsupported\nsecond line"
 
 
@@ -29,8 +33,13 @@ def _score_rows(rng):
         for qid in QIDS:
             for judge, metric in QUALITY:
                 value = np.nan if f"{judge}/{metric}" == EMPTY else float(np.clip(rng.random() * 0.6 + 0.2 * a, 0, 1))
-                reason = REASON if (judge, metric) == ("ragas", "faithfulness") else \
-                    "no reference answer" if f"{judge}/{metric}" == EMPTY else ""
+                reason = (
+                    REASON
+                    if (judge, metric) == ("ragas", "faithfulness")
+                    else "no reference answer"
+                    if f"{judge}/{metric}" == EMPTY
+                    else ""
+                )
                 rows.append((architecture, judge, qid, metric, value, reason))
             for metric, value in (("latency_s", 0.5 + a), ("cost_usd", 0.001 * (a + 1)), ("output_tokens", 20.0 + a)):
                 rows.append((architecture, "system", qid, metric, value, ""))
@@ -42,11 +51,25 @@ def _records():
     rows = []
     for architecture in ARCHITECTURES:
         for qid in QIDS:
-            contexts = [{"doc_id": f"p1_c{r}", "rank": r, "score": 1.0 / r, "text": f"context {r} of {qid}"} for r in (1, 2)]
-            rows.append({"kind": "answer", "architecture": architecture, "llm": "local", "qid": qid,
-                         "question": f"question {qid}?", "answer": f"answer of {architecture} to {qid}",
-                         "contexts": str(contexts), "error": None, "input_tokens": 100, "output_tokens": 20,
-                         "cost_usd": 0.001, "latency_s": 0.5})
+            contexts = [
+                {"doc_id": f"p1_c{r}", "rank": r, "score": 1.0 / r, "text": f"context {r} of {qid}"} for r in (1, 2)
+            ]
+            rows.append(
+                {
+                    "kind": "answer",
+                    "architecture": architecture,
+                    "llm": "local",
+                    "qid": qid,
+                    "question": f"question {qid}?",
+                    "answer": f"answer of {architecture} to {qid}",
+                    "contexts": str(contexts),
+                    "error": None,
+                    "input_tokens": 100,
+                    "output_tokens": 20,
+                    "cost_usd": 0.001,
+                    "latency_s": 0.5,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -72,6 +95,7 @@ def hand(tmp_path_factory):
 
 # ---- the formats
 
+
 def test_csv_has_one_row_per_answer_in_natural_order_and_the_summary_beside_it(hand, tmp_path):
     root, scores, _ = hand
     table_path, summary_path = write_report("hand", "csv", out=tmp_path / "report.csv", results_dir=root)
@@ -79,9 +103,16 @@ def test_csv_has_one_row_per_answer_in_natural_order_and_the_summary_beside_it(h
     table = pd.read_csv(table_path)
     assert len(table) == len(ARCHITECTURES) * len(QIDS)
     assert list(table[table.architecture == "bm25"]["qid"]) == QIDS
-    assert {"question", "answer", "contexts", "ragas/faithfulness", "ragas/faithfulness reason",
-            "offline/relevance", "system/cost_usd"} <= set(table.columns)
-    assert "offline/relevance reason" not in table       # no reason given by that judge: no empty column
+    assert {
+        "question",
+        "answer",
+        "contexts",
+        "ragas/faithfulness",
+        "ragas/faithfulness reason",
+        "offline/relevance",
+        "system/cost_usd",
+    } <= set(table.columns)
+    assert "offline/relevance reason" not in table  # no reason given by that judge: no empty column
     assert table["ragas/faithfulness reason"].iloc[0] == REASON and "context 1 of q1" in table["contexts"].iloc[0]
     summary = pd.read_csv(summary_path)
     assert {"architecture", "metric", "mean", "ci_low", "ci_high", "n", "confidence"} <= set(summary.columns)
@@ -90,7 +121,7 @@ def test_csv_has_one_row_per_answer_in_natural_order_and_the_summary_beside_it(h
 def test_json_round_trips_and_holds_every_score_row(hand, tmp_path):
     root, scores, _ = hand
     (path,) = write_report("hand", "json", out=tmp_path / "r.json", results_dir=root)
-    document = json.loads(path.read_text())          # strict JSON: NaN was written as null
+    document = json.loads(path.read_text())  # strict JSON: NaN was written as null
     assert {"summary", "comparisons", "difference_intervals", "records", "seed_table", "trace"} <= set(document)
     rows = [(r["architecture"], r["qid"], s["judge"], s["metric"]) for r in document["records"] for s in r["scores"]]
     assert len(rows) == len(set(rows)) == len(scores)
@@ -106,14 +137,20 @@ def test_json_round_trips_and_holds_every_score_row(hand, tmp_path):
 
 def test_markdown_is_one_document_with_every_part(hand, tmp_path):
     root, _, _ = hand
-    (path,) = write_report("hand", "md", out=tmp_path, results_dir=root)    # a folder: report.md in it
+    (path,) = write_report("hand", "md", out=tmp_path, results_dir=root)  # a folder: report.md in it
     assert path == tmp_path / "report.md"
     text = path.read_text()
-    for heading in ("# Run hand", "## Means with 95% bootstrap intervals", "## Paired comparisons",
-                    "## RAGAS (seed benchmark form)", "## TRACe (seed guide JSON)", "## Per question"):
+    for heading in (
+        "# Run hand",
+        "## Means with 95% bootstrap intervals",
+        "## Paired comparisons",
+        "## RAGAS (seed benchmark form)",
+        "## TRACe (seed guide JSON)",
+        "## Per question",
+    ):
         assert heading in text
     assert re.findall(r"^### (q\d+):", text, flags=re.M) == QIDS
-    assert "2 of 3 claims supported \\| one unsupported<br>second line" in text   # a cell stays one cell
+    assert "2 of 3 claims supported \\| one unsupported<br>second line" in text  # a cell stays one cell
     assert "`p1_c1` (rank 1" in text and "answer of hybrid to q10" in text
 
 
@@ -124,7 +161,7 @@ def test_html_is_self_contained_without_figures(hand, tmp_path):
     text = to_html(collect("hand", results_dir=root), figures=False)
     assert "<style>" in text and "<script" not in text and "<link" not in text
     assert not re.search(EXTERNAL, text)
-    assert text.count("<details>") == len(ARCHITECTURES) * len(QIDS) + 1   # every answer, and the TRACe JSON
+    assert text.count("<details>") == len(ARCHITECTURES) * len(QIDS) + 1  # every answer, and the TRACe JSON
 
 
 @pytest.mark.slow
@@ -134,7 +171,7 @@ def test_html_embeds_every_figure_as_base64_png(hand, tmp_path):
     text = path.read_text()
     assert not re.search(r"https?://", text)
     images = re.findall(r"src='data:image/png;base64,([^']+)'", text)
-    assert len(images) == 8                                # every figure of make_figures
+    assert len(images) == 8  # every figure of make_figures
     assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
     assert len(re.findall(r"<img ", text)) == len(images)
 
@@ -149,9 +186,11 @@ def test_bad_format_and_unknown_run_are_one_line_errors(hand, tmp_path, monkeypa
     from helpers.__main__ import main
 
     monkeypatch.setattr(paths, "RESULTS_DIR", root)
-    for argv, message in ((["report", "hand", "--format", "docx"], "unknown report format 'docx'"),
-                          (["report", "nope", "--format", "md"], "nope/scores.parquet: no scores"),
-                          (["report", "hand", "--out", str(tmp_path / "x.md")], "needs --format")):
+    for argv, message in (
+        (["report", "hand", "--format", "docx"], "unknown report format 'docx'"),
+        (["report", "nope", "--format", "md"], "nope/scores.parquet: no scores"),
+        (["report", "hand", "--out", str(tmp_path / "x.md")], "needs --format"),
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and message in err[0]
@@ -160,6 +199,7 @@ def test_bad_format_and_unknown_run_are_one_line_errors(hand, tmp_path, monkeypa
 
 
 # ---- the figures
+
 
 def test_metric_bars_are_a_grid_and_leave_out_the_empty_metric(hand, tmp_path):
     import matplotlib.pyplot as plt
@@ -170,12 +210,12 @@ def test_metric_bars_are_a_grid_and_leave_out_the_empty_metric(hand, tmp_path):
     fig = figures_run.metric_bars(table, confidence=0.95)
     shown = [ax for ax in fig.axes if ax.get_visible()]
     assert len(shown) == 8 and EMPTY not in [ax.get_title() for ax in shown]
-    assert len({ax.get_position().y0 for ax in shown}) == 2                 # two rows of four
+    assert len({ax.get_position().y0 for ax in shown}) == 2  # two rows of four
     assert any(EMPTY in t.get_text() and "nothing scored" in t.get_text() for t in fig.texts)
     assert fig._suptitle.get_text() == "Mean per architecture with 95% bootstrap intervals"
     width, height = Image.open(figures_run.save_figure(fig, "bars", out_dir=tmp_path)["png"]).size
     plt.close(fig)
-    assert width <= 2 * height, (width, height)          # was 3825 x 538 for 8 metrics in one strip
+    assert width <= 2 * height, (width, height)  # was 3825 x 538 for 8 metrics in one strip
 
 
 def test_distributions_and_differences_leave_out_the_empty_metric(hand):
@@ -216,15 +256,38 @@ def test_questions_sort_naturally_in_the_heatmap(hand):
 def test_pareto_labels_do_not_collide_and_the_axis_says_dollars_or_tokens():
     import matplotlib.pyplot as plt
 
-    names = ["bm25", "dense", "hybrid", "rerank", "hybrid_rerank"]   # five points almost on top of each other
+    names = ["bm25", "dense", "hybrid", "rerank", "hybrid_rerank"]  # five points almost on top of each other
     rows = []
     for i, architecture in enumerate(names):
-        rows += [{"architecture": architecture, "llm": "local", "judge": "offline", "qid": "q1", "metric": "relevance",
-                  "value": 0.5 + 0.002 * i, "reason": ""},
-                 {"architecture": architecture, "llm": "local", "judge": "system", "qid": "q1", "metric": "output_tokens",
-                  "value": 30.0 + 0.01 * i, "reason": ""},
-                 {"architecture": architecture, "llm": "local", "judge": "system", "qid": "q1", "metric": "cost_usd",
-                  "value": 0.0, "reason": ""}]
+        rows += [
+            {
+                "architecture": architecture,
+                "llm": "local",
+                "judge": "offline",
+                "qid": "q1",
+                "metric": "relevance",
+                "value": 0.5 + 0.002 * i,
+                "reason": "",
+            },
+            {
+                "architecture": architecture,
+                "llm": "local",
+                "judge": "system",
+                "qid": "q1",
+                "metric": "output_tokens",
+                "value": 30.0 + 0.01 * i,
+                "reason": "",
+            },
+            {
+                "architecture": architecture,
+                "llm": "local",
+                "judge": "system",
+                "qid": "q1",
+                "metric": "cost_usd",
+                "value": 0.0,
+                "reason": "",
+            },
+        ]
     scores = pd.DataFrame(rows)
     metric, label = figures_run.cost_axis(scores)
     assert metric == "output_tokens" and "tokens, not USD" in label
@@ -234,12 +297,13 @@ def test_pareto_labels_do_not_collide_and_the_axis_says_dollars_or_tokens():
     renderer = fig.canvas.get_renderer()
     boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text() in names]
     assert len(boxes) == len(names) and ax.get_xlabel() == label
-    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
     plt.close(fig)
 
 
 # ---- one real run (in this process: the local model is loaded once per session), every format;
 # html, the one with the most parts, through the command line as a user runs it
+
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory):
@@ -273,7 +337,7 @@ def test_every_format_on_a_real_run(real_run, fmt):
     elif fmt == "json":
         assert sum(len(r["scores"]) for r in json.loads(out.read_text())["records"]) == len(scores)
     elif fmt == "html":
-        text = out.read_text()   # (a guideline's text may mention a web address: only references count)
+        text = out.read_text()  # (a guideline's text may mention a web address: only references count)
         assert "data:image/png;base64," in text and not re.search(EXTERNAL, text)
     else:
         assert re.findall(r"^### (q\d+):", out.read_text(), flags=re.M) == ["q2", "q3", "q4"]

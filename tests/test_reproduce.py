@@ -1,5 +1,6 @@
 """Reproductions: RAGBench's judge table recomputed from the shipped columns beside the printed
 numbers (each with its source), label statistics, the seed-chunks dataset option, and the toy case."""
+
 import json
 import math
 
@@ -21,7 +22,7 @@ def test_paper_table_has_every_printed_number_with_its_source():
     assert cell.loc[("delucionqa", "ragas", "hallucination_auroc"), "paper"] == 0.70
     assert cell.loc[("delucionqa", "ragas", "hallucination_auroc"), "significant"]
     assert cell.loc[("emanual", "gpt3.5", "relevance_rmse"), "paper"] == 0.17
-    assert ("emanual", "ragas", "utilization_rmse") not in cell.index       # printed as '-'
+    assert ("emanual", "ragas", "utilization_rmse") not in cell.index  # printed as '-'
 
 
 def test_recomputed_metrics_on_known_rows():
@@ -32,10 +33,11 @@ def test_recomputed_metrics_on_known_rows():
     rows = {(r["judge"], r["metric"]): r for r in ragbench_paper.judge_metrics(frame, n_resamples=50)}
     hallucinated = 1 - frame["adherence_score"].astype(float)
     assert rows[("gpt3.5", "hallucination_auroc")]["ours"] == pytest.approx(
-        auroc(hallucinated, 1 - frame["gpt3_adherence"].astype(float)))
+        auroc(hallucinated, 1 - frame["gpt3_adherence"].astype(float))
+    )
     error = frame["gpt3_context_relevance"].astype(float) - frame["relevance_score"].astype(float)
-    assert rows[("gpt3.5", "relevance_rmse")]["ours"] == pytest.approx(float(np.sqrt(np.mean(error ** 2))))
-    assert ("ragas", "utilization_rmse") not in rows                          # RAGAS has no utilization
+    assert rows[("gpt3.5", "relevance_rmse")]["ours"] == pytest.approx(float(np.sqrt(np.mean(error**2))))
+    assert ("ragas", "utilization_rmse") not in rows  # RAGAS has no utilization
 
 
 def test_recompute_matches_table3_where_the_rows_are_the_papers():
@@ -48,7 +50,7 @@ def test_recompute_matches_table3_where_the_rows_are_the_papers():
 def test_side_by_side_shape_reasons_and_sources():
     ours = ragbench_paper.recompute(subsets=["emanual"], splits=["test"], n_resamples=50)
     table = ragbench_paper.side_by_side(ours)
-    assert len(table) == 120                       # one row per printed number, ours matched to it
+    assert len(table) == 120  # one row per printed number, ours matched to it
     assert {"ours", "paper", "difference", "agreement", "why", "source"} <= set(table.columns)
     assert table["why"].str.len().gt(0).all() and table["source"].str.contains("Table 3").all()
     emanual = table[(table.subset == "emanual") & (table.judge != "deberta")]
@@ -78,7 +80,7 @@ def test_seed_chunks_option():
 
 @pytest.mark.slow
 def test_default_chunking_stays_ours():
-    data = load_dataset("obstetrics")              # chunks the whole PDF when not cached: ~30 s
+    data = load_dataset("obstetrics")  # chunks the whole PDF when not cached: ~30 s
     assert len(data.corpus) != 2364 and next(iter(data.corpus)).startswith("p")
 
 
@@ -91,8 +93,15 @@ def test_seed_chunks_option_rejects_chunking_settings_and_unknown_names():
 
 def test_malformed_seed_chunks_file_names_file_and_field(tmp_path):
     path = tmp_path / "chunks_final.json"
-    path.write_text(json.dumps([{"chunk_id": "page1_chunk1", "page_number": 1, "content": "texto"},
-                                {"chunk_id": "page1_chunk2", "page_number": "1"}]), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            [
+                {"chunk_id": "page1_chunk1", "page_number": 1, "content": "texto"},
+                {"chunk_id": "page1_chunk2", "page_number": "1"},
+            ]
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(DataError) as error:
         seed_chunks(path)
     assert str(path) in str(error.value) and "'content'" in str(error.value) and "#1" in str(error.value)
@@ -120,5 +129,7 @@ def test_ground_truth_recall_counts_content_terms():
     from helpers.retrieval.sparse import Tokenizer
 
     tokenizer = Tokenizer("es")
-    assert ground_truth_recall("diez citas prenatales", ["Se recomiendan diez citas."], tokenizer) == pytest.approx(2 / 3)
-    assert math.isnan(ground_truth_recall("de la", ["nada"], tokenizer))      # only stop words: no terms
+    assert ground_truth_recall("diez citas prenatales", ["Se recomiendan diez citas."], tokenizer) == pytest.approx(
+        2 / 3
+    )
+    assert math.isnan(ground_truth_recall("de la", ["nada"], tokenizer))  # only stop words: no terms

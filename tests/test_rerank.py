@@ -1,6 +1,7 @@
 """Rerank: a sentence-transformers CrossEncoder given by path (over hybrid and over BM25), the
 offline LTR model, the independence of hybrid's and rerank's `candidates`, and (slow) nDCG@10
 on SciFact pinned to the README's table."""
+
 import pytest
 
 from helpers.retrieval import BM25, build_retriever
@@ -8,14 +9,20 @@ from helpers.retrieval.training import DEFAULT_PATH as LTR_ARTEFACT
 
 CORPUS = {
     "a1": {"title": "Prenatal care", "text": "The first prenatal visit should happen before week 10 of pregnancy."},
-    "a2": {"title": "Ultrasound", "text": "A first-trimester ultrasound confirms the gestational age of the pregnancy."},
+    "a2": {
+        "title": "Ultrasound",
+        "text": "A first-trimester ultrasound confirms the gestational age of the pregnancy.",
+    },
     "a3": {"title": "Preeclampsia", "text": "Magnesium sulfate prevents seizures in women with severe preeclampsia."},
     "a4": {"title": "Delivery", "text": "Birth should take place in a health facility with skilled attendants."},
     "a5": {"title": "Anaemia", "text": "Iron and folic acid supplements reduce anaemia during pregnancy."},
     "a6": {"title": "Quantum computing", "text": "Quantum computers use qubits to run some algorithms faster."},
     "a7": {"title": "Cats", "text": "The cat sat on the mat and ignored the dog."},
     "a8": {"title": "Hamlet", "text": "Hamlet is a tragedy written by William Shakespeare around 1600."},
-    "a9": {"title": "Gestational diabetes", "text": "Screening for gestational diabetes uses an oral glucose test in pregnancy."},
+    "a9": {
+        "title": "Gestational diabetes",
+        "text": "Screening for gestational diabetes uses an oral glucose test in pregnancy.",
+    },
     "a10": {"title": "Vaccination", "text": "Tetanus vaccination during pregnancy protects the newborn."},
 }
 QUERIES = {
@@ -133,8 +140,9 @@ def test_on_held_out_spanish_questions_fusion_chosen_on_dev_beats_its_parts_and_
     >= 0.01 above it."""
     from helpers.retrieval.evaluate import retrieval_eval
 
-    report = retrieval_eval("obstetrics-es", ["bm25", "dense", "hybrid", "rerank"], query_split="test",
-                            tune_fusion="dev")
+    report = retrieval_eval(
+        "obstetrics-es", ["bm25", "dense", "hybrid", "rerank"], query_split="test", tune_fusion="dev"
+    )
     assert report["fusion_tuning"]["chosen"] != {"method": "rrf", "rrf_k": 60, "alpha": 0.5}
     ndcg = {name: entry["ndcg@10"] for name, entry in report["results"].items()}
     # exact dense search ranks alike on every build (Chroma's HNSW moved dense here between 0.691

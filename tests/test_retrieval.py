@@ -1,5 +1,6 @@
 """Retrieval architectures: ranks on a tiny corpus and on labelled queries, fusion arithmetic,
 save/load, the LangChain adapter, typed options per architecture, and bad input."""
+
 import math
 
 import pytest
@@ -32,8 +33,8 @@ def dense_en(tmp_path_factory):
 def test_bm25_ranks_and_tokenisation():
     bm25 = BM25("en").index(CORPUS)
     run = bm25.retrieve({"q1": "Hamlet?", "q2": "cats"}, k=2)
-    assert next(iter(run["q1"])) == "d4"            # "Hamlet?" matches "Hamlet" (not str.split)
-    assert set(run["q2"]) == {"d1", "d2"}           # stemming: cats ~ cat
+    assert next(iter(run["q1"])) == "d4"  # "Hamlet?" matches "Hamlet" (not str.split)
+    assert set(run["q2"]) == {"d1", "d2"}  # stemming: cats ~ cat
     es = BM25("es").index(CORPUS_ES)
     assert next(iter(es.retrieve({"q": "¿Cuándo se inicia el control prenatal?"}, k=1)["q"])) == "e1"
     assert next(iter(es.retrieve({"q": "ecografias del trimestre"}, k=1)["q"])) == "e2"  # accents, plural
@@ -59,16 +60,20 @@ def test_bm25_scores_documents_as_it_retrieves():
     run = bm25.retrieve({"q": "cats on mats"}, k=4)["q"]
     assert list(bm25.score_documents("cats on mats", list(run))) == pytest.approx(list(run.values()))
     assert bm25.score_documents("cats on mats", ["d3"]) == pytest.approx([0.0])  # no shared term
-    assert list(bm25.score_documents("zebra", ["d1", "d2"])) == [0.0, 0.0]     # unknown to the corpus
+    assert list(bm25.score_documents("zebra", ["d1", "d2"])) == [0.0, 0.0]  # unknown to the corpus
     assert bm25.tokenize("The Cats?") == ["cat"]
     with pytest.raises(RetrievalError, match="'d9' is not in the index"):
         bm25.score_documents("cats", ["d9"])
 
 
 def test_options_are_typed_per_architecture():
-    with pytest.raises(RetrievalError, match=r"unknown option 'candidate' for hybrid; valid: alpha, candidates, method, rrf_k"):
+    with pytest.raises(
+        RetrievalError, match=r"unknown option 'candidate' for hybrid; valid: alpha, candidates, method, rrf_k"
+    ):
         build_retriever("hybrid", options={"hybrid": {"candidate": 50}})
-    with pytest.raises(RetrievalError, match=r"unknown option 'embeder' for dense; valid: chroma, embed_on_ray, embedder"):
+    with pytest.raises(
+        RetrievalError, match=r"unknown option 'embeder' for dense; valid: chroma, embed_on_ray, embedder"
+    ):
         build_retriever("rerank", options={"dense": {"embeder": "minilm"}})
     sections = "valid: bm25, dense, hybrid, hyde, multi_query, rerank"
     with pytest.raises(RetrievalError, match=rf"unknown retrieval section 'hybird'.*{sections}"):
@@ -77,13 +82,18 @@ def test_options_are_typed_per_architecture():
         build_retriever("rerank", options={"candidates": 50})  # the old flat form: ambiguous, refused
     with pytest.raises(RetrievalError, match=r"hybrid.method: Input should be 'rrf' or 'score'"):
         build_retriever("hybrid", options={"hybrid": {"method": "max"}})
-    with pytest.raises(RetrievalError, match=r"rerank.base: Input should be 'dense', 'bm25', 'hybrid', 'hyde' or 'multi_query'"):
+    with pytest.raises(
+        RetrievalError, match=r"rerank.base: Input should be 'dense', 'bm25', 'hybrid', 'hyde' or 'multi_query'"
+    ):
         build_retriever("rerank", options={"rerank": {"base": "rerank"}})
     with pytest.raises(RetrievalError, match="scorer_path is the LTR artefact and needs scorer 'ltr'"):
         build_retriever("rerank", options={"rerank": {"scorer": "some/cross-encoder", "scorer_path": "x.joblib"}})
     # each architecture reads its own section, and composed ones their parts' sections
-    options = {"dense": {"embedder": "minilm"}, "bm25": {"k1": 1.2, "b": 0.5},
-               "hybrid": {"candidates": 20, "method": "score", "alpha": 0.3}}
+    options = {
+        "dense": {"embedder": "minilm"},
+        "bm25": {"k1": 1.2, "b": 0.5},
+        "hybrid": {"candidates": 20, "method": "score", "alpha": 0.3},
+    }
     hybrid = build_retriever("hybrid", options=options)
     assert (hybrid.candidates, hybrid.method, hybrid.alpha) == (20, "score", 0.3)
     assert (hybrid.sparse.k1, hybrid.sparse.b, hybrid.dense.embedder_name) == (1.2, 0.5, "minilm")
@@ -103,13 +113,22 @@ def test_config_and_dataset_options_name_the_valid_ones(tmp_path):
     cfg = load_config(config(retrieval={"k": 3, "hybrid": {"candidates": 80}, "rerank": {"candidates": 20}}))
     assert (cfg.retrieval.k, cfg.retrieval.hybrid.candidates, cfg.retrieval.rerank.candidates) == (3, 80, 20)
     assert cfg.retrieval.options.hybrid.candidates == 80 and not hasattr(cfg.retrieval.options, "k")
-    with pytest.raises(ConfigError, match=r"retrieval.hybrid.*unknown option 'candidate' for hybrid; valid: alpha, candidates, method, rrf_k"):
+    with pytest.raises(
+        ConfigError,
+        match=r"retrieval.hybrid.*unknown option 'candidate' for hybrid; valid: alpha, candidates, method, rrf_k",
+    ):
         load_config(config(retrieval={"hybrid": {"candidate": 80}}))
-    with pytest.raises(ConfigError, match=r"unknown retrieval section 'options'.*valid: bm25, dense, hybrid, hyde, k, multi_query, rerank"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown retrieval section 'options'.*valid: bm25, dense, hybrid, hyde, k, multi_query, rerank",
+    ):
         load_config(config(retrieval={"options": {"candidates": 80}}))
     with pytest.raises(ConfigError, match=r"dataset 'scifact': unknown option 'splt'; valid: path, query_split, split"):
         load_config(config(dataset={"name": "scifact", "options": {"splt": "train"}}))
-    with pytest.raises(DataError, match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, chunks, pages, pdf_path, query_split, use_cache"):
+    with pytest.raises(
+        DataError,
+        match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, chunks, pages, pdf_path, query_split, use_cache",
+    ):
         load_dataset("obstetrics", chunk_sise=300)
     with pytest.raises(DataError, match=r"unknown dataset; valid names: \['documents', 'maternaqa', 'obstetrics'"):
         load_dataset("obstetric")
@@ -202,6 +221,7 @@ def test_tuned_fusion_reaches_the_hybrid(dense_en):
     assert (hybrid.method, hybrid.rrf_k, hybrid.alpha, hybrid.candidates) == ("score", 10, 0.3, 4)
     with pytest.raises(RetrievalError, match="tune on 'dev', evaluate on 'test'"):
         from helpers.retrieval.evaluate import retrieval_eval
+
         retrieval_eval("scifact", ["bm25"], query_split="dev", tune_fusion="dev")
 
 
@@ -226,12 +246,12 @@ def test_save_load_roundtrip(tmp_path, dense_en):
 def test_dense_reindex_reuses_the_collection_only_when_nothing_changed(tmp_path, dense_en):
     first = Dense("minilm", directory=tmp_path / "d").index(CORPUS)
     marker = (tmp_path / "d" / "fingerprint.txt").stat().st_mtime_ns
-    again = Dense("minilm", directory=tmp_path / "d").index(CORPUS)          # warm rerun: reused
+    again = Dense("minilm", directory=tmp_path / "d").index(CORPUS)  # warm rerun: reused
     assert (tmp_path / "d" / "fingerprint.txt").stat().st_mtime_ns == marker
     before = first.retrieve({"q": "qubits"}, 4)["q"]
     assert again.retrieve({"q": "qubits"}, 4)["q"] == pytest.approx(before)
     changed = dict(CORPUS, d3={"title": "", "text": "Penguins live in Antarctica."})
-    rebuilt = Dense("minilm", directory=tmp_path / "d").index(changed)       # a text changed: rebuilt
+    rebuilt = Dense("minilm", directory=tmp_path / "d").index(changed)  # a text changed: rebuilt
     assert next(iter(rebuilt.retrieve({"q": "birds of the south pole"}, 1)["q"])) == "d3"
     assert rebuilt.retrieve({"q": "qubits"}, 4)["q"]["d3"] < before["d3"] - 0.2
 
@@ -274,7 +294,9 @@ def test_bad_input(dense_en):
             dense_en.retrieve({"q": "x"}, k)
     with pytest.raises(RetrievalError, match="call index"):
         BM25("en").retrieve({"q": "x"}, 3)
-    with pytest.raises(ValueError, match=r"valid names: \['bm25', 'dense', 'hybrid', 'hyde', 'multi_query', 'rerank'\]"):
+    with pytest.raises(
+        ValueError, match=r"valid names: \['bm25', 'dense', 'hybrid', 'hyde', 'multi_query', 'rerank'\]"
+    ):
         build_retriever("colbert")
     with pytest.raises(ValueError, match="needs an LLM"):
         build_retriever("hyde")
@@ -282,8 +304,10 @@ def test_bad_input(dense_en):
 
 def test_parse_rewrites():
     text = "1. ¿Cuándo empieza el control prenatal?\n- Inicio del control prenatal\n\nok\n2) ¿Cuándo empieza el control prenatal?"
-    assert parse_rewrites(text, "original question", 3) == ["¿Cuándo empieza el control prenatal?",
-                                                             "Inicio del control prenatal"]
+    assert parse_rewrites(text, "original question", 3) == [
+        "¿Cuándo empieza el control prenatal?",
+        "Inicio del control prenatal",
+    ]
 
 
 def test_hyde_and_multi_query_with_local_model(tmp_path):
@@ -316,8 +340,11 @@ def chroma_server(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     chroma = Path(sys.executable).with_name("chroma")
-    server = subprocess.Popen([str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path",
-                               str(tmp_path / "chroma-server")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(tmp_path / "chroma-server")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 60
     while True:
         try:

@@ -1,6 +1,7 @@
 """Whole runs, as a user meets them: a kill and a resume, faults at the level of a run, a run
 that fails saying so, the command line's answer to a mistake, and secrets kept out of
 everything a run writes."""
+
 import json
 import os
 import signal
@@ -36,8 +37,12 @@ def test_killed_run_resumes_without_redoing_anything(tmp_path):
     # the same run in a fresh place, SIGKILLed as soon as two answers are on disk
     env = _env(tmp_path / "b")
     records = tmp_path / "b" / "results" / run_id / "records.jsonl"
-    process = subprocess.Popen([sys.executable, "-m", "helpers", "run", str(config)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "helpers", "run", str(config)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and not (records.exists() and records.read_text().count("\n") >= 2):
         time.sleep(0.1)
@@ -65,7 +70,8 @@ def test_killed_run_resumes_without_redoing_anything(tmp_path):
     # answer or context moves a score by far more than 1e-9
     assert quality.value_a.isna().equals(quality.value_b.isna())
     assert quality.value_a.fillna(-1).to_numpy() == pytest.approx(
-        quality.value_b.fillna(-1).to_numpy(), rel=1e-9, abs=1e-12)
+        quality.value_b.fillna(-1).to_numpy(), rel=1e-9, abs=1e-12
+    )
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +81,25 @@ def server_url():
 
 
 def _served(base_url, **llm) -> dict:
-    return dict(TINY, architectures=["bm25"], judges={"offline": True, "trace_llm": None, "ragas": None, "ragas_evidence": False},
-                dataset=dict(TINY["dataset"], questions=[f"q{i}" for i in range(1, 7)]),
-                llms=[{"name": "served", "provider": "openai-compatible", "model": "smollm2", "base_url": base_url,
-                       "max_tokens": 16, "max_retries": 0, "timeout_s": 15, "concurrency": 3, **llm}])
+    return dict(
+        TINY,
+        architectures=["bm25"],
+        judges={"offline": True, "trace_llm": None, "ragas": None, "ragas_evidence": False},
+        dataset=dict(TINY["dataset"], questions=[f"q{i}" for i in range(1, 7)]),
+        llms=[
+            {
+                "name": "served",
+                "provider": "openai-compatible",
+                "model": "smollm2",
+                "base_url": base_url,
+                "max_tokens": 16,
+                "max_retries": 0,
+                "timeout_s": 15,
+                "concurrency": 3,
+                **llm,
+            }
+        ],
+    )
 
 
 @pytest.mark.slow
@@ -92,9 +113,12 @@ def test_faults_in_a_run_are_recorded_once_and_a_rerun_completes_exactly_those(s
         assert len(answers) == 6 and len({a["key"] for a in answers}) == 6
         failed = [a for a in answers if a.get("error")]
         assert Counter(a["error_kind"] for a in failed) == Counter(
-            ["rate_limit", "server_error", "timeout", "malformed_response", "connection"])
+            ["rate_limit", "server_error", "timeout", "malformed_response", "connection"]
+        )
         assert all(a["answer"] for a in answers if not a.get("error"))
-        assert not first["ok"] and first["failed_samples"] == 5 and first["failure_rate"] == pytest.approx(5 / 6, abs=1e-4)
+        assert (
+            not first["ok"] and first["failed_samples"] == 5 and first["failure_rate"] == pytest.approx(5 / 6, abs=1e-4)
+        )
         # the faults are gone: the rerun calls the LLM for exactly the five failed samples
         requests_before = proxy.requests
         # the same run (same run_id) with a patient timeout: the local server answers one at a time
@@ -109,9 +133,20 @@ def test_faults_in_a_run_are_recorded_once_and_a_rerun_completes_exactly_those(s
 
 @pytest.mark.slow
 def test_a_run_against_a_dead_server_exits_non_zero_and_names_the_failure(tmp_path):
-    dead = dict(TINY, architectures=["bm25"], llms=[{"name": "down", "provider": "openai-compatible",
-                                                     "base_url": "http://127.0.0.1:9/v1", "model": "x",
-                                                     "max_retries": 0, "timeout_s": 2}])
+    dead = dict(
+        TINY,
+        architectures=["bm25"],
+        llms=[
+            {
+                "name": "down",
+                "provider": "openai-compatible",
+                "base_url": "http://127.0.0.1:9/v1",
+                "model": "x",
+                "max_retries": 0,
+                "timeout_s": 2,
+            }
+        ],
+    )
     result = _cli("run", str(write_config(tmp_path, dead)), env=_env(tmp_path))
     assert result.returncode == 1
     assert "run FAILED: 3 of 3 samples failed (every sample failed for bm25/down)" in result.stderr
@@ -135,19 +170,24 @@ def test_max_failure_rate_decides_a_run(tmp_path):
     judge_failed = [{"answer_key": answers[5]["key"], "error": "ValueError: x", "error_kind": "judge:ValueError"}]
     summary = failure_summary(answers, judge_failed, 0.15)
     assert not summary["ok"] and summary["failed_samples"] == 4
-    assert summary["failures"] == {"connection": {"count": 3, "example": "ConnectionError: refused"},
-                                   "judge:ValueError": {"count": 1, "example": "ValueError: x"}}
+    assert summary["failures"] == {
+        "connection": {"count": 3, "example": "ConnectionError: refused"},
+        "judge:ValueError": {"count": 1, "example": "ValueError: x"},
+    }
     for a in answers[10:]:
         a.update(error="boom", error_kind="exception")
     assert failure_summary(answers, [], 0.99)["all_failed"] == ["dense/l"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "configs/missing.yaml"], "configs/missing.yaml: config file not found"),
-    (["report", "no-such-run"], "no scores; run `python -m helpers run CONFIG.yaml` first"),
-    (["retrieval-eval", "--dataset", "colbert-corpus"], "dataset 'colbert-corpus': unknown dataset; valid names"),
-    (["judge-eval", "--ragbench-dir", "/nonexistent/ragbench"], "/nonexistent/ragbench"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "configs/missing.yaml"], "configs/missing.yaml: config file not found"),
+        (["report", "no-such-run"], "no scores; run `python -m helpers run CONFIG.yaml` first"),
+        (["retrieval-eval", "--dataset", "colbert-corpus"], "dataset 'colbert-corpus': unknown dataset; valid names"),
+        (["judge-eval", "--ragbench-dir", "/nonexistent/ragbench"], "/nonexistent/ragbench"),
+    ],
+)
 def test_a_users_mistake_is_one_line_and_exit_2(args, message, tmp_path):
     result = _cli(*args, env=_env(tmp_path), timeout=120)
     assert result.returncode == 2, result.stderr[-2000:]
@@ -158,7 +198,9 @@ def test_a_users_mistake_is_one_line_and_exit_2(args, message, tmp_path):
 
 
 def test_unknown_architecture_in_a_config_is_one_line(tmp_path):
-    result = _cli("run", str(write_config(tmp_path, dict(TINY, architectures=["colbert"]))), env=_env(tmp_path), timeout=120)
+    result = _cli(
+        "run", str(write_config(tmp_path, dict(TINY, architectures=["colbert"]))), env=_env(tmp_path), timeout=120
+    )
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "unknown architecture(s) ['colbert']; valid names" in result.stderr
 
@@ -172,20 +214,41 @@ def test_api_keys_appear_nowhere_a_run_writes(server_url, tmp_path):
     dotenv = tmp_path / ".env"
     dotenv.write_text(f"WORKBENCH_DOTENV_API_KEY={SECRET_DOTENV}\n")
     env = _env(tmp_path, WORKBENCH_ENV_API_KEY=SECRET_ENV, HELPERS_ENV_FILE=str(dotenv), HELPERS_SMOKE="1")
-    config = dict(_served(server_url), figures=True, name="secrets",
-                  judges={"offline": True, "trace_llm": "judge", "ragas": None, "ragas_evidence": False},
-                  dataset=dict(TINY["dataset"], questions=["q2"]))
-    config["llms"] = [dict(config["llms"][0], api_key_env="WORKBENCH_ENV_API_KEY"),
-                      dict(config["llms"][0], name="judge", api_key_env="WORKBENCH_DOTENV_API_KEY", max_tokens=64)]
+    config = dict(
+        _served(server_url),
+        figures=True,
+        name="secrets",
+        judges={"offline": True, "trace_llm": "judge", "ragas": None, "ragas_evidence": False},
+        dataset=dict(TINY["dataset"], questions=["q2"]),
+    )
+    config["llms"] = [
+        dict(config["llms"][0], api_key_env="WORKBENCH_ENV_API_KEY"),
+        dict(config["llms"][0], name="judge", api_key_env="WORKBENCH_DOTENV_API_KEY", max_tokens=64),
+    ]
     result = _cli("run", str(write_config(tmp_path, config)), env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(next((tmp_path / "results").glob("*/summary.json")).read_text())
     assert summary["llm_usage"]["judge"]["calls"] >= 1  # the .env key was used for real calls
     notebook = Path(__file__).resolve().parents[1] / "notebooks" / "00-data.ipynb"
     executed = tmp_path / "executed.ipynb"
-    nb_run = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-                             "--output", str(executed), str(notebook)], env=env, capture_output=True, text=True,
-                            timeout=600)
+    nb_run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--output",
+            str(executed),
+            str(notebook),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert nb_run.returncode == 0, nb_run.stderr[-2000:]
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p != dotenv]
     assert any(p.suffix == ".png" for p in written) and any(p.name == "llm.sqlite" for p in written)

@@ -2,6 +2,7 @@
 response can neither run code, write outside its folder, send a key where it should not go, nor
 get a key stored (serve-llm, Ray, Chroma and the caches: test_security_server.py and
 test_security_storage.py). Each test first builds the hostile input that reproduced the finding."""
+
 import json
 import pickle
 import threading
@@ -40,7 +41,7 @@ def test_a_pickle_named_in_a_config_is_never_loaded(tmp_path):
     from helpers.retrieval.registry import build_retriever
 
     marker = tmp_path / "ran"
-    for name in ("scorer.joblib", "scorer.skops"):   # the old format, and a pickle renamed .skops
+    for name in ("scorer.joblib", "scorer.skops"):  # the old format, and a pickle renamed .skops
         evil = _evil_pickle(tmp_path / name, marker)
         with pytest.raises(UserError, match=str(evil.name)):
             build_retriever("rerank", options={"rerank": {"scorer": "ltr", "scorer_path": str(evil)}})
@@ -113,9 +114,16 @@ def test_a_checkpoint_from_elsewhere_cannot_run_code(tmp_path):
 
 
 # ---- 2. paths that escape their folder
-@pytest.mark.parametrize("field,value", [
-    ("name", "../../../x"), ("run_id", "/tmp/absolute"), ("run_id", ".."), ("name", "a/b"), ("run_id", ".hidden"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("name", "../../../x"),
+        ("run_id", "/tmp/absolute"),
+        ("run_id", ".."),
+        ("name", "a/b"),
+        ("run_id", ".hidden"),
+    ],
+)
 def test_names_that_would_leave_results_are_refused(field, value):
     from helpers.experiment.config import ExperimentConfig
 
@@ -182,13 +190,28 @@ class _KeyServer:
                 auth = self.headers.get("Authorization", "")
                 server.authorizations.append(auth)
                 if self.path.startswith("/echo401/"):
-                    status, body = 401, {"error": {"message": f"Incorrect API key provided: {auth}",
-                                                   "type": "invalid_request_error"}}
+                    status, body = (
+                        401,
+                        {"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error"}},
+                    )
                 else:
-                    status, body = 200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                         "choices": [{"index": 0, "finish_reason": "stop",
-                                                      "message": {"role": "assistant", "content": "Hola."}}],
-                                         "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+                    status, body = (
+                        200,
+                        {
+                            "id": "x",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "m",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": "Hola."},
+                                }
+                            ],
+                            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+                        },
+                    )
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -214,8 +237,15 @@ HELLO = [{"role": "user", "content": "Hola"}]
 def _llm(tmp_path, **config):
     from helpers.llm import LLM, ResponseCache
 
-    config = {"provider": "openai-compatible", "model": "m", "max_tokens": 8, "max_retries": 0, "timeout_s": 5,
-              "cache": "off", **config}
+    config = {
+        "provider": "openai-compatible",
+        "model": "m",
+        "max_tokens": 8,
+        "max_retries": 0,
+        "timeout_s": 5,
+        "cache": "off",
+        **config,
+    }
     return LLM(config, cache=None if config["cache"] == "off" else ResponseCache(tmp_path / "llm.sqlite"))
 
 
@@ -226,7 +256,7 @@ def test_only_key_variables_may_be_named(monkeypatch):
 
     with pytest.raises(ValidationError, match="'AWS_SECRET_ACCESS_KEY' is not an API-key variable"):
         LLMConfig(provider="openai-compatible", api_key_env="AWS_SECRET_ACCESS_KEY")
-    monkeypatch.setenv("HELPERS_KEY_VARIABLES", "MY_VLLM_TOKEN")   # the user's own allow-list
+    monkeypatch.setenv("HELPERS_KEY_VARIABLES", "MY_VLLM_TOKEN")  # the user's own allow-list
     assert LLMConfig(provider="openai-compatible", api_key_env="MY_VLLM_TOKEN").api_key_env == "MY_VLLM_TOKEN"
 
 
@@ -250,18 +280,31 @@ def test_a_providers_key_goes_only_to_its_provider_or_an_allowed_host(tmp_path, 
     check_destination("GROQ_API_KEY", "http://127.0.0.1:8000/v1")
     with pytest.raises(UserError, match="--allow-key-host llm.uni.example"):
         check_destination("UNI_API_KEY", "https://llm.uni.example/v1")
-    monkeypatch.setenv("HELPERS_KEY_HOSTS", "uni.example")          # the user's say-so (or the flag)
+    monkeypatch.setenv("HELPERS_KEY_HOSTS", "uni.example")  # the user's say-so (or the flag)
     check_destination("UNI_API_KEY", "https://llm.uni.example/v1")
 
 
 @pytest.mark.timeout(600)
 def test_a_key_echoed_by_the_server_is_stored_nowhere(key_server, tmp_path):
-    config = dict(TINY, name="echo", architectures=["bm25"], dataset=dict(TINY["dataset"], questions=["q2"]),
-                  judges={"offline": False, "trace_llm": None, "ragas": None, "ragas_evidence": False},
-                  llms=[{"name": "hosted", "provider": "openai-compatible", "model": "m", "max_retries": 0,
-                         "base_url": key_server.url + "/echo401/v1", "api_key_env": "ECHO_TEST_API_KEY"}])
+    config = dict(
+        TINY,
+        name="echo",
+        architectures=["bm25"],
+        dataset=dict(TINY["dataset"], questions=["q2"]),
+        judges={"offline": False, "trace_llm": None, "ragas": None, "ragas_evidence": False},
+        llms=[
+            {
+                "name": "hosted",
+                "provider": "openai-compatible",
+                "model": "m",
+                "max_retries": 0,
+                "base_url": key_server.url + "/echo401/v1",
+                "api_key_env": "ECHO_TEST_API_KEY",
+            }
+        ],
+    )
     result = cli("run", str(write_config(tmp_path, config)), env=run_env(tmp_path, ECHO_TEST_API_KEY=SECRET))
-    assert key_server.authorizations[-1] == f"Bearer {SECRET}"     # it was sent, and echoed back
+    assert key_server.authorizations[-1] == f"Bearer {SECRET}"  # it was sent, and echoed back
     records = next((tmp_path / "results").glob("echo-*/records.jsonl"))
     assert "Incorrect API key provided: Bearer [REDACTED]" in records.read_text()
     written = [p for p in tmp_path.rglob("*") if p.is_file()]

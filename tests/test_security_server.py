@@ -3,6 +3,7 @@
 was first a reproduction: before the fix the server answered any Host and Origin, dropped the
 connection with a traceback on a bad body, waited forever on `Content-Length: -1` or an idle
 client, took unbounded n/max_tokens and connections, and bound 0.0.0.0 with no token."""
+
 import contextlib
 import http.client
 import json
@@ -93,13 +94,27 @@ def assert_error(status, body, expected_status, param=None, kind="invalid_reques
     assert says.lower() in body["error"]["message"].lower()
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "attacker.localhost.example:{port}",
-                                  "127.0.0.1:1", "localhost:{port}@evil.example", ""])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example",
+        "evil.example:{port}",
+        "attacker.localhost.example:{port}",
+        "127.0.0.1:1",
+        "localhost:{port}@evil.example",
+        "",
+    ],
+)
 def test_host_header_must_be_loopback_with_the_bound_port(port, host):
     """DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 sends its own Host."""
     for method, body in (("GET", None), ("POST", {"messages": HELLO, "max_tokens": 1})):
-        status, _, answer = call(port, method, "/v1/" + ("models" if body is None else "chat/completions"),
-                                 body, {"Host": host.format(port=port)})
+        status, _, answer = call(
+            port,
+            method,
+            "/v1/" + ("models" if body is None else "chat/completions"),
+            body,
+            {"Host": host.format(port=port)},
+        )
         assert_error(status, answer, 403, kind="permission_error", says="Host")
 
 
@@ -109,15 +124,23 @@ def test_loopback_host_names_are_answered(port):
         assert status == 200 and answer["data"][0]["id"] == "smollm2"
 
 
-@pytest.mark.parametrize("origin", ["http://evil.example", "https://127.0.0.1.evil.example", "null",
-                                    "file://", "http://localhost.evil.example:8011"])
+@pytest.mark.parametrize(
+    "origin",
+    ["http://evil.example", "https://127.0.0.1.evil.example", "null", "file://", "http://localhost.evil.example:8011"],
+)
 def test_cross_site_origin_is_refused_without_cors(port, origin):
-    status, headers, answer = call(port, "POST", "/v1/chat/completions", {"messages": HELLO, "max_tokens": 1},
-                                   {"Origin": origin, "Content-Type": "text/plain"})  # a CORS "simple" request
+    status, headers, answer = call(
+        port,
+        "POST",
+        "/v1/chat/completions",
+        {"messages": HELLO, "max_tokens": 1},
+        {"Origin": origin, "Content-Type": "text/plain"},
+    )  # a CORS "simple" request
     assert_error(status, answer, 403, kind="permission_error", says="cross-site")
     assert "Access-Control-Allow-Origin" not in headers
-    preflight, headers, _ = call(port, "OPTIONS", "/v1/chat/completions",
-                                 headers={"Origin": origin, "Access-Control-Request-Method": "POST"})
+    preflight, headers, _ = call(
+        port, "OPTIONS", "/v1/chat/completions", headers={"Origin": origin, "Access-Control-Request-Method": "POST"}
+    )
     assert preflight >= 400 and "Access-Control-Allow-Origin" not in headers
 
 
@@ -126,41 +149,54 @@ def test_loopback_origin_is_answered(port):
     assert status == 200 and "Access-Control-Allow-Origin" not in headers
 
 
-@pytest.mark.parametrize("body,param,says", [
-    ([{"messages": HELLO}], None, "JSON object"),
-    ("not json", None, "not JSON"),
-    ("[" * 100_000 + "]" * 100_000, None, "not JSON"),           # nested past Python's recursion limit
-    ({"messages": "hi"}, "messages", "non-empty list"),
-    ({"messages": []}, "messages", "non-empty list"),
-    ({"messages": [{"role": "robot", "content": "hi"}]}, "messages[0]", "role"),
-    ({"messages": [*HELLO, {"role": "user", "content": 7}]}, "messages[1]", "content"),
-    ({"messages": HELLO, "max_tokens": "ten"}, "max_tokens", "integer"),
-    ({"messages": HELLO, "max_tokens": 1.5}, "max_tokens", "integer"),
-    ({"messages": HELLO, "max_tokens": MAX_TOKENS + 1}, "max_tokens", f"from 1 to {MAX_TOKENS}"),
-    ({"messages": HELLO, "n": 1000}, "n", f"from 1 to {MAX_N}"),
-    ({"messages": HELLO, "n": True}, "n", "integer"),
-    ({"messages": HELLO, "seed": "x"}, "seed", "integer"),
-    ({"messages": HELLO, "temperature": "hot"}, "temperature", "number"),
-    ({"messages": HELLO, "stop": [3]}, "stop", "stop"),
-    ({"messages": HELLO, "repetition_penalty": -1}, "repetition_penalty", "positive"),
-    ({"messages": HELLO, "response_format": {"type": "yaml"}}, "response_format", "response_format"),
-    ({"messages": HELLO, "stream": True}, "stream", "streaming"),
-])
+@pytest.mark.parametrize(
+    "body,param,says",
+    [
+        ([{"messages": HELLO}], None, "JSON object"),
+        ("not json", None, "not JSON"),
+        ("[" * 100_000 + "]" * 100_000, None, "not JSON"),  # nested past Python's recursion limit
+        ({"messages": "hi"}, "messages", "non-empty list"),
+        ({"messages": []}, "messages", "non-empty list"),
+        ({"messages": [{"role": "robot", "content": "hi"}]}, "messages[0]", "role"),
+        ({"messages": [*HELLO, {"role": "user", "content": 7}]}, "messages[1]", "content"),
+        ({"messages": HELLO, "max_tokens": "ten"}, "max_tokens", "integer"),
+        ({"messages": HELLO, "max_tokens": 1.5}, "max_tokens", "integer"),
+        ({"messages": HELLO, "max_tokens": MAX_TOKENS + 1}, "max_tokens", f"from 1 to {MAX_TOKENS}"),
+        ({"messages": HELLO, "n": 1000}, "n", f"from 1 to {MAX_N}"),
+        ({"messages": HELLO, "n": True}, "n", "integer"),
+        ({"messages": HELLO, "seed": "x"}, "seed", "integer"),
+        ({"messages": HELLO, "temperature": "hot"}, "temperature", "number"),
+        ({"messages": HELLO, "stop": [3]}, "stop", "stop"),
+        ({"messages": HELLO, "repetition_penalty": -1}, "repetition_penalty", "positive"),
+        ({"messages": HELLO, "response_format": {"type": "yaml"}}, "response_format", "response_format"),
+        ({"messages": HELLO, "stream": True}, "stream", "streaming"),
+    ],
+)
 def test_bad_bodies_answer_400_naming_the_field(port, body, param, says):
     status, _, answer = call(port, "POST", "/v1/chat/completions", body if not isinstance(body, str) else body.encode())
     assert_error(status, answer, 400, param=param, says=says)
 
 
-@pytest.mark.parametrize("length,status,says", [
-    ("-1", 400, "non-negative integer"), ("ten", 400, "non-negative integer"), ("1e3", 400, "non-negative integer"),
-    (None, 411, "required"), (str(MAX_BODY_BYTES + 1), 413, "over"), (str(10**18), 413, "over"),
-    ("9" * 5000, 413, "over"),
-])
+@pytest.mark.parametrize(
+    "length,status,says",
+    [
+        ("-1", 400, "non-negative integer"),
+        ("ten", 400, "non-negative integer"),
+        ("1e3", 400, "non-negative integer"),
+        (None, 411, "required"),
+        (str(MAX_BODY_BYTES + 1), 413, "over"),
+        (str(10**18), 413, "over"),
+        ("9" * 5000, 413, "over"),
+    ],
+)
 def test_content_length_is_checked_before_the_body_is_read(port, length, status, says):
     header = f"Content-Length: {length}\r\n" if length is not None else ""
     started = time.monotonic()
-    answer = raw_exchange(port, f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                                f"Content-Type: application/json\r\n{header}\r\n".encode())
+    answer = raw_exchange(
+        port,
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: application/json\r\n{header}\r\n".encode(),
+    )
     assert time.monotonic() - started < 3  # answered and closed at once, not after a wait for a body
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(f"HTTP/1.1 {status} ".encode()) and b"Connection: close" in head
@@ -169,11 +205,13 @@ def test_content_length_is_checked_before_the_body_is_read(port, length, status,
 
 def test_idle_and_slow_clients_are_dropped(backend):
     with running(backend, timeout_s=0.5) as port:
-        for data in (b"",                                  # connects and says nothing
-                     f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                     f"Content-Length: 100\r\n\r\n{{\"messages\"".encode()):  # stops halfway through its body
+        for data in (
+            b"",  # connects and says nothing
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f'Content-Length: 100\r\n\r\n{{"messages"'.encode(),
+        ):  # stops halfway through its body
             started = time.monotonic()
-            assert raw_exchange(port, data, timeout=5) == b""   # closed by the server, no answer
+            assert raw_exchange(port, data, timeout=5) == b""  # closed by the server, no answer
             assert time.monotonic() - started < 3
 
 
@@ -199,11 +237,12 @@ def test_non_loopback_bind_needs_a_token(backend, monkeypatch):
     env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
     cli = [sys.executable, "-m", "helpers", "serve-llm", "--host", "0.0.0.0", "--port", str(free_port())]
     refused = subprocess.run(cli, check=False, env=env, capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 2 and refused.stderr.count("\n") == 1   # one line, before the model loads
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1  # one line, before the model loads
     assert refused.stderr.startswith("error: ") and f"{TOKEN_ENV}=" in refused.stderr
     # with a token it starts, warning that other machines can reach it
-    started = subprocess.Popen(cli, env={**env, TOKEN_ENV: "s3cret-token"}, stderr=subprocess.PIPE, text=True,
-                               stdout=subprocess.DEVNULL)
+    started = subprocess.Popen(
+        cli, env={**env, TOKEN_ENV: "s3cret-token"}, stderr=subprocess.PIPE, text=True, stdout=subprocess.DEVNULL
+    )
     try:
         lines = [started.stderr.readline() for _ in range(1)]
         while not lines[-1].startswith("warning: ") and lines[-1] and len(lines) < 20:  # past any import noise
@@ -234,10 +273,21 @@ def test_a_token_on_loopback_is_optional_but_enforced_when_given(backend):
 
 def test_valid_requests_still_answer_at_the_caps(port):
     """The caps are inclusive, text content parts are read, and a refused request left the model idle."""
-    body = {"model": "smollm2", "n": 2, "max_tokens": 2, "temperature": 0, "seed": 7,
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "Say hello."}]}]}
-    status, _, answer = call(port, "POST", "/openai/v1/chat/completions", body,
-                             {"Origin": "http://127.0.0.1:3000", "Host": f"localhost:{port}"})
+    body = {
+        "model": "smollm2",
+        "n": 2,
+        "max_tokens": 2,
+        "temperature": 0,
+        "seed": 7,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Say hello."}]}],
+    }
+    status, _, answer = call(
+        port,
+        "POST",
+        "/openai/v1/chat/completions",
+        body,
+        {"Origin": "http://127.0.0.1:3000", "Host": f"localhost:{port}"},
+    )
     assert status == 200 and [c["index"] for c in answer["choices"]] == [0, 1]
     assert 0 < answer["usage"]["completion_tokens"] <= 4 and answer["model"] == "smollm2"
     status, _, answer = call(port, "POST", "/v1/nowhere", body)

@@ -5,6 +5,7 @@
 - Raw data: a file that fails its checksum never lands at its final path.
 - Shared caches (prompts and answers, embeddings): a private folder (0700) and files (0600).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -27,9 +28,10 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 # ---------------------------------------------------------------- Ray on loopback
 
+
 def _is_loopback(ip: str) -> bool:
     address = ipaddress.ip_address(ip)
-    return (getattr(address, "ipv4_mapped", None) or address).is_loopback   # '::ffff:127.0.0.1' too
+    return (getattr(address, "ipv4_mapped", None) or address).is_loopback  # '::ffff:127.0.0.1' too
 
 
 # Started in its own process: a fresh Ray, and a HOME of its own, because a local ray.init writes an
@@ -59,25 +61,27 @@ RAY_PROBE = textwrap.dedent("""
 
 @pytest.mark.timeout(240)
 def test_the_local_ray_instance_listens_on_loopback_only():
-    with tempfile.TemporaryDirectory(prefix="ray", dir="/tmp") as temp:   # Ray's socket paths: < 108 bytes
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "HOME": temp, "RAY_TMPDIR": temp,
-               "PYTHONPATH": str(PROJECT / "src")}
+    with tempfile.TemporaryDirectory(prefix="ray", dir="/tmp") as temp:  # Ray's socket paths: < 108 bytes
+        env = {
+            **os.environ,
+            "RAY_USAGE_STATS_ENABLED": "0",
+            "HOME": temp,
+            "RAY_TMPDIR": temp,
+            "PYTHONPATH": str(PROJECT / "src"),
+        }
         env.pop("RAY_ADDRESS", None)
         env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
-        done = subprocess.run([sys.executable, "-c", RAY_PROBE], env=env, capture_output=True, text=True,
-                              timeout=200)
+        done = subprocess.run([sys.executable, "-c", RAY_PROBE], env=env, capture_output=True, text=True, timeout=200)
     line = next((l for l in done.stdout.splitlines() if l.startswith("PROBE")), None)
     assert line, done.stdout[-2000:] + done.stderr[-3000:]
-    probe = json.loads(line[len("PROBE"):])
+    probe = json.loads(line[len("PROBE") :])
     names = {name for name, _, _ in probe["sockets"]}
-    assert {"gcs_server", "raylet"} <= names, probe       # the probe saw Ray's own servers
+    assert {"gcs_server", "raylet"} <= names, probe  # the probe saw Ray's own servers
     open_ = [s for s in probe["sockets"] if not _is_loopback(s[1])]
     assert not open_, f"Ray listens beyond loopback: {open_}"
     assert probe["node"] == "127.0.0.1"
     # loopback is open to every user of the machine: Ray's token (on by default) must be the owner's alone
     assert probe["token_mode"] in (None, "0o600"), probe["token_mode"]
-
-
 
 
 RAY_DRIVER = textwrap.dedent("""
@@ -111,15 +115,24 @@ def test_a_head_started_as_the_readme_says_stays_on_loopback_with_its_token():
             started = start_head(temp, port, num_cpus=1, env=env)
             assert started.returncode == 0, started.stderr[-2000:]
             assert "Token authentication is enabled" in started.stderr + started.stdout
-            head = [(p.name(), c.laddr.ip) for p in psutil.process_iter()
-                    if any(temp in a for a in (p.cmdline() if p.is_running() else []))
-                    for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+            head = [
+                (p.name(), c.laddr.ip)
+                for p in psutil.process_iter()
+                if any(temp in a for a in (p.cmdline() if p.is_running() else []))
+                for c in p.net_connections(kind="inet")
+                if c.status == psutil.CONN_LISTEN
+            ]
             assert head and not [h for h in head if not _is_loopback(h[1])], head
-            driver = subprocess.run([sys.executable, "-c", RAY_DRIVER, f"127.0.0.1:{port}"], env=env,
-                                    capture_output=True, text=True, timeout=120)
+            driver = subprocess.run(
+                [sys.executable, "-c", RAY_DRIVER, f"127.0.0.1:{port}"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             line = next((l for l in driver.stdout.splitlines() if l.startswith("PROBE")), None)
             assert line, driver.stdout[-2000:] + driver.stderr[-3000:]
-            probe = json.loads(line[len("PROBE"):])
+            probe = json.loads(line[len("PROBE") :])
             assert probe["node"] == "127.0.0.1" and all(_is_loopback(ip) for ip in probe["driver"]), probe
         finally:
             stop_head(temp, port)
@@ -140,6 +153,7 @@ def test_ray_addresses_on_loopback_are_recognised():
 
 # ---------------------------------------------------------------- Chroma server: token and TLS
 
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -156,9 +170,20 @@ def chroma_run(tmp_path_factory):
 
     port = _free_port()
     chroma = Path(sys.executable).with_name("chroma")
-    server = subprocess.Popen([str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path",
-                               str(tmp_path_factory.mktemp("chroma-server"))],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            str(chroma),
+            "run",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--path",
+            str(tmp_path_factory.mktemp("chroma-server")),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 60
     while True:
         try:
@@ -186,17 +211,23 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
     cert_file, key_file = directory / "server.pem", directory / "server.key"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return cert_file, key_file
 
 
@@ -229,8 +260,12 @@ class _AuthProxy:
                     return
                 proxy.authorised += 1
                 conn = http.client.HTTPConnection("127.0.0.1", upstream, timeout=30)
-                conn.request(self.command, self.path, body=body or None,
-                             headers={k: v for k, v in self.headers.items() if k.lower() in ("content-type",)})
+                conn.request(
+                    self.command,
+                    self.path,
+                    body=body or None,
+                    headers={k: v for k, v in self.headers.items() if k.lower() in ("content-type",)},
+                )
                 answer = conn.getresponse()
                 data = answer.read()
                 self.send_response(answer.status)
@@ -273,8 +308,11 @@ class _ToyEmbedder:
     embed_queries = embed_documents = _vectors
 
 
-TOY_CORPUS = {"d1": {"title": "", "text": "cats and mats"}, "d2": {"title": "", "text": "quantum qubits"},
-              "d3": {"title": "", "text": "zebra jazz"}}
+TOY_CORPUS = {
+    "d1": {"title": "", "text": "cats and mats"},
+    "d2": {"title": "", "text": "quantum qubits"},
+    "d3": {"title": "", "text": "zebra jazz"},
+}
 TOKEN = "s3cr3t-token-for-tests"
 
 
@@ -293,19 +331,26 @@ def test_chroma_server_behind_tls_and_a_token(chroma_run, toy_dense, tmp_path, m
     tls = _self_signed(tmp_path)
     proxy = _AuthProxy(chroma_run, "Authorization", f"Bearer {TOKEN}", tls=tls)
     try:
-        server = {"host": "127.0.0.1", "port": proxy.port, "ssl": True, "verify": str(tls[0]),
-                  "token_env": "TEST_CHROMA_TOKEN"}
+        server = {
+            "host": "127.0.0.1",
+            "port": proxy.port,
+            "ssl": True,
+            "verify": str(tls[0]),
+            "token_env": "TEST_CHROMA_TOKEN",
+        }
         monkeypatch.delenv("TEST_CHROMA_TOKEN", raising=False)
         with pytest.raises(RetrievalError, match=r"token_env names TEST_CHROMA_TOKEN, which is not set"):
             toy_dense(server).index(TOY_CORPUS)
         monkeypatch.setenv("TEST_CHROMA_TOKEN", TOKEN)
         dense = toy_dense(server).index(TOY_CORPUS)
         assert next(iter(dense.retrieve({"q": "a jazz zebra"}, 2)["q"])) == "d3"
-        assert proxy.authorised > 0 and proxy.refused == 0          # every request carried the token
+        assert proxy.authorised > 0 and proxy.refused == 0  # every request carried the token
         assert TOKEN not in repr(dense.describe()) and TOKEN not in repr(vars(dense))
         # a wrong token, and a server whose certificate is not trusted: errors that name the fix
         monkeypatch.setenv("TEST_CHROMA_TOKEN", "wrong")
-        with pytest.raises(RetrievalError, match=r"refused the request \(HTTP 401\): check the token in \$TEST_CHROMA_TOKEN"):
+        with pytest.raises(
+            RetrievalError, match=r"refused the request \(HTTP 401\): check the token in \$TEST_CHROMA_TOKEN"
+        ):
             toy_dense(server).index(TOY_CORPUS)
         monkeypatch.setenv("TEST_CHROMA_TOKEN", TOKEN)
         with pytest.raises(RetrievalError, match=r"TLS with https://127.0.0.1:\d+ failed .*dense.chroma.verify"):
@@ -333,8 +378,14 @@ def test_chroma_settings_are_checked():
     from helpers.retrieval import RetrievalError
     from helpers.retrieval.dense import chroma_settings
 
-    assert chroma_settings({"host": "h", "port": 1}) == {"host": "h", "port": 1, "ssl": False, "token_env": None,
-                                                         "token_header": "Authorization", "verify": True}
+    assert chroma_settings({"host": "h", "port": 1}) == {
+        "host": "h",
+        "port": 1,
+        "ssl": False,
+        "token_env": None,
+        "token_header": "Authorization",
+        "verify": True,
+    }
     with pytest.raises(RetrievalError, match=r"unknown option 'token'; valid: host, port, ssl, token_env"):
         chroma_settings({"host": "h", "token": TOKEN})
     with pytest.raises(RetrievalError, match=r"must name an environment variable .* not the token itself"):
@@ -350,6 +401,7 @@ def test_chroma_settings_are_checked():
 
 
 # ---------------------------------------------------------------- raw data: verified before it lands
+
 
 @pytest.fixture
 def toy_sources(tmp_path, monkeypatch):
@@ -381,10 +433,13 @@ def test_a_copy_that_fails_its_checksum_is_never_kept_nor_returned(toy_sources):
     source, shared, raw = toy_sources
     (shared / "toy" / "a.txt").write_bytes(b"tampered")
     actual = fetch.sha256_of(shared / "toy" / "a.txt")
-    with pytest.raises(fetch.DataSourceError, match=rf"checksum mismatch for .*toy/a.txt .*expected sha256 "
-                                                    rf"{source.sha256}, got {actual}"):
+    with pytest.raises(
+        fetch.DataSourceError,
+        match=rf"checksum mismatch for .*toy/a.txt .*expected sha256 "
+        rf"{source.sha256}, got {actual}",
+    ):
         fetch.prepare_file(source, raw, shared)
-    assert _leftovers(raw / "toy") == []                  # nothing at the final path, no temporary file
+    assert _leftovers(raw / "toy") == []  # nothing at the final path, no temporary file
     # later, a loader asks for it: an error naming file and sums, never the unverified file
     with pytest.raises(fetch.DataSourceError, match=rf"toy/a.txt.*expected sha256 {source.sha256}, got {actual}"):
         fetch.raw_path("toy/a.txt", raw_dir=raw)
@@ -396,11 +451,11 @@ def test_raw_path_never_returns_a_file_that_fails_its_checksum(toy_sources):
 
     source, shared, raw = toy_sources
     (raw / "toy").mkdir(parents=True)
-    (raw / "toy" / "a.txt").write_bytes(b"edited by hand")       # e.g. left by an older version
+    (raw / "toy" / "a.txt").write_bytes(b"edited by hand")  # e.g. left by an older version
     bad = fetch.sha256_of(raw / "toy" / "a.txt")
     with pytest.raises(fetch.DataSourceError, match=rf"toy/a.txt.*expected sha256 {source.sha256}, got {bad}"):
         fetch.raw_path("toy/a.txt", raw_dir=raw)
-    (shared / "toy" / "a.txt").write_bytes(b"published")        # a good copy appears: it replaces the bad one
+    (shared / "toy" / "a.txt").write_bytes(b"published")  # a good copy appears: it replaces the bad one
     path = fetch.raw_path("toy/a.txt", raw_dir=raw)
     assert path.read_bytes() == b"published" and stat.S_IMODE(path.stat().st_mode) == 0o444
     assert _leftovers(raw / "toy") == ["a.txt"]
@@ -426,8 +481,11 @@ def test_a_download_is_verified_before_it_lands(toy_sources, tmp_path):
     try:
         remote = fetch.SourceFile("toy", "toy/a.txt", source.sha256, f"http://127.0.0.1:{server.server_port}/a.txt")
         (served / "a.txt").write_bytes(b"corrupted in transit")
-        with pytest.raises(fetch.DataSourceError, match=rf"checksum mismatch for .*toy/a.txt \(from http://127"
-                                                        rf".*expected sha256 {source.sha256}"):
+        with pytest.raises(
+            fetch.DataSourceError,
+            match=rf"checksum mismatch for .*toy/a.txt \(from http://127"
+            rf".*expected sha256 {source.sha256}",
+        ):
             fetch.prepare_file(remote, raw, shared)
         assert _leftovers(raw / "toy") == []
         (served / "a.txt").write_bytes(b"published")
@@ -440,6 +498,7 @@ def test_a_download_is_verified_before_it_lands(toy_sources, tmp_path):
 
 
 # ---------------------------------------------------------------- shared caches: owner-only
+
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
@@ -494,7 +553,7 @@ def test_existing_loose_caches_are_tightened_when_opened(shared_cache):
     shared_cache.mkdir(parents=True, mode=0o755)
     shared_cache.chmod(0o755)
     loose = shared_cache / "llm.sqlite"
-    db = sqlite3.connect(loose)          # as an older version left it: 0644, with a write-ahead log
+    db = sqlite3.connect(loose)  # as an older version left it: 0644, with a write-ahead log
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("CREATE TABLE t (a)")
     db.commit()
@@ -515,7 +574,7 @@ def test_a_folder_the_caller_chose_keeps_its_mode_but_the_file_is_private(tmp_pa
     chosen.chmod(0o755)
     EmbeddingCache(chosen / "emb.sqlite")
     assert _mode(chosen) == 0o755 and _mode(chosen / "emb.sqlite") == 0o600
-    sticky = tmp_path / "tmp-like"                   # like /tmp: shared by design, never chmod-ed
+    sticky = tmp_path / "tmp-like"  # like /tmp: shared by design, never chmod-ed
     sticky.mkdir()
     sticky.chmod(0o1777)
     paths.private_dir(sticky)

@@ -1,4 +1,5 @@
 """The notebooks' smoke switch: one helper reads it, and '0' means off."""
+
 import json
 from pathlib import Path
 
@@ -9,8 +10,10 @@ from helpers.smoke import is_smoke, notebook_settings
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-@pytest.mark.parametrize("value, on", [("1", True), ("true", True), ("yes", True), ("0", False), ("", False),
-                                       ("false", False), ("no", False)])
+@pytest.mark.parametrize(
+    "value, on",
+    [("1", True), ("true", True), ("yes", True), ("0", False), ("", False), ("false", False), ("no", False)],
+)
 def test_smoke_switch(value, on, monkeypatch):
     monkeypatch.setenv("HELPERS_SMOKE", value)
     assert is_smoke() is on and notebook_settings()["smoke"] is on

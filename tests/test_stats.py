@@ -8,8 +8,13 @@ from helpers.stats import auroc, bootstrap_ci, compare_to_baseline, holm, paired
 
 
 def _long(values_by_arch):
-    return pd.DataFrame([{"architecture": a, "metric": "faithfulness", "qid": f"q{i}", "value": v}
-                         for a, values in values_by_arch.items() for i, v in enumerate(values)])
+    return pd.DataFrame(
+        [
+            {"architecture": a, "metric": "faithfulness", "qid": f"q{i}", "value": v}
+            for a, values in values_by_arch.items()
+            for i, v in enumerate(values)
+        ]
+    )
 
 
 def test_identical_columns_no_difference():
@@ -60,13 +65,13 @@ def test_permutation_p_value_range_and_errors():
 
 
 def test_auroc_known_values():
-    assert auroc([0, 0, 1, 1], [0.1, 0.2, 0.8, 0.9]) == 1.0                  # perfect
-    assert auroc([0, 0, 1, 1], [0.9, 0.8, 0.2, 0.1]) == 0.0                  # inverted
+    assert auroc([0, 0, 1, 1], [0.1, 0.2, 0.8, 0.9]) == 1.0  # perfect
+    assert auroc([0, 0, 1, 1], [0.9, 0.8, 0.2, 0.1]) == 0.0  # inverted
     # positives 0.8, 0.4 vs negatives 0.6, 0.2: 3 of the 4 pairs ordered -> 0.75
     assert auroc([True, False, True, False], [0.8, 0.6, 0.4, 0.2]) == 0.75
-    assert auroc([1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5]) == 0.5                  # all tied
-    assert auroc([1, 0, 1, 0], [0.7, 0.7, 0.9, 0.1]) == 0.875                # one tied pair counts 1/2
-    assert math.isnan(auroc([1, 1, 1], [0.1, 0.5, 0.9]))                     # one class
+    assert auroc([1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5]) == 0.5  # all tied
+    assert auroc([1, 0, 1, 0], [0.7, 0.7, 0.9, 0.1]) == 0.875  # one tied pair counts 1/2
+    assert math.isnan(auroc([1, 1, 1], [0.1, 0.5, 0.9]))  # one class
     assert math.isnan(auroc([], []))
     # NaN pairs dropped: same as without the row
     assert auroc([1, 0, 1, 0], [0.8, np.nan, 0.4, 0.2]) == auroc([1, 1, 0], [0.8, 0.4, 0.2]) == 1.0
@@ -77,12 +82,12 @@ def test_auroc_inverted_score_and_sklearn_agreement():
 
     rng = np.random.default_rng(4)
     y = rng.random(300) < 0.2
-    s = np.round(rng.random(300) + 0.3 * y, 1)     # rounded: many ties
+    s = np.round(rng.random(300) + 0.3 * y, 1)  # rounded: many ties
     value = auroc(y, s)
     assert value == pytest.approx(roc_auc_score(y, s), abs=1e-12)
     assert auroc(y, -s) == pytest.approx(1 - value, abs=1e-12)
     assert auroc(~y, s) == pytest.approx(1 - value, abs=1e-12)
-    batch = auroc(np.vstack([y, y, np.ones(300)]), np.vstack([s, -s, s]))   # one AUROC per row
+    batch = auroc(np.vstack([y, y, np.ones(300)]), np.vstack([s, -s, s]))  # one AUROC per row
     assert batch[:2] == pytest.approx([value, 1 - value]) and math.isnan(batch[2])
 
 
@@ -104,12 +109,12 @@ def test_bootstrap_mean_matches_normal_theory():
     assert mean == pytest.approx(x.mean())
     assert low == pytest.approx(mean - half, abs=0.15 * half) and high == pytest.approx(mean + half, abs=0.15 * half)
     _, low90, high90 = bootstrap_ci(x, confidence=0.90, n_resamples=4000)
-    assert low < low90 < mean < high90 < high                      # a lower level, a narrower interval
+    assert low < low90 < mean < high90 < high  # a lower level, a narrower interval
     assert bootstrap_ci(x, n_resamples=500, seed=7) == bootstrap_ci(x, n_resamples=500, seed=7)
 
 
 def test_bootstrap_degenerate_inputs():
-    estimate, low, high = bootstrap_ci([0.3, 0.3, 0.3])                     # constant: no spread
+    estimate, low, high = bootstrap_ci([0.3, 0.3, 0.3])  # constant: no spread
     assert low == estimate == high == pytest.approx(0.3)
     assert all(math.isnan(v) for v in bootstrap_ci([]))
     assert all(math.isnan(v) for v in bootstrap_ci([1, 1, 1], [0.2, 0.5, 0.9], statistic=auroc))  # one class
@@ -130,8 +135,9 @@ def test_bootstrap_auroc_is_paired_and_skips_one_class_resamples():
     assert 0 <= low < estimate < high <= 1
     # a statistic of paired differences: resampling keeps the pairs, so a constant shift is exact
     a = np.random.default_rng(6).random(30)
-    assert bootstrap_ci(a + 0.25, a, statistic=lambda u, v, axis: np.mean(u - v, axis=axis)) \
-        == pytest.approx((0.25, 0.25, 0.25))
+    assert bootstrap_ci(a + 0.25, a, statistic=lambda u, v, axis: np.mean(u - v, axis=axis)) == pytest.approx(
+        (0.25, 0.25, 0.25)
+    )
 
 
 # ---- the run's confidence level reaches the report and the figure
@@ -143,8 +149,13 @@ def test_analysis_uses_the_configured_confidence(tmp_path):
     from helpers.experiment import analysis, figures_run
 
     rng = np.random.default_rng(8)
-    scores = pd.DataFrame([{"architecture": a, "qid": f"q{i}", "judge": "ragas", "metric": "faithfulness",
-                            "value": float(v)} for a in ("bm25", "dense") for i, v in enumerate(rng.random(12))])
+    scores = pd.DataFrame(
+        [
+            {"architecture": a, "qid": f"q{i}", "judge": "ragas", "metric": "faithfulness", "value": float(v)}
+            for a in ("bm25", "dense")
+            for i, v in enumerate(rng.random(12))
+        ]
+    )
     (tmp_path / "run").mkdir()
     scores.to_parquet(tmp_path / "run" / "scores.parquet")
     config = {"statistics": {"confidence": 0.9, "n_resamples": 500}}
@@ -156,7 +167,7 @@ def test_analysis_uses_the_configured_confidence(tmp_path):
     assert tuple(table.iloc[0][["mean", "ci_low", "ci_high"]]) == bootstrap_ci(bm25, confidence=0.9, n_resamples=500)
     figure = figures_run.metric_bars(table, confidence=analysis.statistics_settings(config)["confidence"])
     assert figure._suptitle.get_text() == "Mean per architecture with 90% bootstrap intervals"
-    assert analysis.statistics_settings(None)["confidence"] == 0.95        # StatisticsConfig's default
+    assert analysis.statistics_settings(None)["confidence"] == 0.95  # StatisticsConfig's default
 
 
 def test_compare_to_baseline_leaves_out_a_metric_the_baseline_lacks():
@@ -166,7 +177,7 @@ def test_compare_to_baseline_leaves_out_a_metric_the_baseline_lacks():
 
     rows = [("bm25", "m1", q, 0.1 * i) for i, q in enumerate("abcd")]
     rows += [("hybrid", "m1", q, 0.1 * i + 0.2) for i, q in enumerate("abcd")]
-    rows += [("hybrid", "m2", q, 0.5) for q in "abcd"]            # m2: the baseline was never scored
+    rows += [("hybrid", "m2", q, 0.5) for q in "abcd"]  # m2: the baseline was never scored
     scores = pd.DataFrame(rows, columns=["architecture", "metric", "qid", "value"])
     table = compare_to_baseline(scores, "bm25", n_resamples=200)
     assert list(table["metric"]) == ["m1"] and table["mean_diff"].iloc[0] == pytest.approx(0.2)
@@ -177,13 +188,13 @@ def test_compare_to_baseline_leaves_out_a_metric_the_baseline_lacks():
 def test_questions_needed_matches_cohens_table_and_power_inverts():
     from helpers.stats import minimum_detectable_difference, paired_power, questions_needed
 
-    assert questions_needed(0.5, 1.0) == 34          # Cohen 1988, d = 0.5, two-sided 0.05, power 0.8
+    assert questions_needed(0.5, 1.0) == 34  # Cohen 1988, d = 0.5, two-sided 0.05, power 0.8
     assert questions_needed(0.8, 1.0) == 15
     mdd = minimum_detectable_difference(0.2, 10)
     assert paired_power(mdd, 0.2, 10) == pytest.approx(0.8, abs=1e-6)
-    assert minimum_detectable_difference(0.2, 40) < mdd / 1.9   # about 1/sqrt(n)
-    tiny = minimum_detectable_difference(0.1, 2)     # two questions: scipy's nct is NaN there
-    assert paired_power(tiny, 0.1, 2) == pytest.approx(0.8, abs=1e-4) and tiny > 1.0   # beyond any [0, 1] score
+    assert minimum_detectable_difference(0.2, 40) < mdd / 1.9  # about 1/sqrt(n)
+    tiny = minimum_detectable_difference(0.1, 2)  # two questions: scipy's nct is NaN there
+    assert paired_power(tiny, 0.1, 2) == pytest.approx(0.8, abs=1e-4) and tiny > 1.0  # beyond any [0, 1] score
     with pytest.raises(ValueError, match="at least 2 pairs"):
         paired_power(0.1, 0.2, 1)
     with pytest.raises(ValueError, match="difference of 0"):
@@ -210,11 +221,14 @@ def test_detectable_differences_per_metric():
     from helpers.stats import detectable_differences
 
     base = np.linspace(0.3, 0.7, 10)
-    diff = 0.05 + 0.15 * np.array([1, -1] * 5)         # mean 0.05, SD 0.158
-    rows = [{"architecture": arch, "qid": f"q{i}", "metric": "m", "value": value}
-            for i in range(10) for arch, value in (("bm25", base[i]), ("rerank", base[i] + diff[i]))]
+    diff = 0.05 + 0.15 * np.array([1, -1] * 5)  # mean 0.05, SD 0.158
+    rows = [
+        {"architecture": arch, "qid": f"q{i}", "metric": "m", "value": value}
+        for i in range(10)
+        for arch, value in (("bm25", base[i]), ("rerank", base[i] + diff[i]))
+    ]
     row = detectable_differences(pd.DataFrame(rows), "bm25").iloc[0]
     assert row["architecture"] == "rerank" and row["n"] == 10
     assert row["mean_diff"] == pytest.approx(0.05) and row["sd_diff"] == pytest.approx(0.1581, abs=1e-3)
-    assert row["mdd"] == pytest.approx(0.1575, abs=2e-3)   # 10 questions cannot separate 0.05 here
+    assert row["mdd"] == pytest.approx(0.1575, abs=2e-3)  # 10 questions cannot separate 0.05 here
     assert 70 <= row["questions_needed"] <= 85

@@ -1,6 +1,7 @@
 """Sweeps: expansion into runs with readable ids, RAGBench as an experiment dataset, retrieval
 scores and the seed guide's TRACe JSON, comparisons across runs, and the same sweep on a real
 local Ray cluster with a worker killed mid-sweep."""
+
 import json
 import math
 import os
@@ -22,8 +23,11 @@ from helpers.experiment.sweep import expand, load_sweep
 from ray_heads import start_head, stop_head
 from runs import TINY, cli, run_env
 
-RAGBENCH_TINY = {**TINY, "dataset": {"name": "ragbench", "subset": "covidqa", "split": "test", "n": 3, "seed": 0},
-                 "architectures": ["bm25", "dense"]}
+RAGBENCH_TINY = {
+    **TINY,
+    "dataset": {"name": "ragbench", "subset": "covidqa", "split": "test", "n": 3, "seed": 0},
+    "architectures": ["bm25", "dense"],
+}
 
 
 def _sweep_file(tmp_path: Path, axes: dict, base: dict | None = None, name: str = "grid") -> Path:
@@ -34,16 +38,25 @@ def _sweep_file(tmp_path: Path, axes: dict, base: dict | None = None, name: str 
 
 
 def test_a_sweep_expands_into_named_checked_runs(tmp_path, raw_ready):
-    path = _sweep_file(tmp_path, {"dataset.options.chunk_size": [300, 800], "architectures": ["bm25", "dense"],
-                                  "llm": [{"name": "small", "provider": "local", "max_tokens": 16}]})
+    path = _sweep_file(
+        tmp_path,
+        {
+            "dataset.options.chunk_size": [300, 800],
+            "architectures": ["bm25", "dense"],
+            "llm": [{"name": "small", "provider": "local", "max_tokens": 16}],
+        },
+    )
     runs = expand(*load_sweep(path))
     assert [r["run_id"] for r in runs] == [
-        "grid--chunk_size=300--architectures=bm25--llm=small", "grid--chunk_size=300--architectures=dense--llm=small",
-        "grid--chunk_size=800--architectures=bm25--llm=small", "grid--chunk_size=800--architectures=dense--llm=small"]
+        "grid--chunk_size=300--architectures=bm25--llm=small",
+        "grid--chunk_size=300--architectures=dense--llm=small",
+        "grid--chunk_size=800--architectures=bm25--llm=small",
+        "grid--chunk_size=800--architectures=dense--llm=small",
+    ]
     config = runs[1]["config"]
     assert config.dataset.options["chunk_size"] == 300 and config.architectures == ["dense"]
     assert config.generation_llm == "small" and [l.name for l in config.llms] == ["small", "local"]
-    assert config.dataset.options["pages"] == "124-135"        # the base is kept where no axis sets it
+    assert config.dataset.options["pages"] == "124-135"  # the base is kept where no axis sets it
     with pytest.raises(ConfigError, match=r"run grid--chunk_sise=300.*dataset.*unknown option 'chunk_sise'"):
         expand(*load_sweep(_sweep_file(tmp_path, {"dataset.options.chunk_sise": [300]})))
     with pytest.raises(ConfigError, match=r"unknown architecture\(s\) \['bm52'\]"):
@@ -62,7 +75,9 @@ def test_ragbench_is_an_experiment_dataset(raw_ready):
     assert load_dataset("ragbench", subset="covidqa", split="test", n=5, seed=1).queries != data.queries
     with pytest.raises(DataError, match=r"covidqa.*no 'dev-\*.parquet' file.*Available subsets"):
         load_dataset("ragbench", subset="covidqa", split="dev")
-    with pytest.raises(DataError, match="unknown option 'subst'; valid: n, query_split, ragbench_dir, seed, split, subset"):
+    with pytest.raises(
+        DataError, match="unknown option 'subst'; valid: n, query_split, ragbench_dir, seed, split, subset"
+    ):
         load_dataset("ragbench", subst="covidqa")
 
 
@@ -78,15 +93,30 @@ def test_per_query_retrieval_values_by_hand():
 
 
 def test_trace_json_has_the_seed_guides_shape():
-    rows = [{"architecture": "bm25", "judge": "offline", "qid": q, "metric": m, "value": v}
-            for q, values in {"q1": (0.5, 0.4, 1.0, 0.8), "q2": (0.7, math.nan, 0.0, 0.6)}.items()
-            for m, v in zip(("utilization", "relevance", "adherence", "completeness"), values)]
+    rows = [
+        {"architecture": "bm25", "judge": "offline", "qid": q, "metric": m, "value": v}
+        for q, values in {"q1": (0.5, 0.4, 1.0, 0.8), "q2": (0.7, math.nan, 0.0, 0.6)}.items()
+        for m, v in zip(("utilization", "relevance", "adherence", "completeness"), values)
+    ]
     out = trace_json(pd.DataFrame(rows))["bm25"]
-    assert list(out) == ["utilization", "relevance", "adherence", "completeness", "average", "num_samples",
-                         "individual_scores"]
+    assert list(out) == [
+        "utilization",
+        "relevance",
+        "adherence",
+        "completeness",
+        "average",
+        "num_samples",
+        "individual_scores",
+    ]
     assert out["utilization"] == 0.6 and out["relevance"] == 0.4 and out["num_samples"] == 1
-    assert out["individual_scores"][0] == {"qid": "q1", "utilization": 0.5, "relevance": 0.4, "adherence": 1.0,
-                                           "completeness": 0.8, "average": 0.675}
+    assert out["individual_scores"][0] == {
+        "qid": "q1",
+        "utilization": 0.5,
+        "relevance": 0.4,
+        "adherence": 1.0,
+        "completeness": 0.8,
+        "average": 0.675,
+    }
     assert out["individual_scores"][1]["relevance"] is None and out["individual_scores"][1]["average"] is None
 
 
@@ -94,9 +124,14 @@ def test_a_retrieval_only_run_scores_retrieval_and_calls_no_llm(tmp_path, raw_re
     from helpers.experiment.config import ExperimentConfig
     from helpers.experiment.runner import Experiment
 
-    config = ExperimentConfig(name="ret", dataset={"name": "obstetrics-es", "options": {"query_split": "test"},
-                                                   "n_questions": 6},
-                              architectures=["bm25"], retrieval={"k": 10}, generate=False, figures=False)
+    config = ExperimentConfig(
+        name="ret",
+        dataset={"name": "obstetrics-es", "options": {"query_split": "test"}, "n_questions": 6},
+        architectures=["bm25"],
+        retrieval={"k": 10},
+        generate=False,
+        figures=False,
+    )
     summary = Experiment(config, tmp_path / "results").run()
     assert summary["ok"] and summary["answers"] == 6
     assert all(usage["calls"] == 0 for usage in summary["llm_usage"].values())
@@ -106,8 +141,10 @@ def test_a_retrieval_only_run_scores_retrieval_and_calls_no_llm(tmp_path, raw_re
     assert scores[scores.metric == "llm_calls"].value.sum() == 0
     # the same six questions whatever the machine: a seeded sample of the test half
     again = Experiment(config.model_copy(update={"run_id": "ret-again"}), tmp_path / "results").run()
-    assert pd.read_parquet(Path(again["directory"]) / "scores.parquet").qid.sort_values().tolist() == \
-        scores.qid.sort_values().tolist()
+    assert (
+        pd.read_parquet(Path(again["directory"]) / "scores.parquet").qid.sort_values().tolist()
+        == scores.qid.sort_values().tolist()
+    )
     # retrieval only, BM25 on the test half: the same nDCG@10 as retrieval-eval on those questions
     from helpers.data import load_dataset
     from helpers.retrieval import BM25
@@ -139,7 +176,7 @@ def test_a_ragbench_sweep_runs_resumes_and_compares(tmp_path, raw_ready):
     assert set(trace) == {"bm25", "dense"} and trace["bm25"]["num_samples"] == 3
     assert len(trace["bm25"]["individual_scores"]) == 3
     records = (run_dir / "records.jsonl").read_text()
-    again = cli("sweep", str(path), env=env)          # finished: skipped, nothing redone
+    again = cli("sweep", str(path), env=env)  # finished: skipped, nothing redone
     assert again.returncode == 0 and "already finished" in again.stdout
     assert (run_dir / "records.jsonl").read_text() == records
     report = cli("report", "--sweep", "rb", env=env)
@@ -183,26 +220,32 @@ def _task_workers() -> list[int]:
 def test_a_sweep_on_a_ray_cluster_survives_a_killed_worker(tmp_path, raw_ready, ray_head):
     path = _sweep_file(tmp_path, {"retrieval.k": [2, 3]}, base=RAGBENCH_TINY, name="ray")
     env = run_env(tmp_path, RAY_USAGE_STATS_ENABLED="0")
-    sweep = subprocess.Popen([sys.executable, "-m", "helpers", "sweep", str(path), "--executor", "ray",
-                              "--address", ray_head], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sweep = subprocess.Popen(
+        [sys.executable, "-m", "helpers", "sweep", str(path), "--executor", "ray", "--address", ray_head],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     records = tmp_path / "results" / "ray--k=2" / "records.jsonl"
     deadline = time.time() + 600
     while time.time() < deadline and not (records.exists() and records.read_text().count('"kind": "answer"') >= 1):
         time.sleep(0.5)
     workers = _task_workers()
     assert workers, "no Ray task worker found while the sweep was answering"
-    os.kill(workers[0], signal.SIGKILL)          # a worker dies mid-run: Ray retries its task
+    os.kill(workers[0], signal.SIGKILL)  # a worker dies mid-run: Ray retries its task
     out, err = sweep.communicate(timeout=900)
     assert sweep.returncode == 0, out[-3000:] + err[-1500:]
     for run_id in ("ray--k=2", "ray--k=3"):
         lines = [json.loads(l) for l in (tmp_path / "results" / run_id / "records.jsonl").read_text().splitlines() if l]
         answers = Counter(r["key"] for r in lines if r.get("kind") == "answer" and not r.get("error"))
-        assert len(answers) == 3 * 2 and set(answers.values()) == {1}, answers   # every sample answered once
+        assert len(answers) == 3 * 2 and set(answers.values()) == {1}, answers  # every sample answered once
         assert json.loads((tmp_path / "results" / run_id / "summary.json").read_text())["ok"]
 
 
-@pytest.mark.parametrize("path", sorted(Path(__file__).parents[1].joinpath("configs", "sweeps").glob("*.yaml")),
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", sorted(Path(__file__).parents[1].joinpath("configs", "sweeps").glob("*.yaml")), ids=lambda p: p.stem
+)
 def test_shipped_sweeps_expand(path, raw_ready):
     runs = expand(*load_sweep(path))
     assert runs and len({r["run_id"] for r in runs}) == len(runs)
@@ -221,7 +264,7 @@ def test_corpus_embedding_spreads_over_ray_workers(tmp_path, ray_head, monkeypat
     monkeypatch.setenv("RAY_ADDRESS", ray_head)
     try:
         on_ray = Dense("minilm", cache=EmbeddingCache(tmp_path / "ray.sqlite"), embed_on_ray=True).index(corpus)
-        assert on_ray.embedder.computed == 0            # every document came back from a worker
+        assert on_ray.embedder.computed == 0  # every document came back from a worker
         assert len(on_ray.embedder.missing_documents([d["text"] for d in corpus.values()])) == 0
     finally:
         ray.shutdown()

@@ -1,5 +1,6 @@
 """The teaching material: toy computations agree with the libraries they explain, every exercise
 accepts its solution and rejects a wrong answer, and every notebook's exercises exist."""
+
 import re
 from pathlib import Path
 
@@ -57,10 +58,11 @@ def test_ragas_steps_follow_ragas_own_formula():
 
     relevant = toy.CONTEXT_PRECISION["relevant"]
     ragas_value = LLMContextPrecisionWithReference()._calculate_average_precision(
-        [Verification(reason="", verdict=int(v)) for v in relevant])
+        [Verification(reason="", verdict=int(v)) for v in relevant]
+    )
     assert toy.context_precision(relevant) == pytest.approx(ragas_value)
     table = toy.worked_examples().set_index("metric")
-    assert not table.loc["context_precision", "agree"]          # the seed's 0.81 is not ragas's 0.917
+    assert not table.loc["context_precision", "agree"]  # the seed's 0.81 is not ragas's 0.917
     assert table.drop(index="context_precision")["agree"].all()
 
 
@@ -83,8 +85,9 @@ def test_exact_sign_flip_p_equals_scipys_exact_permutation_test():
     from helpers.teaching import statistics as toy
 
     diffs = np.array(toy.TOY_DIFFS)
-    exact = permutation_test((diffs, np.zeros_like(diffs)), lambda x, y: np.mean(x - y),
-                             permutation_type="samples", n_resamples=np.inf).pvalue
+    exact = permutation_test(
+        (diffs, np.zeros_like(diffs)), lambda x, y: np.mean(x - y), permutation_type="samples", n_resamples=np.inf
+    ).pvalue
     assert toy.exact_sign_flip_p() == pytest.approx(exact) == pytest.approx(0.125)
 
 
@@ -92,7 +95,9 @@ def test_exact_sign_flip_p_equals_scipys_exact_permutation_test():
 WORKFLOW_NOTEBOOKS = ("08", "09")
 
 
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if not p.name.startswith(WORKFLOW_NOTEBOOKS)], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [p for p in NOTEBOOKS if not p.name.startswith(WORKFLOW_NOTEBOOKS)], ids=lambda p: p.name
+)
 def test_every_notebook_teaches(path):
     """A toy case before the results, "What to notice", and two or more exercises that exist."""
     nb = nbformat.read(path, as_version=4)

@@ -1,5 +1,6 @@
 """Test-set generation: each filter on known inputs, and the whole loop on the bundled model with
 each filter made to bite; the `testset` command writes a questions file the run reads."""
+
 import json
 
 import numpy as np
@@ -52,7 +53,7 @@ def test_grounding_counts_the_answers_content_words_in_the_sources():
     passage = ["Se recomienda ácido fólico, 400 microgramos al día, desde tres meses antes."]
     assert grounding("400 microgramos de ácido fólico", passage) == 1.0
     assert grounding("Hierro y calcio cada semana", passage) == 0.0
-    assert grounding("400 microgramos de hierro", passage) == pytest.approx(2 / 3)   # 400, microgramos / hierro
+    assert grounding("400 microgramos de hierro", passage) == pytest.approx(2 / 3)  # 400, microgramos / hierro
 
 
 def test_copy_overlap_is_the_best_sentence_jaccard():
@@ -68,7 +69,9 @@ def test_standalone_and_reference_list_checks():
     assert _SELF_REFERENCE.search("What is the passage about?")
     assert _SELF_REFERENCE.search("¿Qué recomienda el pasaje A sobre la oxitocina?")
     assert not _SELF_REFERENCE.search("¿Qué dosis de ácido fólico se recomienda?")
-    assert looks_like_references("144. Conde-Agudelo A, et al. Am J Obstet Gynecol. 1999;181(4):1026-35. Epub 2000/05/05.")
+    assert looks_like_references(
+        "144. Conde-Agudelo A, et al. Am J Obstet Gynecol. 1999;181(4):1026-35. Epub 2000/05/05."
+    )
     assert not looks_like_references("Se recomienda ácido fólico, 400 microgramos al día, desde 2010.")
 
 
@@ -79,25 +82,38 @@ def test_span_ref_uses_character_spans_when_there_are_some():
 
 class ConstantEmbedder:
     """Every question the same vector: the duplicate filter must keep only the first."""
+
     name = "constant"
 
     def embed_queries(self, texts):
         return np.ones((len(texts), 4), dtype=np.float32)
 
 
-@pytest.mark.parametrize("settings, dropped_at", [
-    ({"min_grounding": 1.01, "mix": {"single": 0.5, "two": 0.5}}, "grounded"),   # no answer is that grounded
-    ({"min_grounding": 0.0, "llm_check": False, "max_copy_overlap": 0.0}, "not_a_copy"),   # any overlap
-    ({"min_grounding": 0.0, "llm_check": False, "max_copy_overlap": 1.01,
-      "embedder": ConstantEmbedder(), "max_similarity": 0.5, "max_candidates": 12}, "not_a_duplicate"),
-])
+@pytest.mark.parametrize(
+    "settings, dropped_at",
+    [
+        ({"min_grounding": 1.01, "mix": {"single": 0.5, "two": 0.5}}, "grounded"),  # no answer is that grounded
+        ({"min_grounding": 0.0, "llm_check": False, "max_copy_overlap": 0.0}, "not_a_copy"),  # any overlap
+        (
+            {
+                "min_grounding": 0.0,
+                "llm_check": False,
+                "max_copy_overlap": 1.01,
+                "embedder": ConstantEmbedder(),
+                "max_similarity": 0.5,
+                "max_candidates": 12,
+            },
+            "not_a_duplicate",
+        ),
+    ],
+)
 def test_each_filter_bites_on_the_bundled_model(corpus, llm, settings, dropped_at):
     settings = {"max_candidates": 6, **settings}
     testset = generate_testset(corpus, llm, n=3, language="en", seed=0, min_chars=40, progress=False, **settings)
     statuses = [item.status for item in testset.items]
     assert set(statuses) <= {*FILTERS, "kept"}
     assert len(testset.items) == settings["max_candidates"] or len(testset.kept) == 3
-    parsed = [s for s in statuses if s not in ("parsed", "standalone")]   # those that reach the later filters
+    parsed = [s for s in statuses if s not in ("parsed", "standalone")]  # those that reach the later filters
     assert parsed, "the bundled model wrote no parseable, standalone question"
     if dropped_at == "not_a_duplicate":
         assert statuses.count("kept") == 1 and set(parsed) == {"kept", "not_a_duplicate"}
@@ -110,14 +126,25 @@ def test_each_filter_bites_on_the_bundled_model(corpus, llm, settings, dropped_a
 
 
 def test_kept_questions_are_a_questions_file_with_span_qrels(corpus, llm, tmp_path):
-    testset = generate_testset(corpus, llm, n=2, language="en", seed=0, min_chars=40, max_candidates=6,
-                               min_grounding=0.0, llm_check=False, max_copy_overlap=1.01, progress=False,
-                               mix={"single": 1.0})
+    testset = generate_testset(
+        corpus,
+        llm,
+        n=2,
+        language="en",
+        seed=0,
+        min_chars=40,
+        max_candidates=6,
+        min_grounding=0.0,
+        llm_check=False,
+        max_copy_overlap=1.01,
+        progress=False,
+        mix={"single": 1.0},
+    )
     assert testset.kept, [i.detail for i in testset.items]
     path = testset.write(tmp_path / "t.jsonl")
     asked = read_questions(path, corpus)
     assert set(asked.queries) == {i.id for i in testset.kept}
-    for item in testset.kept:   # the span qrels find the source chunk again
+    for item in testset.kept:  # the span qrels find the source chunk again
         assert set(item.source_doc_ids) <= set(asked.qrels[item.id])
     everything = testset.write(tmp_path / "all.jsonl", all_candidates=True)
     assert len(everything.read_text().splitlines()) == len(testset.items)
@@ -138,7 +165,7 @@ def test_testset_command_writes_questions_candidates_and_report(tmp_path, capsys
     out = tmp_path / "t.jsonl"
     assert main(["testset", str(folder), "--n", "1", "--config", "configs/smoke.yaml", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "candidates" in text and "escaneado.pdf" in text        # the filter table and the ingest report
+    assert "candidates" in text and "escaneado.pdf" in text  # the filter table and the ingest report
     assert out.exists() and out.with_suffix(".candidates.jsonl").exists()
     report = json.loads(out.with_suffix(".report.json").read_text())
     assert set(report["counts"]) == set(KINDS)
@@ -147,7 +174,9 @@ def test_testset_command_writes_questions_candidates_and_report(tmp_path, capsys
 def test_agreement_is_content_word_f1():
     from helpers.testset import agreement
 
-    assert agreement("400 microgramos al día", "Se recomiendan 400 microgramos diarios") == pytest.approx(2 * 2 / (2 + 4))   # {400, microgramos} vs 4 words
+    assert agreement("400 microgramos al día", "Se recomiendan 400 microgramos diarios") == pytest.approx(
+        2 * 2 / (2 + 4)
+    )  # {400, microgramos} vs 4 words
     assert agreement("hidralazina", "ketanserin") == 0.0
 
 

@@ -1,5 +1,6 @@
 """TRACe: sentence keys, gold-score reproduction on real RAGBench rows, aggregation, the offline
 judge (determinism, Spanish, any input form) and the LLM judge path."""
+
 import json
 import math
 
@@ -21,9 +22,11 @@ from helpers.trace import (
 )
 from helpers.trace.keys import letters_index, normalize_key
 
-SPANISH = ("¿Cuándo se recomienda iniciar los controles prenatales? Se recomienda realizar el primer "
-           "control prenatal en el primer trimestre, idealmente antes de la semana 10 de gestación. "
-           "El Dr. Pérez indicó que la ecografía se hace entre las semanas 11 y 14. ¡Es importante!")
+SPANISH = (
+    "¿Cuándo se recomienda iniciar los controles prenatales? Se recomienda realizar el primer "
+    "control prenatal en el primer trimestre, idealmente antes de la semana 10 de gestación. "
+    "El Dr. Pérez indicó que la ecografía se hace entre las semanas 11 y 14. ¡Es importante!"
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +38,17 @@ def ragbench(raw_ready):
 
 # ---- keys
 def test_letters_continue_past_z_like_ragbench():
-    assert [letters(i) for i in (0, 1, 25, 26, 27, 51, 52, 701, 702)] == \
-        ["a", "b", "z", "aa", "ab", "az", "ba", "zz", "aaa"]
+    assert [letters(i) for i in (0, 1, 25, 26, 27, 51, 52, 701, 702)] == [
+        "a",
+        "b",
+        "z",
+        "aa",
+        "ab",
+        "az",
+        "ba",
+        "zz",
+        "aaa",
+    ]
     assert all(letters_index(letters(i)) == i for i in range(2000))
 
 
@@ -48,16 +60,29 @@ def test_keys_match_the_shipped_keys_of_long_documents(ragbench):
     assert [k for k, _ in longest] == [f"{doc_index}{letters(i)}" for i in range(len(longest))]
 
 
-@pytest.mark.parametrize("raw, expected", [("0b.", "0b"), (" 1C ", "1c"), ("'2a'", "2a"), ("a.", "a"),
-                                           ("0AA", "0aa"), ("supported_without_sentence", None),
-                                           ("", None), (None, None), ("1a b", None)])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("0b.", "0b"),
+        (" 1C ", "1c"),
+        ("'2a'", "2a"),
+        ("a.", "a"),
+        ("0AA", "0aa"),
+        ("supported_without_sentence", None),
+        ("", None),
+        (None, None),
+        ("1a b", None),
+    ],
+)
 def test_normalize_key(raw, expected):
     assert normalize_key(raw) == expected
 
 
 def test_parse_keys_reports_invalid_and_splits_commas():
-    parsed = parse_keys(["0b.", " 1C ", "0b", "1as, 1av", "9z", "supported_without_sentence"],
-                        valid_keys=["0a", "0b", "1c", "1as", "1av"])
+    parsed = parse_keys(
+        ["0b.", " 1C ", "0b", "1as, 1av", "9z", "supported_without_sentence"],
+        valid_keys=["0a", "0b", "1c", "1as", "1av"],
+    )
     assert parsed.keys == ["0b", "1c", "1as", "1av"]
     assert parsed.invalid == ["9z", "supported_without_sentence"]
     assert parse_keys(None).keys == [] and parse_keys("0a").keys == ["0a"]
@@ -66,10 +91,13 @@ def test_parse_keys_reports_invalid_and_splits_commas():
 def test_split_sentences_spanish_and_english():
     sentences = split_sentences(SPANISH)
     assert sentences[0].startswith("¿Cuándo") and sentences[0].endswith("?")
-    assert any("Dr. Pérez" in s for s in sentences)       # abbreviation kept inside its sentence
+    assert any("Dr. Pérez" in s for s in sentences)  # abbreviation kept inside its sentence
     assert sentences[-1] == "¡Es importante!"
-    assert split_sentences("Title: A study\nPassage: It works. It is cheap.") == \
-        ["Title: A study", "Passage: It works.", "It is cheap."]
+    assert split_sentences("Title: A study\nPassage: It works. It is cheap.") == [
+        "Title: A study",
+        "Passage: It works.",
+        "It is cheap.",
+    ]
     assert split_sentences("") == [] and split_sentences("   \n ") == []
 
 
@@ -112,8 +140,10 @@ def test_gold_scores_reproduced_on_every_shipped_row(ragbench):
             assert s.adherence == float(bool(row["adherence_score"])), (subset, split, row["id"])
             relevant, utilized = row["all_relevant_sentence_keys"], row["all_utilized_sentence_keys"]
             named = {k for d in row["documents_sentences"] for k, _ in d}
-            clean = all(len({normalize_key(k) for k in keys}) == len(keys) for keys in (relevant, utilized)) \
+            clean = (
+                all(len({normalize_key(k) for k in keys}) == len(keys) for keys in (relevant, utilized))
                 and {normalize_key(k) for k in relevant + utilized} <= named
+            )
             if clean:  # no key listed twice, every key names a sentence: both conventions agree
                 unique = gold_scores(row, "unique")
                 assert (unique.relevance, unique.utilization) == pytest.approx((s.relevance, s.utilization))
@@ -126,8 +156,11 @@ def test_scores_from_probabilities():
 
 def test_aggregate_and_json(tmp_path):
     docs = [[["0a", "x"], ["0b", "y"]]]
-    scores = [trace_scores(docs, ["0a"], ["0a"], []), trace_scores(docs, ["0a", "0b"], ["0a"], ["a"]),
-              trace_scores(docs, [], [], [])]
+    scores = [
+        trace_scores(docs, ["0a"], ["0a"], []),
+        trace_scores(docs, ["0a", "0b"], ["0a"], ["a"]),
+        trace_scores(docs, [], [], []),
+    ]
     failed = scores + [trace_scores([], [], [], [])]
     result = aggregate(failed, n_resamples=200, seed=1)
     assert result["num_samples"] == 4 and result["num_failed"] == 1
@@ -138,14 +171,20 @@ def test_aggregate_and_json(tmp_path):
     text = to_json(result, tmp_path / "r.json")
     loaded = json.loads((tmp_path / "r.json").read_text())
     assert loaded == json.loads(text) and loaded["individual_scores"][3]["relevance"] is None
-    assert aggregate(failed, n_resamples=200, seed=1) == result   # seeded bootstrap
+    assert aggregate(failed, n_resamples=200, seed=1) == result  # seeded bootstrap
 
 
 # ---- offline judge
 @pytest.fixture(scope="module")
 def tiny_training(ragbench):
-    return pd.concat([ragbench[("covidqa", "validation")].head(40), ragbench[("hotpotqa", "validation")].head(40),
-                      ragbench[("emanual", "validation")].head(20)], ignore_index=True)
+    return pd.concat(
+        [
+            ragbench[("covidqa", "validation")].head(40),
+            ragbench[("hotpotqa", "validation")].head(40),
+            ragbench[("emanual", "validation")].head(20),
+        ],
+        ignore_index=True,
+    )
 
 
 def test_offline_judge_is_deterministic(tiny_training, ragbench):
@@ -166,14 +205,20 @@ def test_offline_judge_on_raw_text_spanish_and_edge_cases(tiny_training):
 
     judge = fit_judge(featurise_frame(tiny_training), seed=0, max_iter=15)
     docs = [SPANISH, "La ecografía del primer trimestre se realiza entre las semanas 11 y 14 de gestación."]
-    out = judge.judge("¿Cuándo iniciar los controles prenatales?", docs,
-                      "Antes de la semana 10. La ecografía se hace entre las semanas 11 y 14.")
+    out = judge.judge(
+        "¿Cuándo iniciar los controles prenatales?",
+        docs,
+        "Antes de la semana 10. La ecografía se hace entre las semanas 11 y 14.",
+    )
     assert [d["key"] for d in out.document_predictions][:2] == ["0a", "0b"]
     assert [r["key"] for r in out.response_predictions] == ["a", "b"]
     for m in ("relevance", "utilization", "completeness", "adherence_score"):
         assert 0.0 <= getattr(out.scores, m) <= 1.0
-    assert set(out.keys()) == {"all_relevant_sentence_keys", "all_utilized_sentence_keys",
-                               "unsupported_response_sentence_keys"}
+    assert set(out.keys()) == {
+        "all_relevant_sentence_keys",
+        "all_utilized_sentence_keys",
+        "unsupported_response_sentence_keys",
+    }
     long_doc = " ".join(f"Frase número {i} sobre el embarazo." for i in range(40))
     out = judge.judge("¿Qué?", [long_doc], "")
     assert out.document_predictions[27]["key"] == "0ab" and out.response_predictions == []
@@ -186,7 +231,7 @@ def test_train_judge_writes_a_small_artefact(tmp_path, raw_ready):
 
     info = train_judge(out_path=tmp_path / "judge.skops", subsets=["covidqa", "hotpotqa"], limit=25, max_iter=15)
     assert info["artefact_bytes"] < 5_000_000 and info["n_examples"] == 50
-    assert info["trained_on"] == ["covidqa/validation", "hotpotqa/validation"]   # never test
+    assert info["trained_on"] == ["covidqa/validation", "hotpotqa/validation"]  # never test
     judge = OfflineJudge.load(tmp_path / "judge.skops")
     assert judge.meta["training_means"]["relevance"] > 0
     with pytest.raises(UserError, match="no trained judge; run `python -m helpers train-judge`"):
@@ -210,11 +255,21 @@ def test_llm_judge_parses_an_annotation_and_records_failures():
     from helpers.trace.llm_judge import llm_judge
 
     docs = [[["0a", "Paris is the capital of France."], ["0b", "It has 2 million people."]]]
-    answer = json.dumps({"all_relevant_sentence_keys": ["0a", "0b."], "sentence_support_information": [
-        {"response_sentence_key": "a", "supporting_sentence_keys": ["0a"], "fully_supported": True},
-        {"response_sentence_key": "b", "supporting_sentence_keys": [], "fully_supported": False}]})
-    out = llm_judge(_ScriptedLLM(["Sure! ```json\n" + answer + "\n```"]), "Capital?", docs,
-                    "Paris is the capital. It has 9 million people.")
+    answer = json.dumps(
+        {
+            "all_relevant_sentence_keys": ["0a", "0b."],
+            "sentence_support_information": [
+                {"response_sentence_key": "a", "supporting_sentence_keys": ["0a"], "fully_supported": True},
+                {"response_sentence_key": "b", "supporting_sentence_keys": [], "fully_supported": False},
+            ],
+        }
+    )
+    out = llm_judge(
+        _ScriptedLLM(["Sure! ```json\n" + answer + "\n```"]),
+        "Capital?",
+        docs,
+        "Paris is the capital. It has 9 million people.",
+    )
     assert out.error is None and out.relevant_keys == ["0a", "0b"] and out.utilized_keys == ["0a"]
     assert out.unsupported_keys == ["b"] and out.scores.adherence == 0.0 and out.scores.relevance == 1.0
     failed = llm_judge(_ScriptedLLM(["no json here", "still none"]), "Capital?", docs, "Paris.")

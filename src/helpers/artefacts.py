@@ -11,6 +11,7 @@ changed or swapped after training is refused by name.
     write_artefact(model, path, card={"trained_on": ...})   # path.skops + path.json
     model = read_artefact(path, what="reranker", retrain="python -m helpers train-reranker")
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,14 +52,22 @@ def write_artefact(obj, path: str | Path, card: dict | None = None) -> dict:
 
     path = Path(path)
     if path.suffix != ".skops":
-        raise ArtefactError(f"{path}: artefacts are written as .skops files (a pickle would run code when "
-                            "loaded); give a path ending in .skops")
+        raise ArtefactError(
+            f"{path}: artefacts are written as .skops files (a pickle would run code when "
+            "loaded); give a path ending in .skops"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     sio.dump(obj, tmp, compression=zipfile.ZIP_DEFLATED)
     tmp.replace(path)
-    card = {**(card or {}), "artefact": path.name, "format": FORMAT, "bytes": path.stat().st_size,
-            "sha256": sha256_of(path), "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    card = {
+        **(card or {}),
+        "artefact": path.name,
+        "format": FORMAT,
+        "bytes": path.stat().st_size,
+        "sha256": sha256_of(path),
+        "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
     card_path(path).write_text(json.dumps(card, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
     return card
 
@@ -66,8 +75,10 @@ def write_artefact(obj, path: str | Path, card: dict | None = None) -> dict:
 def read_card(path: str | Path) -> dict:
     sidecar = card_path(path)
     if not sidecar.is_file():
-        raise ArtefactError(f"{path}: no card {sidecar.name} beside it (written at training time with the "
-                            "artefact's sha256); run the training command again, or copy the card with the artefact")
+        raise ArtefactError(
+            f"{path}: no card {sidecar.name} beside it (written at training time with the "
+            "artefact's sha256); run the training command again, or copy the card with the artefact"
+        )
     try:
         return json.loads(sidecar.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -82,19 +93,25 @@ def read_artefact(path: str | Path, *, what: str = "artefact", retrain: str = "p
 
     path = Path(path)
     if path.suffix in {".joblib", ".pkl", ".pickle"}:
-        raise ArtefactError(f"{path}: {what} in a pickle format, which runs code when loaded and is no "
-                            f"longer read; run `{retrain}` to write a .skops file")
+        raise ArtefactError(
+            f"{path}: {what} in a pickle format, which runs code when loaded and is no "
+            f"longer read; run `{retrain}` to write a .skops file"
+        )
     if not path.is_file():
         raise ArtefactError(f"{path}: no {what}" + (" (a folder)" if path.is_dir() else "") + f"; run `{retrain}`")
     card = read_card(path)
     actual = sha256_of(path)
     if card.get("sha256") != actual:
-        raise ArtefactError(f"{path}: sha256 {actual[:16]}... differs from its card's "
-                            f"{str(card.get('sha256'))[:16]}...: the file changed after training; run `{retrain}`")
+        raise ArtefactError(
+            f"{path}: sha256 {actual[:16]}... differs from its card's "
+            f"{str(card.get('sha256'))[:16]}...: the file changed after training; run `{retrain}`"
+        )
     try:
         return sio.load(path, trusted=TRUSTED_TYPES)
     except UntrustedTypesFoundException as exc:
-        raise ArtefactError(f"{path}: holds types this workbench never writes ({exc}); not loaded. "
-                            f"run `{retrain}` to make one from your own data") from None
+        raise ArtefactError(
+            f"{path}: holds types this workbench never writes ({exc}); not loaded. "
+            f"run `{retrain}` to make one from your own data"
+        ) from None
     except (zipfile.BadZipFile, KeyError, ValueError, TypeError) as exc:
         raise ArtefactError(f"{path}: not a readable {what} ({type(exc).__name__}: {exc}); run `{retrain}`") from None

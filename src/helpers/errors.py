@@ -4,6 +4,7 @@ The command line prints such an error on one line and exits with status 2 (a tra
 with --debug); anything else is a bug and keeps its traceback. Each message names the file,
 field or setting and says how to fix it.
 """
+
 from __future__ import annotations
 
 

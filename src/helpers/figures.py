@@ -1,4 +1,5 @@
 """Figures: saved as PNG and PDF under figures/, each with a JSON sidecar saying what made it."""
+
 from __future__ import annotations
 
 import json
@@ -17,18 +18,31 @@ from helpers.inputs import inside  # noqa: E402
 
 def git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=paths.PROJECT_ROOT,
-                             capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=paths.PROJECT_ROOT, capture_output=True, text=True, timeout=5
+        )
         commit = out.stdout.strip() or "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=paths.PROJECT_ROOT, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=paths.PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         return commit + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
 
-def save_figure(fig, name: str, *, run_ids: list[str] | None = None, config: dict | None = None,
-                data_sources: list[str] | None = None, out_dir: Path | None = None) -> dict[str, Path]:
+def save_figure(
+    fig,
+    name: str,
+    *,
+    run_ids: list[str] | None = None,
+    config: dict | None = None,
+    data_sources: list[str] | None = None,
+    out_dir: Path | None = None,
+) -> dict[str, Path]:
     """Write `name`.png, `name`.pdf and `name`.json (run ids, config, commit, sources)."""
     out_dir = Path(out_dir or paths.FIGURES_DIR)
     out_dir.mkdir(parents=True, exist_ok=True)

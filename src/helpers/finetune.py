@@ -14,6 +14,7 @@ last one whole) is written every `checkpoint_every` steps, at every stage bounda
 `stop_after` stops a call; the next call with the same `record` goes on from it and ends with
 the same weights as a training run straight through. The loss is BCE on the single logit.
 """
+
 from __future__ import annotations
 
 import random
@@ -26,14 +27,15 @@ import numpy as np
 
 from helpers.errors import UserError
 
-BATCHES_PER_BUCKET = 50       # batches are drawn from length-sorted buckets of this many
-MAX_LENGTH = 128              # tokens of a (first, second) pair, the default of `encode` and LoopSettings
+BATCHES_PER_BUCKET = 50  # batches are drawn from length-sorted buckets of this many
+MAX_LENGTH = 128  # tokens of a (first, second) pair, the default of `encode` and LoopSettings
 
 
 @dataclass
 class Stage:
     """One pass of the training: `pairs` (items with a 0/1 `label`), `epochs` (a fraction takes the
     first part of the last pass; 0 skips the stage), learning rate `lr`."""
+
     name: str
     pairs: Sequence
     epochs: float
@@ -42,21 +44,23 @@ class Stage:
 
 @dataclass
 class LoopSettings:
-    base: str = "minilm"              # base_model_path: 'minilm' (bundled) or a path
+    base: str = "minilm"  # base_model_path: 'minilm' (bundled) or a path
     batch_size: int = 32
-    warmup: float = 0.06              # share of each stage's steps
+    warmup: float = 0.06  # share of each stage's steps
     max_length: int = MAX_LENGTH
     seed: int = 0
     checkpoint_every: int = 100
-    freeze_embeddings: bool = True    # the word embeddings stay as pre-trained
+    freeze_embeddings: bool = True  # the word embeddings stay as pre-trained
     weight_decay: float = 0.01
     clip_norm: float = 1.0
-    head_lr: float | None = None      # the new pooler + classifier at their own learning rate (None: the stage's)
+    head_lr: float | None = None  # the new pooler + classifier at their own learning rate (None: the stage's)
 
     def __post_init__(self):
-        problems = [f"{name} must be a positive integer, got {getattr(self, name)!r}"
-                    for name in ("batch_size", "max_length", "checkpoint_every")
-                    if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0]
+        problems = [
+            f"{name} must be a positive integer, got {getattr(self, name)!r}"
+            for name in ("batch_size", "max_length", "checkpoint_every")
+            if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0
+        ]
         if not 0 <= self.warmup < 1:
             problems.append(f"warmup is a share of the steps in [0, 1), got {self.warmup!r}")
         if problems:
@@ -67,7 +71,7 @@ class LoopSettings:
 class Trained:
     model: object
     tokenizer: object
-    state: dict                        # {"stage", "step", "elapsed_s", "losses": {stage: [loss per step]}}
+    state: dict  # {"stage", "step", "elapsed_s", "losses": {stage: [loss per step]}}
     plans: list[list[list[int]]] = field(default_factory=list)
 
     @property
@@ -92,11 +96,11 @@ def batch_plan(n: int, epochs: float, batch_size: int, lengths: list[int], seed:
         bucket = batch_size * BATCHES_PER_BUCKET
         epoch_batches = []
         for start in range(0, n, bucket):
-            chunk = sorted(order[start:start + bucket], key=lambda i: lengths[i])
-            epoch_batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+            chunk = sorted(order[start : start + bucket], key=lambda i: lengths[i])
+            epoch_batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
         rng.shuffle(epoch_batches)
         if epoch == whole - 1 and epochs < whole:
-            epoch_batches = epoch_batches[:max(1, int(round(len(epoch_batches) * (epochs - epoch))))]
+            epoch_batches = epoch_batches[: max(1, int(round(len(epoch_batches) * (epochs - epoch))))]
         batches += epoch_batches
     return batches
 
@@ -113,8 +117,14 @@ def base_model_path(name: str = "minilm") -> str:
 def encode(tokenizer, claims: list[str], evidences: list[str], max_length: int = MAX_LENGTH):
     """Tokenised (claim, evidence) pairs, padded to the longest in the batch; the evidence side is
     truncated first (the claim is what is judged)."""
-    return tokenizer(list(claims), list(evidences), truncation="longest_first", max_length=max_length,
-                     padding=True, return_tensors="pt")
+    return tokenizer(
+        list(claims),
+        list(evidences),
+        truncation="longest_first",
+        max_length=max_length,
+        padding=True,
+        return_tensors="pt",
+    )
 
 
 def length_order(claims: list[str], evidences: list[str]) -> np.ndarray:
@@ -137,10 +147,18 @@ def load_base(base: str, seed: int, freeze_embeddings: bool = True):
     return tokenizer, model
 
 
-def finetune(stages: list[Stage], settings: LoopSettings, checkpoint_path: str | Path, *,
-             record: dict | None = None, texts: Callable = claim_evidence, progress: bool = True,
-             stop_after: int | None = None, desc: str = "fine-tuning",
-             on_checkpoint_mismatch: str = "delete it to start over") -> Trained | None:
+def finetune(
+    stages: list[Stage],
+    settings: LoopSettings,
+    checkpoint_path: str | Path,
+    *,
+    record: dict | None = None,
+    texts: Callable = claim_evidence,
+    progress: bool = True,
+    stop_after: int | None = None,
+    desc: str = "fine-tuning",
+    on_checkpoint_mismatch: str = "delete it to start over",
+) -> Trained | None:
     """Train the stages in order (or resume from `checkpoint_path`); returns the model (in eval
     mode), its tokenizer, the loop state and the batch plans, or None when `stop_after` steps were
     taken in this call before the end (a checkpoint is then written). `record`: what the
@@ -166,25 +184,32 @@ def finetune(stages: list[Stage], settings: LoopSettings, checkpoint_path: str |
     if checkpoint_path.exists():
         saved = load_checkpoint(checkpoint_path)
         if saved["settings"] != record:
-            raise ValueError(f"{checkpoint_path}: written with other settings {saved['settings']}; "
-                             f"{on_checkpoint_mismatch}")
+            raise ValueError(
+                f"{checkpoint_path}: written with other settings {saved['settings']}; {on_checkpoint_mismatch}"
+            )
         model.load_state_dict(saved["model"])
         state = saved["state"]
     loss_fn = torch.nn.BCEWithLogitsLoss()
     done_here = 0
-    bar = tqdm(total=sum(map(len, plans)), initial=sum(map(len, plans[:state["stage"]])) + state["step"],
-               desc=desc, disable=not progress, unit="batch")
+    bar = tqdm(
+        total=sum(map(len, plans)),
+        initial=sum(map(len, plans[: state["stage"]])) + state["step"],
+        desc=desc,
+        disable=not progress,
+        unit="batch",
+    )
     for index in range(state["stage"], len(stages)):
         stage, plan = stages[index], plans[index]
         if not plan:
             continue
         params = [p for p in model.parameters() if p.requires_grad]
-        optimizer = torch.optim.AdamW(_param_groups(model, settings.head_lr), lr=stage.lr,
-                                      weight_decay=settings.weight_decay)
+        optimizer = torch.optim.AdamW(
+            _param_groups(model, settings.head_lr), lr=stage.lr, weight_decay=settings.weight_decay
+        )
         schedule = get_linear_schedule_with_warmup(optimizer, int(settings.warmup * len(plan)), len(plan))
         if saved is not None:
             torch.set_rng_state(saved["rng"])
-            if saved["state"]["step"] > 0:      # a checkpoint at a stage boundary holds the previous stage's optimiser
+            if saved["state"]["step"] > 0:  # a checkpoint at a stage boundary holds the previous stage's optimiser
                 optimizer.load_state_dict(saved["optimizer"])
                 schedule.load_state_dict(saved["schedule"])
         saved = None
@@ -247,8 +272,10 @@ def load_checkpoint(path: Path) -> dict:
     try:
         return torch.load(path, weights_only=True)
     except pickle.UnpicklingError as exc:
-        raise UserError(f"{path}: not a checkpoint this workbench writes ({str(exc).splitlines()[0]}); "
-                        "delete it to train from the start") from None
+        raise UserError(
+            f"{path}: not a checkpoint this workbench writes ({str(exc).splitlines()[0]}); "
+            "delete it to train from the start"
+        ) from None
 
 
 def save_checkpoint(path: Path, model, optimizer, schedule, state: dict, record: dict) -> None:
@@ -256,8 +283,17 @@ def save_checkpoint(path: Path, model, optimizer, schedule, state: dict, record:
     import torch
 
     tmp = path.with_suffix(".tmp")
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
-                "rng": torch.get_rng_state(), "state": state, "settings": record}, tmp)
+    torch.save(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict(),
+            "rng": torch.get_rng_state(),
+            "state": state,
+            "settings": record,
+        },
+        tmp,
+    )
     tmp.replace(path)
 
 

@@ -9,6 +9,7 @@ answer can cite them. A token budget caps how much context goes into the prompt 
 `estimate_tokens`). Every answer gets an `AnswerRecord`; a failed generation is recorded with its
 error and `answer=None`, and the batch goes on. Works with every provider of `helpers.llm`.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,27 +25,31 @@ from helpers.llm import LLM, LLMError
 # for them: the budget errs on the safe side. English uses the usual rule of thumb, 4.
 CHARS_PER_TOKEN = {"es": 2.7, "en": 4.0}
 DEFAULT_CHARS_PER_TOKEN = 3.0  # other languages: between the two
-MIN_TRUNCATED_TOKENS = 40      # a context cut shorter than this is dropped instead
+MIN_TRUNCATED_TOKENS = 40  # a context cut shorter than this is dropped instead
 
 PROMPTS = {
     "es": {
-        "system": ("Eres un asistente clínico que responde preguntas usando solo los contextos "
-                   "numerados que se te dan. Responde en español con una o dos frases completas que den "
-                   "el dato pedido, y cita al final de cada frase el número del contexto que la respalda "
-                   "entre corchetes, por ejemplo: «Se recomienda ... [2].» Si los contextos no contienen "
-                   "la respuesta, responde: \"No encuentro la respuesta en los documentos "
-                   "proporcionados.\" No inventes datos."),
+        "system": (
+            "Eres un asistente clínico que responde preguntas usando solo los contextos "
+            "numerados que se te dan. Responde en español con una o dos frases completas que den "
+            "el dato pedido, y cita al final de cada frase el número del contexto que la respalda "
+            "entre corchetes, por ejemplo: «Se recomienda ... [2].» Si los contextos no contienen "
+            'la respuesta, responde: "No encuentro la respuesta en los documentos '
+            'proporcionados." No inventes datos.'
+        ),
         "user": "Contextos:\n{contexts}\n\nPregunta: {question}\nRespuesta:",
         "no_context": "(no se recuperó ningún contexto)",
         "stop": ["\nPregunta:", "\nContextos:"],
     },
     "en": {
-        "system": ("You are an assistant that answers questions using only the numbered contexts "
-                   "given to you. Answer in English with one or two complete sentences that give what "
-                   "is asked, and end each sentence with the number of the context that supports it in "
-                   "square brackets, e.g.: \"It is recommended ... [2].\" If the contexts do not contain "
-                   "the answer, reply: \"I cannot find the answer in the provided documents.\" Do not "
-                   "make anything up."),
+        "system": (
+            "You are an assistant that answers questions using only the numbered contexts "
+            "given to you. Answer in English with one or two complete sentences that give what "
+            "is asked, and end each sentence with the number of the context that supports it in "
+            'square brackets, e.g.: "It is recommended ... [2]." If the contexts do not contain '
+            'the answer, reply: "I cannot find the answer in the provided documents." Do not '
+            "make anything up."
+        ),
         "user": "Contexts:\n{contexts}\n\nQuestion: {question}\nAnswer:",
         "no_context": "(no context was retrieved)",
         "stop": ["\nQuestion:", "\nContexts:"],
@@ -77,7 +82,7 @@ class AnswerRecord:
     question: str
     language: str
     contexts: list[dict] = field(default_factory=list)  # rank, doc_id, score, text (as prompted), truncated
-    dropped: list[str] = field(default_factory=list)    # retrieved doc ids left out by the token budget
+    dropped: list[str] = field(default_factory=list)  # retrieved doc ids left out by the token budget
     answer: str | None = None
     context_tokens_est: int = 0
     input_tokens: int = 0
@@ -102,8 +107,14 @@ class AnswerRecord:
         return asdict(self)
 
 
-def select_contexts(ranking: dict[str, float], corpus: dict[str, dict], *, k: int = 5,
-                    max_context_tokens: int = 1500, language: str = "en") -> tuple[list[dict], list[str]]:
+def select_contexts(
+    ranking: dict[str, float],
+    corpus: dict[str, dict],
+    *,
+    k: int = 5,
+    max_context_tokens: int = 1500,
+    language: str = "en",
+) -> tuple[list[dict], list[str]]:
     """The top-k retrieved documents, in ranking order, that fit `max_context_tokens` (estimated).
     The first one that does not fit is cut at a word boundary if at least MIN_TRUNCATED_TOKENS
     remain; later ones are dropped. Returns (contexts, dropped doc ids)."""
@@ -119,10 +130,11 @@ def select_contexts(ranking: dict[str, float], corpus: dict[str, dict], *, k: in
             if left < MIN_TRUNCATED_TOKENS:
                 dropped.append(doc_id)
                 continue
-            text = text[:int((left - 1) * ratio)].rsplit(" ", 1)[0] + " …"
+            text = text[: int((left - 1) * ratio)].rsplit(" ", 1)[0] + " …"
             tokens, truncated = estimate_tokens(text, language), True
-        contexts.append({"rank": len(contexts) + 1, "doc_id": doc_id, "score": float(score),
-                         "text": text, "truncated": truncated})
+        contexts.append(
+            {"rank": len(contexts) + 1, "doc_id": doc_id, "score": float(score), "text": text, "truncated": truncated}
+        )
         used += tokens
     return contexts, dropped
 
@@ -137,20 +149,40 @@ def build_messages(question: str, contexts: list[str], language: str = "en") -> 
     """The chat messages of the answer prompt: contexts numbered [1]..[k] in the given order."""
     prompt = PROMPTS[prompt_language(language)]
     block = "\n\n".join(f"[{i}] {text}" for i, text in enumerate(contexts, start=1)) or prompt["no_context"]
-    return [{"role": "system", "content": prompt["system"]},
-            {"role": "user", "content": prompt["user"].format(contexts=block, question=question.strip())}]
+    return [
+        {"role": "system", "content": prompt["system"]},
+        {"role": "user", "content": prompt["user"].format(contexts=block, question=question.strip())},
+    ]
 
 
-def generate_answer(llm: LLM, qid: str, question: str, contexts: list[dict], *, language: str = "en",
-                    dropped: list[str] | None = None, max_tokens: int | None = None) -> AnswerRecord:
+def generate_answer(
+    llm: LLM,
+    qid: str,
+    question: str,
+    contexts: list[dict],
+    *,
+    language: str = "en",
+    dropped: list[str] | None = None,
+    max_tokens: int | None = None,
+) -> AnswerRecord:
     """One answer; never raises for a failed call: the record carries the error instead."""
-    record = AnswerRecord(qid, question, language, contexts=contexts, dropped=list(dropped or []),
-                          provider=llm.config.provider, model=llm.config.model,
-                          context_tokens_est=sum(estimate_tokens(c["text"], language) for c in contexts))
+    record = AnswerRecord(
+        qid,
+        question,
+        language,
+        contexts=contexts,
+        dropped=list(dropped or []),
+        provider=llm.config.provider,
+        model=llm.config.model,
+        context_tokens_est=sum(estimate_tokens(c["text"], language) for c in contexts),
+    )
     start = time.perf_counter()
     try:
-        result = llm.complete(build_messages(question, [c["text"] for c in contexts], language),
-                              max_tokens=max_tokens, stop=answer_stops(language))
+        result = llm.complete(
+            build_messages(question, [c["text"] for c in contexts], language),
+            max_tokens=max_tokens,
+            stop=answer_stops(language),
+        )
     except LLMError as exc:
         call = getattr(exc, "record", None)
         record.error, record.error_kind = str(exc), getattr(exc, "kind", "error")
@@ -168,17 +200,28 @@ def generate_answer(llm: LLM, qid: str, question: str, contexts: list[dict], *, 
     return record
 
 
-def generate_answers(llm: LLM, queries: dict[str, str], run: dict[str, dict[str, float]],
-                     corpus: dict[str, dict], *, language: str = "en", k: int = 5,
-                     max_context_tokens: int = 1500, max_tokens: int | None = None) -> list[AnswerRecord]:
+def generate_answers(
+    llm: LLM,
+    queries: dict[str, str],
+    run: dict[str, dict[str, float]],
+    corpus: dict[str, dict],
+    *,
+    language: str = "en",
+    k: int = 5,
+    max_context_tokens: int = 1500,
+    max_tokens: int | None = None,
+) -> list[AnswerRecord]:
     """Answer every query from its retrieved documents (`run` = {qid: {doc_id: score}}), in
     parallel up to the provider's concurrency (the local model: one at a time). Failed items are
     recorded, never raised. Records come back in the order of `queries`."""
+
     def one(qid: str) -> AnswerRecord:
-        contexts, dropped = select_contexts(run.get(qid, {}), corpus, k=k,
-                                            max_context_tokens=max_context_tokens, language=language)
-        return generate_answer(llm, qid, queries[qid], contexts, language=language, dropped=dropped,
-                               max_tokens=max_tokens)
+        contexts, dropped = select_contexts(
+            run.get(qid, {}), corpus, k=k, max_context_tokens=max_context_tokens, language=language
+        )
+        return generate_answer(
+            llm, qid, queries[qid], contexts, language=language, dropped=dropped, max_tokens=max_tokens
+        )
 
     with ThreadPoolExecutor(max_workers=llm.workers) as pool:
         return list(pool.map(one, list(queries)))

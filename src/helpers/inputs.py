@@ -4,6 +4,7 @@ Configs and sweeps are shared between researchers, so they are read as untrusted
 (SECURITY.md): a name never leaves its folder, YAML cannot expand itself, and a question has a
 length that retrieval can afford.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,10 @@ MAX_YAML_BYTES = 2_000_000
 def safe_name(value: str, what: str = "name") -> str:
     """`value` if it is a safe single path component, else a one-line UserError naming `what`."""
     if not isinstance(value, str) or not SAFE_NAME.fullmatch(value):
-        raise UserError(f"{what} {value!r} is not a safe name: use 1-200 letters, digits and _ . + = - "
-                        "(not starting with '.', no '/')")
+        raise UserError(
+            f"{what} {value!r} is not a safe name: use 1-200 letters, digits and _ . + = - "
+            "(not starting with '.', no '/')"
+        )
     return value
 
 
@@ -49,8 +52,11 @@ class _NoAliasLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.constructor.ConstructorError(
-                None, None, f"YAML aliases (*{event.anchor}) are not accepted in configs; write the value out",
-                event.start_mark)
+                None,
+                None,
+                f"YAML aliases (*{event.anchor}) are not accepted in configs; write the value out",
+                event.start_mark,
+            )
         return super().compose_node(parent, index)
 
 
@@ -74,6 +80,7 @@ def check_question(text: str, where: str = "question") -> str:
     if not isinstance(text, str) or not text.strip():
         raise UserError(f"{where}: empty question; type a question")
     if len(text) > MAX_QUESTION_CHARS:
-        raise UserError(f"{where}: {len(text):,} characters; a question may have at most "
-                        f"{MAX_QUESTION_CHARS:,} (shorten it)")
+        raise UserError(
+            f"{where}: {len(text):,} characters; a question may have at most {MAX_QUESTION_CHARS:,} (shorten it)"
+        )
     return text

@@ -3,6 +3,7 @@
 Set at import of `helpers`, before torch/transformers/ragas/chromadb are imported, and only where
 the user has not set the variable: a user with internet can export HF_HUB_OFFLINE=0 to use the hub.
 """
+
 from __future__ import annotations
 
 import os

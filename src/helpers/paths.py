@@ -1,4 +1,5 @@
 """Where things live. Every path can be moved with an environment variable."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,9 @@ RAW_DIR = DATA_DIR / "raw"
 PROCESSED_DIR = _dir("HELPERS_PROCESSED_DIR", DATA_DIR / "processed")
 # Caches that every clone on this machine can share, outside the repository (overridable):
 # a new clone or a `make clean` keeps what was embedded, answered or converted before.
-SHARED_CACHE_DIR = _dir("HELPERS_SHARED_CACHE",
-                        Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "rag-workbench")
+SHARED_CACHE_DIR = _dir(
+    "HELPERS_SHARED_CACHE", Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "rag-workbench"
+)
 # content-addressed SQLite stores (embeddings by model and text hash, LLM replies by request
 # hash): safe to share between processes and clones
 CACHE_DIR = _dir("HELPERS_CACHE_DIR", SHARED_CACHE_DIR)
@@ -59,7 +61,7 @@ def private_dir(path: str | Path, *, tighten: bool = True) -> Path:
     path = Path(path)
     if not path.exists():
         path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
-        path.chmod(PRIVATE_DIR_MODE)   # mkdir's mode passes through the umask
+        path.chmod(PRIVATE_DIR_MODE)  # mkdir's mode passes through the umask
     elif tighten:
         _drop_group_and_other(path)
     return path
@@ -70,7 +72,7 @@ def private_file(path: str | Path, *, side_files: tuple[str, ...] = ()) -> Path:
     empty SQLite database), else tightened, with the `side_files` (suffixes) that exist. SQLite
     creates its -wal, -shm and -journal files with the database file's mode, so they follow it."""
     path = Path(path)
-    try:   # created by this call with its mode, never opened for writing if it exists
+    try:  # created by this call with its mode, never opened for writing if it exists
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE_MODE))
     except FileExistsError:
         pass

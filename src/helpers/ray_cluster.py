@@ -13,6 +13,7 @@ whoever reaches it. A head on this machine for the `address` route is started th
 LOOPBACK_HEAD); a cluster of several machines is the operator's to secure (token authentication,
 a firewall, a private network).
 """
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,9 @@ LOOPBACK = "127.0.0.1"
 # keeps 127.0.0.1 and they listen on loopback only (measured with psutil, tests/test_security_storage.py)
 KEEP_LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 # how to start a head on this machine that the `address` route reaches on loopback only
-LOOPBACK_HEAD = (f"{KEEP_LOOPBACK_ENV}=0 ray start --head --node-ip-address={LOOPBACK} "
-                 "--include-dashboard=false --port=PORT")
+LOOPBACK_HEAD = (
+    f"{KEEP_LOOPBACK_ENV}=0 ray start --head --node-ip-address={LOOPBACK} --include-dashboard=false --port=PORT"
+)
 
 
 class RayConnectionError(UserError, RuntimeError):
@@ -51,10 +53,10 @@ def _loopback_node():
     from ray._private import ray_constants
 
     saved_env = os.environ.get(KEEP_LOOPBACK_ENV)
-    saved_flag = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)   # None: a Ray without it
-    os.environ[KEEP_LOOPBACK_ENV] = "0"        # for the processes Ray starts now, which inherit it
+    saved_flag = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)  # None: a Ray without it
+    os.environ[KEEP_LOOPBACK_ENV] = "0"  # for the processes Ray starts now, which inherit it
     if saved_flag is not None:
-        ray_constants.ENABLE_RAY_CLUSTER = False   # this process read the variable when it imported ray
+        ray_constants.ENABLE_RAY_CLUSTER = False  # this process read the variable when it imported ray
     try:
         yield
     finally:
@@ -74,15 +76,20 @@ def _tighten_ray_token() -> None:
     token = Path(chosen) if chosen else Path.home() / ".ray" / "auth_token"
     if token.is_file():
         if not chosen:
-            paths.private_dir(token.parent)   # ~/.ray, Ray's own folder
+            paths.private_dir(token.parent)  # ~/.ray, Ray's own folder
         paths.private_file(token)
 
 
 def _start_local(ray, env: dict) -> None:
     """A Ray instance of this machine's CPUs, every port on 127.0.0.1 (checked, not assumed)."""
     with _loopback_node():
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, runtime_env=env, log_to_driver=False,
-                 _node_ip_address=LOOPBACK)
+        ray.init(
+            num_cpus=os.cpu_count() or 1,
+            include_dashboard=False,
+            runtime_env=env,
+            log_to_driver=False,
+            _node_ip_address=LOOPBACK,
+        )
     _tighten_ray_token()
     node = ray.util.get_node_ip_address()
     if node != LOOPBACK:
@@ -90,7 +97,8 @@ def _start_local(ray, env: dict) -> None:
         raise RayConnectionError(
             f"the local Ray instance registered node address {node}, not {LOOPBACK}, so its ports would be "
             f"open on the network (this Ray version ignores {KEEP_LOOPBACK_ENV}=0); stopped it. Start a head "
-            f"yourself with `{LOOPBACK_HEAD}` and pass --address 127.0.0.1:PORT (or RAY_ADDRESS)")
+            f"yourself with `{LOOPBACK_HEAD}` and pass --address 127.0.0.1:PORT (or RAY_ADDRESS)"
+        )
 
 
 def _use_local_token() -> None:
@@ -102,7 +110,7 @@ def _use_local_token() -> None:
         from ray._private.authentication.authentication_token_setup import (
             maybe_enable_token_auth_if_token_available,
         )
-    except ImportError:   # a Ray without token authentication
+    except ImportError:  # a Ray without token authentication
         return
     maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
@@ -120,7 +128,8 @@ def _connect(ray, address: str, env: dict) -> None:
         raise RayConnectionError(
             f"no Ray cluster answered at {address!r} (--address / RAY_ADDRESS): {exc}. Start a head on this "
             f"machine with `{LOOPBACK_HEAD}`; if the cluster uses token authentication, set RAY_AUTH_MODE=token "
-            "and give the cluster's token (RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token)") from None
+            "and give the cluster's token (RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token)"
+        ) from None
 
 
 def ray_init(address: str | None):

@@ -7,6 +7,7 @@ baseline with Holm's correction, and the per-architecture tables built from them
     bootstrap_ci(values)                                      # (mean, low, high)
     bootstrap_ci(labels, scores, statistic=auroc)             # (AUROC, low, high), rows resampled together
 """
+
 from __future__ import annotations
 
 import math
@@ -54,15 +55,16 @@ def auroc(labels, scores, *, axis: int = -1):
     positive = y == 1
     n_pos = positive.sum(axis=-1)
     n_neg = (y == 0).sum(axis=-1)
-    ranks = stats.rankdata(s, axis=-1, nan_policy="propagate")   # mid-ranks for ties
+    ranks = stats.rankdata(s, axis=-1, nan_policy="propagate")  # mid-ranks for ties
     u = np.where(positive, ranks, 0.0).sum(axis=-1) - n_pos * (n_pos + 1) / 2
     with np.errstate(divide="ignore", invalid="ignore"):
         area = np.where((n_pos > 0) & (n_neg > 0) & ~np.isnan(y).any(axis=-1), u / (n_pos * n_neg), np.nan)
     return float(area) if area.ndim == 0 else area
 
 
-def bootstrap_ci(*arrays, statistic=np.mean, confidence: float = 0.95, n_resamples: int = 10_000,
-                 seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_ci(
+    *arrays, statistic=np.mean, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
     """(estimate, low, high): `statistic` of the arrays and its percentile-bootstrap interval
     (Efron & Tibshirani 1993, ch. 13), resampling rows; several arrays are paired (row i of each is
     resampled together, as labels and scores for an AUROC).
@@ -112,9 +114,14 @@ def paired_permutation_test(a, b, *, n_resamples: int = 10_000, seed: int = 0) -
     a, b = a[keep], b[keep]
     if len(a) < 2 or np.allclose(a, b):
         return 1.0
-    res = stats.permutation_test((a, b), lambda x, y: np.mean(x - y), permutation_type="samples",
-                                 n_resamples=n_resamples, alternative="two-sided",
-                                 random_state=np.random.default_rng(seed))
+    res = stats.permutation_test(
+        (a, b),
+        lambda x, y: np.mean(x - y),
+        permutation_type="samples",
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        random_state=np.random.default_rng(seed),
+    )
     return float(res.pvalue)
 
 
@@ -132,19 +139,34 @@ def holm(pvalues) -> np.ndarray:
     return adjusted
 
 
-def summarize(scores: pd.DataFrame, *, by=("architecture", "metric"), confidence: float = 0.95,
-              n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+def summarize(
+    scores: pd.DataFrame,
+    *,
+    by=("architecture", "metric"),
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Mean and bootstrap interval per group of a long table with a `value` column."""
     rows = []
     for key, group in scores.groupby(list(by), sort=True):
         mean, low, high = bootstrap_ci(group["value"], confidence=confidence, n_resamples=n_resamples, seed=seed)
-        rows.append({**dict(zip(by, key)), "mean": mean, "ci_low": low, "ci_high": high,
-                     "n": int(group["value"].notna().sum()), "nan": int(group["value"].isna().sum())})
+        rows.append(
+            {
+                **dict(zip(by, key)),
+                "mean": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "n": int(group["value"].notna().sum()),
+                "nan": int(group["value"].isna().sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def compare_to_baseline(scores: pd.DataFrame, baseline: str, *, alpha: float = 0.05,
-                        n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+def compare_to_baseline(
+    scores: pd.DataFrame, baseline: str, *, alpha: float = 0.05, n_resamples: int = 10_000, seed: int = 0
+) -> pd.DataFrame:
     """Paired comparison of every architecture with `baseline` on each metric, over the
     questions both answered; p-values Holm-corrected across all comparisons of the table. A
     metric the baseline has no score for (e.g. a judge that scored other architectures only, or
@@ -162,10 +184,16 @@ def compare_to_baseline(scores: pd.DataFrame, baseline: str, *, alpha: float = 0
                 continue
             a, b = wide[architecture].to_numpy(), wide[baseline].to_numpy()
             diff = a - b
-            rows.append({"metric": metric, "architecture": architecture, "baseline": baseline,
-                         "mean_diff": float(np.nanmean(diff)) if np.isfinite(diff).any() else np.nan,
-                         "n_pairs": int(np.isfinite(diff).sum()),
-                         "p_value": paired_permutation_test(a, b, n_resamples=n_resamples, seed=seed)})
+            rows.append(
+                {
+                    "metric": metric,
+                    "architecture": architecture,
+                    "baseline": baseline,
+                    "mean_diff": float(np.nanmean(diff)) if np.isfinite(diff).any() else np.nan,
+                    "n_pairs": int(np.isfinite(diff).sum()),
+                    "p_value": paired_permutation_test(a, b, n_resamples=n_resamples, seed=seed),
+                }
+            )
     table = pd.DataFrame(rows)
     if table.empty:
         return table
@@ -207,15 +235,16 @@ def minimum_detectable_difference(sd_diff: float, n: int, *, alpha: float = 0.05
         return 0.0
     from scipy.optimize import brentq
 
-    df = n - 1   # bracket: twice the usual approximation, where the noncentral t is well behaved
+    df = n - 1  # bracket: twice the usual approximation, where the noncentral t is well behaved
     high = 2 * (stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * sd_diff / math.sqrt(n)
     while paired_power(high, sd_diff, n, alpha=alpha) < power:
         high *= 2
     return float(brentq(lambda d: paired_power(d, sd_diff, n, alpha=alpha) - power, 0.0, high, xtol=1e-9))
 
 
-def questions_needed(difference: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8,
-                     max_n: int = 1_000_000) -> int:
+def questions_needed(
+    difference: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8, max_n: int = 1_000_000
+) -> int:
     """The fewest pairs (questions) for which the paired t-test detects `difference` with
     probability `power` (power grows with n, so a bisection over n)."""
     if difference == 0:
@@ -236,8 +265,9 @@ def questions_needed(difference: float, sd_diff: float, *, alpha: float = 0.05, 
     return high
 
 
-def detectable_differences(scores: pd.DataFrame, baseline: str, *, alpha: float = 0.05,
-                           power: float = 0.8) -> pd.DataFrame:
+def detectable_differences(
+    scores: pd.DataFrame, baseline: str, *, alpha: float = 0.05, power: float = 0.8
+) -> pd.DataFrame:
     """Per metric and architecture against `baseline`, on the questions both have: the observed
     mean paired difference, the SD of the differences, the minimum detectable difference at these
     n questions, and how many questions the observed difference would need."""
@@ -255,8 +285,16 @@ def detectable_differences(scores: pd.DataFrame, baseline: str, *, alpha: float 
                 needed = questions_needed(mean, sd, alpha=alpha, power=power) if mean else None
             except ValueError:
                 needed = None
-            rows.append({"metric": metric, "architecture": architecture, "baseline": baseline, "n": len(diff),
-                         "mean_diff": mean, "sd_diff": sd,
-                         "mdd": minimum_detectable_difference(sd, len(diff), alpha=alpha, power=power),
-                         "questions_needed": needed})
+            rows.append(
+                {
+                    "metric": metric,
+                    "architecture": architecture,
+                    "baseline": baseline,
+                    "n": len(diff),
+                    "mean_diff": mean,
+                    "sd_diff": sd,
+                    "mdd": minimum_detectable_difference(sd, len(diff), alpha=alpha, power=power),
+                    "questions_needed": needed,
+                }
+            )
     return pd.DataFrame(rows)

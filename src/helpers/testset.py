@@ -30,6 +30,7 @@ per chunk (summaries, headlines, key phrases, themes, embeddings) and English pr
 with a 1.5B local model that is hours before the first question. Written here: two calls per kept
 question, prompts in the corpus language.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,17 +56,22 @@ DEFAULT_MIX = {"single": 0.6, "two": 0.25, "unanswerable": 0.15}
 FILTERS = ("parsed", "standalone", "grounded", "not_a_copy", "not_a_duplicate")
 # a question that points at "the passage" (or "passage A", "the text", "the study mentioned") cannot
 # be asked of a retriever, which is not shown any passage: 7 of the first 40 kept questions did
-_SELF_REFERENCE = re.compile(r"\b(pasajes?|passages?|textos?|texts?|fragmentos?|excerpts?|extractos?|"
-                             r"mencionad[oa]s? en el|mentioned in the|según el (documento|art[ií]culo)|"
-                             # ... or at "this section", "the two studies", "the review carried out": 6 of
-                             # the next 40 did (hand labels, benchmarks/labels/testsets/*-v2.csv)
-                             r"est[ae] (secci[oó]n|estudio|revisi[oó]n|gu[ií]a)|los dos estudios|"
-                             r"(evaluaci[oó]n|revisi[oó]n( sistem[aá]tica)?|estudio|intervenci[oó]n) realizad[ao]|"
-                             r"this (section|study|review)|the two studies)\b", re.I)
+_SELF_REFERENCE = re.compile(
+    r"\b(pasajes?|passages?|textos?|texts?|fragmentos?|excerpts?|extractos?|"
+    r"mencionad[oa]s? en el|mentioned in the|según el (documento|art[ií]culo)|"
+    # ... or at "this section", "the two studies", "the review carried out": 6 of
+    # the next 40 did (hand labels, benchmarks/labels/testsets/*-v2.csv)
+    r"est[ae] (secci[oó]n|estudio|revisi[oó]n|gu[ií]a)|los dos estudios|"
+    r"(evaluaci[oó]n|revisi[oó]n( sistem[aá]tica)?|estudio|intervenci[oó]n) realizad[ao]|"
+    r"this (section|study|review)|the two studies)\b",
+    re.I,
+)
 # chunks of a reference list (years, 'et al.', DOIs) yield questions about citations, not content
 _CITATION = re.compile(r"\b(19|20)\d{2}\b|et al\.|\bdoi\b|\bEpub\b|\bPMID\b", re.I)
-NOT_IN_DOCUMENTS = {"es": "Los documentos no contienen esta información.",
-                    "en": "The documents do not contain this information."}
+NOT_IN_DOCUMENTS = {
+    "es": "Los documentos no contienen esta información.",
+    "en": "The documents do not contain this information.",
+}
 
 
 class QA(BaseModel):
@@ -82,32 +88,32 @@ PROMPTS = {
     "es": {
         "system": "Eres un experto que escribe preguntas de examen sobre documentos. Responde solo con JSON.",
         "single": "Pasaje:\n{passages}\n\nEscribe UNA pregunta concreta, con tus propias palabras (sin copiar "
-                  "frases del pasaje ni mencionarlo), que el pasaje responde, y su respuesta breve tomada del pasaje. "
-                  'JSON: {{"question": "...", "answer": "..."}}',
+        "frases del pasaje ni mencionarlo), que el pasaje responde, y su respuesta breve tomada del pasaje. "
+        'JSON: {{"question": "...", "answer": "..."}}',
         "two": "Pasaje A:\n{passage_a}\n\nPasaje B:\n{passage_b}\n\nEscribe UNA pregunta, con tus propias palabras, "
-               "cuya respuesta necesite información de los DOS pasajes, y su respuesta breve. "
-               'JSON: {{"question": "...", "answer": "..."}}',
+        "cuya respuesta necesite información de los DOS pasajes, y su respuesta breve. "
+        'JSON: {{"question": "...", "answer": "..."}}',
         "unanswerable": "Pasaje:\n{passages}\n\nEscribe UNA pregunta sobre el mismo tema que un lector podría hacer "
-                        "pero que el pasaje NO responde (por ejemplo, un dato que no aparece). "
-                        'JSON: {{"question": "...", "answer": "no consta"}}',
+        "pero que el pasaje NO responde (por ejemplo, un dato que no aparece). "
+        'JSON: {{"question": "...", "answer": "no consta"}}',
         "check": "Pasajes:\n{passages}\n\nPregunta: {question}\n\n¿Responden los pasajes a la pregunta? Si la "
-                 "responden, da la respuesta breve tomada de ellos. "
-                 'JSON: {{"answered": true, "answer": "..."}} o {{"answered": false, "answer": ""}}',
+        "responden, da la respuesta breve tomada de ellos. "
+        'JSON: {{"answered": true, "answer": "..."}} o {{"answered": false, "answer": ""}}',
     },
     "en": {
         "system": "You are an expert writing exam questions about documents. Reply with JSON only.",
         "single": "Passage:\n{passages}\n\nWrite ONE specific question, in your own words (do not copy sentences "
-                  "of the passage nor mention it), that the passage answers, and its short answer taken from the passage. "
-                  'JSON: {{"question": "...", "answer": "..."}}',
+        "of the passage nor mention it), that the passage answers, and its short answer taken from the passage. "
+        'JSON: {{"question": "...", "answer": "..."}}',
         "two": "Passage A:\n{passage_a}\n\nPassage B:\n{passage_b}\n\nWrite ONE question, in your own words, whose "
-               "answer needs information from BOTH passages, and its short answer. "
-               'JSON: {{"question": "...", "answer": "..."}}',
+        "answer needs information from BOTH passages, and its short answer. "
+        'JSON: {{"question": "...", "answer": "..."}}',
         "unanswerable": "Passage:\n{passages}\n\nWrite ONE question on the same topic that a reader might ask but "
-                        "that the passage does NOT answer (e.g. a fact it does not give). "
-                        'JSON: {{"question": "...", "answer": "not given"}}',
+        "that the passage does NOT answer (e.g. a fact it does not give). "
+        'JSON: {{"question": "...", "answer": "not given"}}',
         "check": "Passages:\n{passages}\n\nQuestion: {question}\n\nDo the passages answer the question? If they "
-                 "do, give the short answer taken from them. "
-                 'JSON: {{"answered": true, "answer": "..."}} or {{"answered": false, "answer": ""}}',
+        "do, give the short answer taken from them. "
+        'JSON: {{"answered": true, "answer": "..."}} or {{"answered": false, "answer": ""}}',
     },
 }
 
@@ -118,9 +124,9 @@ class Item:
     kind: str
     question: str
     reference: str
-    relevant: str            # 'file@start-end; ...' (the questions-file format), '' for unanswerable
+    relevant: str  # 'file@start-end; ...' (the questions-file format), '' for unanswerable
     source_doc_ids: list[str]
-    status: str = "kept"     # or the first filter it failed
+    status: str = "kept"  # or the first filter it failed
     detail: str = ""
 
 
@@ -141,18 +147,26 @@ class Testset:
         for kind in KINDS:
             items = [i for i in self.items if i.kind == kind]
             failed = Counter(i.status for i in items)
-            out[kind] = {"candidates": len(items), **{f"dropped_{f}": failed.get(f, 0) for f in FILTERS},
-                         "kept": failed.get("kept", 0)}
+            out[kind] = {
+                "candidates": len(items),
+                **{f"dropped_{f}": failed.get(f, 0) for f in FILTERS},
+                "kept": failed.get("kept", 0),
+            }
         return out
 
     def format_report(self) -> str:
         lines = [f"{'kind':13s} candidates " + " ".join(f"{'-' + f:>16s}" for f in FILTERS) + "  kept"]
         for kind, c in self.counts().items():
-            lines.append(f"{kind:13s} {c['candidates']:10d} " + " ".join(f"{c['dropped_' + f]:16d}" for f in FILTERS)
-                         + f"  {c['kept']:4d}")
+            lines.append(
+                f"{kind:13s} {c['candidates']:10d} "
+                + " ".join(f"{c['dropped_' + f]:16d}" for f in FILTERS)
+                + f"  {c['kept']:4d}"
+            )
         kept = len(self.kept)
-        lines.append(f"{kept} question(s) kept of {len(self.items)} candidates in {self.seconds:.0f} s"
-                     + (f" ({self.seconds / kept:.1f} s per kept question)" if kept else ""))
+        lines.append(
+            f"{kept} question(s) kept of {len(self.items)} candidates in {self.seconds:.0f} s"
+            + (f" ({self.seconds / kept:.1f} s per kept question)" if kept else "")
+        )
         return "\n".join(lines)
 
     def write(self, path: str | Path, *, all_candidates: bool = False) -> Path:
@@ -162,8 +176,10 @@ class Testset:
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        rows = [asdict(i) | {"source_doc_ids": " ".join(i.source_doc_ids)}
-                for i in (self.items if all_candidates else self.kept)]
+        rows = [
+            asdict(i) | {"source_doc_ids": " ".join(i.source_doc_ids)}
+            for i in (self.items if all_candidates else self.kept)
+        ]
         if path.suffix.lower() == ".csv":
             pd.DataFrame(rows).to_csv(path, index=False)
         else:
@@ -200,7 +216,7 @@ def copy_overlap(question: str, passages: list[str]) -> float:
     best = 0.0
     for text in passages:
         for span in sentence_spans(text):
-            s = set(words(text[span.start:span.end]))
+            s = set(words(text[span.start : span.end]))
             if q and s:
                 best = max(best, len(q & s) / len(q | s))
     return best
@@ -240,21 +256,36 @@ def _neighbours(bm25, corpus: dict, doc_id: str, pool: set[str]) -> list[str]:
     near = []
     for other in sorted(ranked, key=ranked.get, reverse=True):
         o = corpus[other]
-        overlapping = (o.get("source") == doc.get("source") and o.get("char_start") is not None
-                       and doc.get("char_start") is not None and o["char_start"] < doc["char_end"]
-                       and doc["char_start"] < o["char_end"])
+        overlapping = (
+            o.get("source") == doc.get("source")
+            and o.get("char_start") is not None
+            and doc.get("char_start") is not None
+            and o["char_start"] < doc["char_end"]
+            and doc["char_start"] < o["char_end"]
+        )
         if other in pool and other != doc_id and not overlapping:
             near.append(other)
     return near
 
 
 def _ask(llm, prompts: dict, user: str, schema, **params):
-    return complete_json(llm, [{"role": "system", "content": prompts["system"]}, {"role": "user", "content": user}],
-                         schema, **params)
+    return complete_json(
+        llm, [{"role": "system", "content": prompts["system"]}, {"role": "user", "content": user}], schema, **params
+    )
 
 
-def _first_failure(item: Item, texts: list[str], check_texts: list[str], llm, prompts: dict, *,
-                   min_grounding: float, min_agreement: float, llm_check: bool, max_copy_overlap: float) -> tuple[str, str] | None:
+def _first_failure(
+    item: Item,
+    texts: list[str],
+    check_texts: list[str],
+    llm,
+    prompts: dict,
+    *,
+    min_grounding: float,
+    min_agreement: float,
+    llm_check: bool,
+    max_copy_overlap: float,
+) -> tuple[str, str] | None:
     """(filter, why) of the first of standalone, grounded and not_a_copy that `item` fails; None: passed."""
     if match := _SELF_REFERENCE.search(item.question):
         return "standalone", f"points at the passage: {match[0]!r}"
@@ -262,24 +293,44 @@ def _first_failure(item: Item, texts: list[str], check_texts: list[str], llm, pr
     if answerable and (share := grounding(item.reference, texts)) < min_grounding:
         return "grounded", f"answer grounding {share:.2f} < {min_grounding}"
     if llm_check:
-        verdict = _ask(llm, prompts, prompts["check"].format(passages=_passages(check_texts), question=item.question),
-                       Verdict)
+        verdict = _ask(
+            llm, prompts, prompts["check"].format(passages=_passages(check_texts), question=item.question), Verdict
+        )
         if not verdict.ok or verdict.value.answered != answerable:
-            return "grounded", verdict.error or f"the LLM says the passages {'do not answer' if answerable else 'answer'} it"
+            return (
+                "grounded",
+                verdict.error or f"the LLM says the passages {'do not answer' if answerable else 'answer'} it",
+            )
         # asked again without the reference, the LLM must give the same answer: a reference taken from
         # the wrong sentence of the passage disagreed (9 of the 16 bad questions of the v2 labels)
         if answerable and (f1 := agreement(verdict.value.answer, item.reference)) < min_agreement:
-            return "grounded", f"a second answer disagrees with the reference (content-word F1 {f1:.2f} < {min_agreement})"
+            return (
+                "grounded",
+                f"a second answer disagrees with the reference (content-word F1 {f1:.2f} < {min_agreement})",
+            )
     if (overlap := copy_overlap(item.question, texts)) >= max_copy_overlap:
         return "not_a_copy", f"word Jaccard {overlap:.2f} with a source sentence"
     return None
 
 
-def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str = "en", seed: int = 0,
-                     mix: dict[str, float] | None = None, min_chars: int = 200, min_grounding: float = 0.6,
-                     min_agreement: float = 0.4,
-                     max_copy_overlap: float = 0.6, max_similarity: float = 0.92, embedder=None,
-                     llm_check: bool = True, max_candidates: int | None = None, progress: bool = True) -> Testset:
+def generate_testset(
+    corpus: dict[str, dict],
+    llm,
+    *,
+    n: int = 50,
+    language: str = "en",
+    seed: int = 0,
+    mix: dict[str, float] | None = None,
+    min_chars: int = 200,
+    min_grounding: float = 0.6,
+    min_agreement: float = 0.4,
+    max_copy_overlap: float = 0.6,
+    max_similarity: float = 0.92,
+    embedder=None,
+    llm_check: bool = True,
+    max_candidates: int | None = None,
+    progress: bool = True,
+) -> Testset:
     """Write candidates until `n` are kept (at most `max_candidates`, default 3 n). Passages are drawn
     with `seed` from chunks of at least `min_chars` characters (not reference lists); `two` pairs a
     passage with one of its three nearest by BM25. `embedder`: for the duplicate filter (default: the corpus language's).
@@ -311,34 +362,62 @@ def generate_testset(corpus: dict[str, dict], llm, *, n: int = 50, language: str
         texts = [corpus[d]["text"] for d in doc_ids]
         item = Item(f"g{len(items) + 1}", kind, "", "", "", doc_ids if kind != "unanswerable" else [])
         items.append(item)
-        made = _ask(llm, prompts, prompts["two"].format(passage_a=texts[0], passage_b=texts[1]) if kind == "two"
-                    else prompts[kind].format(passages=_passages(texts)), QA, sample=len(items))
+        made = _ask(
+            llm,
+            prompts,
+            prompts["two"].format(passage_a=texts[0], passage_b=texts[1])
+            if kind == "two"
+            else prompts[kind].format(passages=_passages(texts)),
+            QA,
+            sample=len(items),
+        )
         if not made.ok or len(words(made.value.question)) < 3 or "?" not in made.value.question:
             item.status, item.detail = "parsed", made.error or f"not a question: {made.value.question[:80]!r}"
             continue
         item.question = " ".join(made.value.question.split())
-        if kind == "unanswerable":   # checked against the corpus's best passages: none may answer it
+        if kind == "unanswerable":  # checked against the corpus's best passages: none may answer it
             item.reference = NOT_IN_DOCUMENTS[lang]
             check_texts = [corpus[d]["text"] for d in bm25.retrieve({"q": item.question}, 3).get("q", {})]
         else:
             item.reference = " ".join(made.value.answer.split())
             item.relevant = "; ".join(span_ref(d, corpus[d]) for d in dict.fromkeys(doc_ids))
             check_texts = texts
-        failed = _first_failure(item, texts, check_texts, llm, prompts, min_grounding=min_grounding,
-                                min_agreement=min_agreement, llm_check=llm_check, max_copy_overlap=max_copy_overlap)
+        failed = _first_failure(
+            item,
+            texts,
+            check_texts,
+            llm,
+            prompts,
+            min_grounding=min_grounding,
+            min_agreement=min_agreement,
+            llm_check=llm_check,
+            max_copy_overlap=max_copy_overlap,
+        )
         if failed is None:
-            embedder = embedder or make_embedder(None, language)   # loaded when a question first gets here
+            embedder = embedder or make_embedder(None, language)  # loaded when a question first gets here
             vector = np.asarray(embedder.embed_queries([item.question])[0], dtype=np.float32)
             vector /= np.linalg.norm(vector) or 1.0
             similar = max((float(vector @ v) for v in kept_vectors), default=-np.inf)
-            failed = ("not_a_duplicate", f"cosine {similar:.3f} with a kept question") if similar >= max_similarity else None
+            failed = (
+                ("not_a_duplicate", f"cosine {similar:.3f} with a kept question") if similar >= max_similarity else None
+            )
         if failed:
             item.status, item.detail = failed
             continue
         kept_vectors.append(vector)
         bar.update(1)
     bar.close()
-    settings = {"n": n, "language": language, "seed": seed, "mix": mix, "min_chars": min_chars,
-                "min_grounding": min_grounding, "min_agreement": min_agreement, "max_copy_overlap": max_copy_overlap,
-                "max_similarity": max_similarity, "llm_check": llm_check, "llm": getattr(llm, "name", str(llm))}
+    settings = {
+        "n": n,
+        "language": language,
+        "seed": seed,
+        "mix": mix,
+        "min_chars": min_chars,
+        "min_grounding": min_grounding,
+        "min_agreement": min_agreement,
+        "max_copy_overlap": max_copy_overlap,
+        "max_similarity": max_similarity,
+        "llm_check": llm_check,
+        "llm": getattr(llm, "name", str(llm)),
+    }
     return Testset(items, settings, time.perf_counter() - start)

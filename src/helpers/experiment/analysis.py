@@ -1,4 +1,5 @@
 """Tables of a finished run (results/<run_id>/scores.parquet); its figures: helpers.experiment.figures_run."""
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,11 @@ def load_scores(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     if not path.exists():
         root = Path(results_dir or paths.RESULTS_DIR)
         known = natural_sorted(p.parent.name for p in root.glob("*/scores.parquet"))
-        runs = f"runs with scores in {root}: {', '.join(known[:8])}{' ...' if len(known) > 8 else ''}" if known \
+        runs = (
+            f"runs with scores in {root}: {', '.join(known[:8])}{' ...' if len(known) > 8 else ''}"
+            if known
             else f"no run has scores in {root}"
+        )
         raise UserError(f"{path}: no scores; run `python -m helpers run CONFIG.yaml` first ({runs})")
     return pd.read_parquet(path)
 
@@ -67,8 +71,9 @@ def quality_scores(scores: pd.DataFrame) -> pd.DataFrame:
 def summary(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
     """Mean and bootstrap interval per (architecture, judge/metric), at the run's confidence."""
     stats = statistics_settings(config)
-    return summarize(quality_scores(scores), confidence=stats["confidence"], n_resamples=stats["n_resamples"],
-                     seed=stats["seed"])
+    return summarize(
+        quality_scores(scores), confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"]
+    )
 
 
 def baseline_of(quality: pd.DataFrame, config: dict | None = None) -> str | None:
@@ -87,8 +92,9 @@ def comparisons(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFram
     baseline = baseline_of(quality, config)
     if baseline is None:
         return pd.DataFrame()  # nothing to compare (one architecture, or every score failed)
-    return compare_to_baseline(quality, baseline, alpha=stats["alpha"], n_resamples=stats["n_resamples"],
-                               seed=stats["seed"])
+    return compare_to_baseline(
+        quality, baseline, alpha=stats["alpha"], n_resamples=stats["n_resamples"], seed=stats["seed"]
+    )
 
 
 def paired_differences(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
@@ -105,8 +111,10 @@ def paired_differences(scores: pd.DataFrame, config: dict | None = None) -> pd.D
             continue
         for architecture in (c for c in wide.columns if c != baseline):
             diff = (wide[architecture] - wide[baseline]).dropna()
-            rows += [{"metric": metric, "architecture": architecture, "baseline": baseline, "qid": qid, "diff": d}
-                     for qid, d in diff.items()]
+            rows += [
+                {"metric": metric, "architecture": architecture, "baseline": baseline, "qid": qid, "diff": d}
+                for qid, d in diff.items()
+            ]
     return pd.DataFrame(rows, columns=["metric", "architecture", "baseline", "qid", "diff"])
 
 
@@ -117,12 +125,28 @@ def difference_intervals(scores: pd.DataFrame, config: dict | None = None) -> pd
     stats = statistics_settings(config)
     rows = []
     for (metric, architecture, baseline), part in paired_differences(scores, config).groupby(
-            ["metric", "architecture", "baseline"], sort=True):
-        mean, low, high = bootstrap_ci(part["diff"].to_numpy(float), confidence=stats["confidence"],
-                                       n_resamples=stats["n_resamples"], seed=stats["seed"])
-        rows.append({"metric": metric, "architecture": architecture, "baseline": baseline, "mean_diff": mean,
-                     "ci_low": low, "ci_high": high, "n_pairs": len(part)})
-    return pd.DataFrame(rows, columns=["metric", "architecture", "baseline", "mean_diff", "ci_low", "ci_high", "n_pairs"])
+        ["metric", "architecture", "baseline"], sort=True
+    ):
+        mean, low, high = bootstrap_ci(
+            part["diff"].to_numpy(float),
+            confidence=stats["confidence"],
+            n_resamples=stats["n_resamples"],
+            seed=stats["seed"],
+        )
+        rows.append(
+            {
+                "metric": metric,
+                "architecture": architecture,
+                "baseline": baseline,
+                "mean_diff": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "n_pairs": len(part),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["metric", "architecture", "baseline", "mean_diff", "ci_low", "ci_high", "n_pairs"]
+    )
 
 
 def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
@@ -137,7 +161,7 @@ def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
     table = by.mean().unstack().reindex(columns=[c for c in RAGAS_COLUMNS if c in set(ragas.metric)]).round(3)
     table["samples"] = ragas.groupby("architecture")["qid"].nunique()
     table["nan_scores"] = ragas["value"].isna().groupby(ragas["architecture"]).sum()
-    if len(evidence):     # faithfulness with the evidence model's verdicts, on every answer
+    if len(evidence):  # faithfulness with the evidence model's verdicts, on every answer
         by_architecture = evidence.groupby("architecture")["value"]
         table = table.reindex(sorted(set(table.index) | set(evidence.architecture)))
         table["faithfulness (evidence model)"] = by_architecture.mean().round(3)
@@ -156,8 +180,10 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
     scores = load_scores(run_id, results_dir)
     config = load_config(run_id, results_dir)
     summary_json = json.loads((directory / "summary.json").read_text()) if (directory / "summary.json").exists() else {}
-    parts = [f"run {run_id}: {summary_json.get('answers', '?')} answers, failures {summary_json.get('answer_failures', {})}, "
-             f"NaN scores {summary_json.get('nan_scores', {})}"]
+    parts = [
+        f"run {run_id}: {summary_json.get('answers', '?')} answers, failures {summary_json.get('answer_failures', {})}, "
+        f"NaN scores {summary_json.get('nan_scores', {})}"
+    ]
     seed = seed_table(scores)
     if len(seed):
         parts += ["", "RAGAS (seed benchmark form):", seed.to_string()]
@@ -167,10 +193,16 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
     level = _percent(statistics_settings(config)["confidence"])
     column = f"mean [{level} CI]"
     table[column] = table.apply(lambda r: f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]", axis=1)
-    parts += ["", f"Means with {level} bootstrap intervals, {column}:",
-              table.pivot(index="architecture", columns="metric", values=column).to_string()]
+    parts += [
+        "",
+        f"Means with {level} bootstrap intervals, {column}:",
+        table.pivot(index="architecture", columns="metric", values=column).to_string(),
+    ]
     comp = comparisons(scores, config)
     if len(comp):
-        parts += ["", f"Paired permutation tests vs {comp['baseline'].iloc[0]} (Holm-corrected):",
-                  comp.round(4).to_string(index=False)]
+        parts += [
+            "",
+            f"Paired permutation tests vs {comp['baseline'].iloc[0]} (Holm-corrected):",
+            comp.round(4).to_string(index=False),
+        ]
     return "\n".join(parts)

@@ -1,4 +1,5 @@
 """Typed experiment configs, loaded from YAML. Unknown keys are rejected with their name."""
+
 from __future__ import annotations
 
 import hashlib
@@ -22,11 +23,18 @@ class Strict(BaseModel):
 
 class DatasetConfig(Strict):
     name: str = "obstetrics"
-    options: dict = Field(default_factory=dict, description="loader options, e.g. pages, chunk_size "
-                          "(the loader's keyword parameters: helpers.data.dataset_options(name))")
+    options: dict = Field(
+        default_factory=dict,
+        description="loader options, e.g. pages, chunk_size "
+        "(the loader's keyword parameters: helpers.data.dataset_options(name))",
+    )
     questions: list[str] | None = Field(None, description="qids to use (default: all)")
-    n_questions: int | None = Field(None, gt=0, description="a sample of this many questions (seeded by "
-                                    "statistics.seed; after `questions` when both are given)")
+    n_questions: int | None = Field(
+        None,
+        gt=0,
+        description="a sample of this many questions (seeded by "
+        "statistics.seed; after `questions` when both are given)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -68,23 +76,41 @@ class JudgesConfig(Strict):
     trace_llm: str | None = Field(None, description="name of the LLM that judges TRACe (None: off)")
     ragas: str | None = Field("local", description="name of the LLM that judges RAGAS (None: off)")
     ragas_metrics: list[str] = Field(default_factory=lambda: list(RAGAS_METRICS))
-    ragas_questions: list[str] | None = Field(None, description="qids scored with RAGAS, for every "
-                                              "architecture (RAGAS is slow on the local model); None: all")
+    ragas_questions: list[str] | None = Field(
+        None, description="qids scored with RAGAS, for every architecture (RAGAS is slow on the local model); None: all"
+    )
     ragas_architectures: list[str] | None = Field(None, description="architectures scored with RAGAS; None: all")
-    ragas_timeout_s: float = Field(180.0, gt=0, description=(
-        "seconds one RAGAS metric of one sample may take before it is NaN ('timeout'); a slow local "
-        "judge needs more: context precision makes one call per context, and the 1.5B model on 2 "
-        "cores took over 180 s for 5 contexts"))
-    ragas_evidence: bool | None = Field(None, description=(
-        "RAGAS faithfulness with the evidence model as its verdict step (judge 'ragas_evidence', every "
-        "answer); statements from the `ragas` LLM, schema-constrained, else the answer's sentences. "
-        "None: on when an evidence model is trained (make evidence-model)"))
-    ragas_evidence_statements: Literal["llm", "sentences"] = Field("llm", description=(
-        "statements for ragas_evidence: from the `ragas` LLM (one schema-constrained call per answer; "
-        "the answer's sentences where it fails), or the answer's sentences (no LLM call)"))
-    other: dict[str, dict] = Field(default_factory=dict, description=(
-        "judges from the registry beyond the built-in ones (helpers.judges.JUDGES), by name, with "
-        "their options: written `judges: {NAME: {options}}` like any other key"))
+    ragas_timeout_s: float = Field(
+        180.0,
+        gt=0,
+        description=(
+            "seconds one RAGAS metric of one sample may take before it is NaN ('timeout'); a slow local "
+            "judge needs more: context precision makes one call per context, and the 1.5B model on 2 "
+            "cores took over 180 s for 5 contexts"
+        ),
+    )
+    ragas_evidence: bool | None = Field(
+        None,
+        description=(
+            "RAGAS faithfulness with the evidence model as its verdict step (judge 'ragas_evidence', every "
+            "answer); statements from the `ragas` LLM, schema-constrained, else the answer's sentences. "
+            "None: on when an evidence model is trained (make evidence-model)"
+        ),
+    )
+    ragas_evidence_statements: Literal["llm", "sentences"] = Field(
+        "llm",
+        description=(
+            "statements for ragas_evidence: from the `ragas` LLM (one schema-constrained call per answer; "
+            "the answer's sentences where it fails), or the answer's sentences (no LLM call)"
+        ),
+    )
+    other: dict[str, dict] = Field(
+        default_factory=dict,
+        description=(
+            "judges from the registry beyond the built-in ones (helpers.judges.JUDGES), by name, with "
+            "their options: written `judges: {NAME: {options}}` like any other key"
+        ),
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -98,9 +124,11 @@ class JudgesConfig(Strict):
         extra = {k: v for k, v in data.items() if k not in cls.model_fields}
         unknown = sorted(k for k in extra if k not in JUDGES)
         if unknown:
-            raise ValueError(f"unknown key 'judges.{unknown[0]}' (check its spelling): neither a setting "
-                             f"({', '.join(k for k in cls.model_fields if k != 'other')}) nor a registered "
-                             f"judge (valid names: {sorted(JUDGES)})")
+            raise ValueError(
+                f"unknown key 'judges.{unknown[0]}' (check its spelling): neither a setting "
+                f"({', '.join(k for k in cls.model_fields if k != 'other')}) nor a registered "
+                f"judge (valid names: {sorted(JUDGES)})"
+            )
         other = dict(data.get("other") or {})
         for name, options in extra.items():
             options = {} if options is True else options
@@ -130,17 +158,26 @@ class ExperimentConfig(Strict):
     run_id: str | None = Field(None, description="results/<run_id>/; default: name + config hash")
     name: str = "experiment"
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
-    architectures: list[str] = Field(default_factory=lambda: list(ARCHITECTURES), description="names in the "
-                                     "architecture registry (helpers.retrieval.registry.ARCHITECTURES); default all")
+    architectures: list[str] = Field(
+        default_factory=lambda: list(ARCHITECTURES),
+        description="names in the architecture registry (helpers.retrieval.registry.ARCHITECTURES); default all",
+    )
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llms: list[NamedLLM] = Field(default_factory=lambda: [NamedLLM()])
-    generation_llm: str | None = Field(None, description="LLM (by name) for answers, HyDE and rewrites; default the first")
+    generation_llm: str | None = Field(
+        None, description="LLM (by name) for answers, HyDE and rewrites; default the first"
+    )
     judges: JudgesConfig = Field(default_factory=JudgesConfig)
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
-    generate: bool = Field(True, description="False: retrieval only (the top k and, where the dataset has "
-                           "qrels, retrieval scores; no answers, no judges): cheap sweeps over retrieval settings")
+    generate: bool = Field(
+        True,
+        description="False: retrieval only (the top k and, where the dataset has "
+        "qrels, retrieval scores; no answers, no judges): cheap sweeps over retrieval settings",
+    )
     figures: bool = True
-    max_failure_rate: float = Field(0.2, ge=0, le=1, description="a run whose share of failed samples exceeds this exits non-zero")
+    max_failure_rate: float = Field(
+        0.2, ge=0, le=1, description="a run whose share of failed samples exceeds this exits non-zero"
+    )
 
     @field_validator("name", "run_id")
     @classmethod
@@ -160,7 +197,9 @@ class ExperimentConfig(Strict):
     def _ragas_architectures_run(self):
         extra = set(self.judges.ragas_architectures or []) - set(self.architectures)
         if extra:
-            raise ValueError(f"judges.ragas_architectures names {sorted(extra)}, not in architectures {self.architectures}")
+            raise ValueError(
+                f"judges.ragas_architectures names {sorted(extra)}, not in architectures {self.architectures}"
+            )
         return self
 
     def llm(self, name: str | None) -> NamedLLM:
@@ -172,8 +211,9 @@ class ExperimentConfig(Strict):
     def resolved_run_id(self) -> str:
         if self.run_id:
             return self.run_id
-        digest = hashlib.sha256(json.dumps(self.model_dump(exclude={"run_id", "figures"}), sort_keys=True,
-                                           default=str).encode()).hexdigest()[:8]
+        digest = hashlib.sha256(
+            json.dumps(self.model_dump(exclude={"run_id", "figures"}), sort_keys=True, default=str).encode()
+        ).hexdigest()[:8]
         return f"{self.name}-{digest}"
 
 
@@ -188,8 +228,9 @@ def load_config(path: str | Path) -> ExperimentConfig:
     except UserError as exc:
         raise ConfigError(str(exc)) from None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: a config is a mapping of keys (dataset, architectures, llms, ...), "
-                          f"not a {type(raw).__name__}")
+        raise ConfigError(
+            f"{path}: a config is a mapping of keys (dataset, architectures, llms, ...), not a {type(raw).__name__}"
+        )
     try:
         return ExperimentConfig(**raw)
     except ValidationError as exc:

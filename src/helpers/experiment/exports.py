@@ -1,8 +1,9 @@
 """Files a run derives from its scores: the TRACe summary in the seed guide's JSON shape
 (`trace.json`). Retrieval quality against qrels is the `retrieval` judge (helpers.judges.retrieval)."""
+
 from __future__ import annotations
 
-SEED_ORDER = ("utilization", "relevance", "adherence", "completeness")   # the seed guide's key order
+SEED_ORDER = ("utilization", "relevance", "adherence", "completeness")  # the seed guide's key order
 
 
 def trace_json(scores, judge: str = "offline") -> dict:
@@ -23,6 +24,10 @@ def trace_json(scores, judge: str = "offline") -> dict:
             individual.append({"qid": str(qid), **values})
         means = {m: round(float(wide[m].mean()), 4) if wide[m].notna().any() else None for m in SEED_ORDER}
         known = [v for v in means.values() if v is not None]
-        out[architecture] = {**means, "average": round(sum(known) / len(known), 4) if known else None,
-                             "num_samples": int(wide.notna().all(axis=1).sum()), "individual_scores": individual}
+        out[architecture] = {
+            **means,
+            "average": round(sum(known) / len(known), 4) if known else None,
+            "num_samples": int(wide.notna().all(axis=1).sum()),
+            "individual_scores": individual,
+        }
     return out

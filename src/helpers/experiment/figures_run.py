@@ -4,6 +4,7 @@ baseline (seaborn), quality against latency and cost (Pareto), and judge agreeme
 
 A metric nothing was scored on (every value NaN) gets no panel; a note beneath the panels names
 it, so a missing panel is never mistaken for a forgotten one."""
+
 from __future__ import annotations
 
 import contextlib
@@ -35,17 +36,30 @@ from helpers.figures import save_figure  # first: it selects the headless backen
 from helpers.inputs import inside  # noqa: E402
 from helpers.judges import grounding_metrics
 
-PER_ROW = 4                        # panels per row at most: 8 metrics are 2 rows of 4, not a strip of 8
-PANEL_INCHES = (3.0, 3.2)          # width, height of one panel
+PER_ROW = 4  # panels per row at most: 8 metrics are 2 rows of 4, not a strip of 8
+PANEL_INCHES = (3.0, 3.2)  # width, height of one panel
 BAR_COLOR = "#4C72B0"
 POINT_COLOR = "#C44E52"
 EMPTY_NOTE = "left out, nothing scored (every value NaN): "
 # label offsets (points) tried in this order around a point of the Pareto plots
-LABEL_OFFSETS = ((5, 5), (5, -13), (-5, 5), (-5, -13), (5, 17), (-5, 17), (5, -25), (-5, -25),
-                 (20, 30), (-20, 30), (20, -38), (-20, -38))
+LABEL_OFFSETS = (
+    (5, 5),
+    (5, -13),
+    (-5, 5),
+    (-5, -13),
+    (5, 17),
+    (-5, 17),
+    (5, -25),
+    (-5, -25),
+    (20, 30),
+    (-20, 30),
+    (20, -38),
+    (-20, -38),
+)
 
 
 # ---- layout helpers
+
 
 def grid(n_panels: int, *, per_row: int = PER_ROW, panel: tuple[float, float] = PANEL_INCHES):
     """(figure, the first n axes) of a grid with at most `per_row` panels a row, the columns
@@ -103,6 +117,7 @@ def png_bytes(fig, *, dpi: int = 110) -> bytes:
 
 # ---- the figures
 
+
 def metric_bars(table: pd.DataFrame, *, confidence: float = 0.95, per_row: int = PER_ROW):
     """Mean per architecture with its bootstrap interval, one panel per metric (summary table:
     architecture, metric, mean, ci_low, ci_high)."""
@@ -117,8 +132,15 @@ def metric_bars(table: pd.DataFrame, *, confidence: float = 0.95, per_row: int =
         ax.tick_params(axis="x", rotation=60, labelsize=8)
     if not scored:
         axes[0].axis("off")
-        axes[0].text(0.5, 0.5, "no sample could be scored\n(NaN: see reasons in scores)", ha="center", va="center",
-                     fontsize=8, transform=axes[0].transAxes)
+        axes[0].text(
+            0.5,
+            0.5,
+            "no sample could be scored\n(NaN: see reasons in scores)",
+            ha="center",
+            va="center",
+            fontsize=8,
+            transform=axes[0].transAxes,
+        )
     fig.suptitle(f"Mean per architecture with {_percent(confidence)} bootstrap intervals", fontsize=10)
     fig.tight_layout()
     note_empty(fig, empty)
@@ -136,7 +158,9 @@ def heatmap(matrix: pd.DataFrame, title: str, *, empty=()):
     ax.set_yticks(range(matrix.shape[0]), matrix.index, fontsize=8)
     for (i, j), value in np.ndenumerate(values):
         if not np.isnan(value):
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black")
+            ax.text(
+                j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black"
+            )
     fig.colorbar(image, ax=ax, fraction=0.04)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
@@ -168,17 +192,27 @@ def distributions(scores: pd.DataFrame, *, per_row: int = PER_ROW):
     with every question as a point."""
     quality = quality_scores(scores)
     scored, empty = split_empty(quality, "value")
-    scored = sorted(scored)                        # the panels in the metric bars' order
+    scored = sorted(scored)  # the panels in the metric bars' order
     order = sorted(set(quality["architecture"])) if len(quality) else []
     with sns.axes_style("whitegrid"):
         fig, axes = grid(len(scored), per_row=per_row)
     for ax, metric in zip(axes, scored):
         part = quality[quality.metric == metric].dropna(subset=["value"])
-        sns.boxplot(data=part, x="architecture", y="value", order=order, ax=ax, color="#DDE4F0", fliersize=0,
-                    linewidth=0.8)
+        sns.boxplot(
+            data=part, x="architecture", y="value", order=order, ax=ax, color="#DDE4F0", fliersize=0, linewidth=0.8
+        )
         with fixed_jitter():
-            sns.stripplot(data=part, x="architecture", y="value", order=order, ax=ax, color=BAR_COLOR, size=3.5,
-                          alpha=0.75, jitter=0.15)
+            sns.stripplot(
+                data=part,
+                x="architecture",
+                y="value",
+                order=order,
+                ax=ax,
+                color=BAR_COLOR,
+                size=3.5,
+                alpha=0.75,
+                jitter=0.15,
+            )
         first_column = ax.get_subplotspec().is_first_col()
         ax.set(title=metric, xlabel="", ylabel="score per question" if first_column else "", ylim=(-0.05, 1.05))
         ax.title.set_fontsize(9)
@@ -191,8 +225,16 @@ def distributions(scores: pd.DataFrame, *, per_row: int = PER_ROW):
     return fig
 
 
-def difference_plot(diffs: pd.DataFrame, intervals: pd.DataFrame, *, tests: pd.DataFrame | None = None,
-                    empty=(), confidence: float = 0.95, alpha: float = 0.05, per_row: int = PER_ROW):
+def difference_plot(
+    diffs: pd.DataFrame,
+    intervals: pd.DataFrame,
+    *,
+    tests: pd.DataFrame | None = None,
+    empty=(),
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    per_row: int = PER_ROW,
+):
     """Architecture minus baseline per question (points) and the mean difference with its
     bootstrap interval, one panel per metric; p is the Holm-corrected paired permutation test
     (`tests`: helpers.experiment.analysis.comparisons), bold where below `alpha`."""
@@ -206,8 +248,17 @@ def difference_plot(diffs: pd.DataFrame, intervals: pd.DataFrame, *, tests: pd.D
         rows = intervals[intervals.metric == metric].set_index("architecture")
         order = sorted(rows.index)
         with fixed_jitter():
-            sns.stripplot(data=diffs[diffs.metric == metric], x="architecture", y="diff", order=order, ax=ax,
-                          color="#999999", size=3, alpha=0.7, jitter=0.12)
+            sns.stripplot(
+                data=diffs[diffs.metric == metric],
+                x="architecture",
+                y="diff",
+                order=order,
+                ax=ax,
+                color="#999999",
+                size=3,
+                alpha=0.7,
+                jitter=0.12,
+            )
         rows = rows.reindex(order)
         err = np.vstack([rows["mean_diff"] - rows["ci_low"], rows["ci_high"] - rows["mean_diff"]])
         ax.errorbar(range(len(order)), rows["mean_diff"], yerr=err, fmt="o", color=POINT_COLOR, capsize=4, zorder=3)
@@ -221,11 +272,14 @@ def difference_plot(diffs: pd.DataFrame, intervals: pd.DataFrame, *, tests: pd.D
         first_column = ax.get_subplotspec().is_first_col()
         ax.set(title=metric, xlabel="", ylabel=f"minus {rows['baseline'].iloc[0]}" if first_column else "")
         ax.title.set_fontsize(9)
-        ax.tick_params(axis="x", labelsize=8, rotation=35)   # long names (multi_query) would collide flat
+        ax.tick_params(axis="x", labelsize=8, rotation=35)  # long names (multi_query) would collide flat
         for label in ax.get_xticklabels():
             label.set_horizontalalignment("right")
-    fig.suptitle(f"Paired difference against {intervals['baseline'].iloc[0]}: questions (grey), mean with "
-                 f"{_percent(confidence)} bootstrap interval (red); p: permutation test, Holm", fontsize=10)
+    fig.suptitle(
+        f"Paired difference against {intervals['baseline'].iloc[0]}: questions (grey), mean with "
+        f"{_percent(confidence)} bootstrap interval (red); p: permutation test, Holm",
+        fontsize=10,
+    )
     fig.tight_layout()
     note_empty(fig, empty)
     return fig
@@ -252,10 +306,17 @@ def place_labels(ax, xs, ys, names, *, fontsize: int = 8) -> list:
     for i in sorted(range(len(names)), key=lambda i: (xs[i], ys[i], str(names[i]))):
         # i bound as a default: annotate and cost belong to this iteration
         def annotate(offset, i=i):
-            far = abs(offset[1]) > 13          # beyond the first ring: a leader line says whose label
-            return ax.annotate(str(names[i]), (xs[i], ys[i]), xytext=offset, textcoords="offset points", va="bottom",
-                               ha="left" if offset[0] >= 0 else "right", fontsize=fontsize,
-                               arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5} if far else None)
+            far = abs(offset[1]) > 13  # beyond the first ring: a leader line says whose label
+            return ax.annotate(
+                str(names[i]),
+                (xs[i], ys[i]),
+                xytext=offset,
+                textcoords="offset points",
+                va="bottom",
+                ha="left" if offset[0] >= 0 else "right",
+                fontsize=fontsize,
+                arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5} if far else None,
+            )
 
         def cost(offset, i=i):
             text = annotate(offset)
@@ -265,7 +326,7 @@ def place_labels(ax, xs, ys, names, *, fontsize: int = 8) -> list:
             return (sum(box.overlaps(b) for b in others), not _inside(box, frame)), box
 
         scored = [(cost(offset), offset) for offset in LABEL_OFFSETS]
-        (_, box), best = min(scored, key=lambda item: item[0][0])   # min keeps the first of ties
+        (_, box), best = min(scored, key=lambda item: item[0][0])  # min keeps the first of ties
         placed.append(annotate(best))
         taken.append(box)
     return placed
@@ -301,12 +362,12 @@ def pareto(scores: pd.DataFrame, quality_metric: str | None, cost_metric: str, *
     ax.plot(frontier["cost"], frontier["quality"], "--", color="grey", lw=1, label="Pareto front")
     ax.set_xlabel(cost_label or f"mean {cost_metric} per question")
     ax.set_ylabel(f"mean {quality_metric}" if quality_metric else "no quality metric scored")
-    ax.margins(x=0.25, y=0.2)            # room for the labels inside the axes
+    ax.margins(x=0.25, y=0.2)  # room for the labels inside the axes
     if len(both):
         ax.legend(fontsize=8, loc="lower right")
     else:
         ax.text(0.5, 0.5, "no architecture has both a quality score and this cost", ha="center", transform=ax.transAxes)
-    fig.tight_layout()                   # before the labels: they are placed in the final pixel positions
+    fig.tight_layout()  # before the labels: they are placed in the final pixel positions
     place_labels(ax, list(both["cost"]), list(both["quality"]), list(both.index))
     return fig
 
@@ -339,12 +400,13 @@ def agreement(scores: pd.DataFrame):
 
 # ---- all of a run's figures
 
+
 def run_figures(scores: pd.DataFrame, config: dict | None = None) -> dict:
     """{figure name: a function drawing it}; drawn one at a time so each can be closed at once."""
     stats = statistics_settings(config)
     table = summary(scores, config)
     scored, empty = split_empty(quality_scores(scores), "value")
-    first = scored[0] if scored else None          # the Pareto plots' quality axis
+    first = scored[0] if scored else None  # the Pareto plots' quality axis
     cost_metric, cost_label = cost_axis(scores)
     return {
         "metric-bars": lambda: metric_bars(table, confidence=stats["confidence"]),
@@ -352,22 +414,34 @@ def run_figures(scores: pd.DataFrame, config: dict | None = None) -> dict:
         "heatmap-question": lambda: question_heatmap(scores),
         "distributions": lambda: distributions(scores),
         "paired-differences": lambda: difference_plot(
-            paired_differences(scores, config), difference_intervals(scores, config),
-            tests=comparisons(scores, config), empty=empty, confidence=stats["confidence"], alpha=stats["alpha"]),
+            paired_differences(scores, config),
+            difference_intervals(scores, config),
+            tests=comparisons(scores, config),
+            empty=empty,
+            confidence=stats["confidence"],
+            alpha=stats["alpha"],
+        ),
         "pareto-latency": lambda: pareto(scores, first, "latency_s", cost_label="mean latency per question (s)"),
         "pareto-cost": lambda: pareto(scores, first, cost_metric, cost_label=cost_label),
         "judge-agreement": lambda: agreement(scores),
     }
 
 
-def save_run_figures(run_id: str, scores: pd.DataFrame, config: dict | None = None, *,
-                     data_sources: list[str] | None = None, out_dir: Path | None = None) -> dict[str, Path]:
+def save_run_figures(
+    run_id: str,
+    scores: pd.DataFrame,
+    config: dict | None = None,
+    *,
+    data_sources: list[str] | None = None,
+    out_dir: Path | None = None,
+) -> dict[str, Path]:
     """Every figure as PNG + PDF + JSON sidecar ({name: PNG path}), named <run_id>-<figure>."""
     written = {}
     for name, draw in run_figures(scores, config).items():
         fig = draw()
-        written[name] = save_figure(fig, f"{run_id}-{name}", run_ids=[run_id], config=config,
-                                    data_sources=data_sources, out_dir=out_dir)["png"]
+        written[name] = save_figure(
+            fig, f"{run_id}-{name}", run_ids=[run_id], config=config, data_sources=data_sources, out_dir=out_dir
+        )["png"]
         plt.close(fig)
     return written
 
@@ -378,10 +452,13 @@ def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | N
     directory = run_dir(run_id, results_dir)
     scores = load_scores(run_id, results_dir)
     config = load_config(run_id, results_dir)
-    written = save_run_figures(run_id, scores, config, data_sources=[str(directory / "scores.parquet")], out_dir=out_dir)
+    written = save_run_figures(
+        run_id, scores, config, data_sources=[str(directory / "scores.parquet")], out_dir=out_dir
+    )
     seed = seed_table(scores)
     inside(out_dir or paths.FIGURES_DIR, f"{run_id}-obstetrics-table.md", what="run id").write_text(
-        seed.to_markdown() if len(seed) else "(RAGAS not run)", encoding="utf-8")
+        seed.to_markdown() if len(seed) else "(RAGAS not run)", encoding="utf-8"
+    )
     return written
 
 

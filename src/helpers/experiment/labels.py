@@ -11,6 +11,7 @@ answer the question as the guideline and the seed's ground truth do?), each yes 
 answer that says the contexts do not hold the answer is supported; it is correct only when the
 guideline indeed lacks it. Scores of a label: yes 1, partly 0.5, no 0.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,24 +37,37 @@ KEY_COLUMNS = ("model", "architecture", "qid")
 JUDGE_SCORES = {(judge, metric): label for judge, metric, label in grounding_metrics()}
 
 
-def answers_sheet(run_id: str, *, model: str | None = None, results_dir: Path | None = None,
-                  references: dict[str, str] | None = None) -> pd.DataFrame:
+def answers_sheet(
+    run_id: str, *, model: str | None = None, results_dir: Path | None = None, references: dict[str, str] | None = None
+) -> pd.DataFrame:
     """One row per answer of a run, ready to label: model, architecture, qid, question, the
     reference answer, the answer, its contexts (rank, page, text), and empty label columns.
     model: the name written in the `model` column (default: the answering LLM's model)."""
     directory = run_dir(run_id, results_dir)
-    if not (directory / "records.jsonl").exists():   # checked first: RunStore would create the folder
+    if not (directory / "records.jsonl").exists():  # checked first: RunStore would create the folder
         raise UserError(f"run {run_id}: no answers in {directory}/records.jsonl")
     rows = []
     for record in RunStore(directory).of_kind("answer"):
         pages = record.get("pages") or []
-        contexts = "\n".join(f"[{c['rank']}] (p. {pages[i] if i < len(pages) else None}) {c['text']}"
-                             for i, c in enumerate(record.get("contexts") or []))
-        rows.append({"model": model or record.get("model") or record["llm"], "architecture": record["architecture"],
-                     "qid": record["qid"], "question": record["question"],
-                     "reference": (references or {}).get(record["qid"], ""), "answer": record.get("answer") or "",
-                     "context_pages": " ".join(str(p) for p in pages),
-                     "contexts": contexts, "supported": "", "correct": "", "note": ""})
+        contexts = "\n".join(
+            f"[{c['rank']}] (p. {pages[i] if i < len(pages) else None}) {c['text']}"
+            for i, c in enumerate(record.get("contexts") or [])
+        )
+        rows.append(
+            {
+                "model": model or record.get("model") or record["llm"],
+                "architecture": record["architecture"],
+                "qid": record["qid"],
+                "question": record["question"],
+                "reference": (references or {}).get(record["qid"], ""),
+                "answer": record.get("answer") or "",
+                "context_pages": " ".join(str(p) for p in pages),
+                "contexts": contexts,
+                "supported": "",
+                "correct": "",
+                "note": "",
+            }
+        )
     if not rows:
         raise UserError(f"run {run_id}: no answers in {directory}/records.jsonl")
     frame = pd.DataFrame(rows)
@@ -75,8 +89,10 @@ def load_labels(path: str | Path) -> pd.DataFrame:
         bad = frame.index[~frame[column].isin(LABELS)]
         if len(bad):
             row = int(bad[0])
-            raise UserError(f"{path}: row {row + 2}, column '{column}': {frame.at[row, column]!r} is not one of "
-                            f"{list(LABELS)} ({len(bad)} such row(s))")
+            raise UserError(
+                f"{path}: row {row + 2}, column '{column}': {frame.at[row, column]!r} is not one of "
+                f"{list(LABELS)} ({len(bad)} such row(s))"
+            )
     duplicated = frame.duplicated(list(KEY_COLUMNS), keep="first")
     if duplicated.any():
         row = int(frame.index[duplicated][0])
@@ -88,14 +104,17 @@ def label_summary(labels: pd.DataFrame, *, confidence: float = 0.95, seed: int =
     """Per model and architecture (and 'all'): answers, counts of each label, and the mean label
     score (yes 1, partly 0.5, no 0) with its bootstrap interval, for `supported` and `correct`."""
     rows = []
-    groups = list(labels.groupby(["model", "architecture"], sort=False)) + \
-        [((model, "all"), frame) for model, frame in labels.groupby("model", sort=False)]
+    groups = list(labels.groupby(["model", "architecture"], sort=False)) + [
+        ((model, "all"), frame) for model, frame in labels.groupby("model", sort=False)
+    ]
     for (model, architecture), frame in groups:
         row = {"model": model, "architecture": architecture, "answers": len(frame)}
         for column in LABEL_COLUMNS:
             counts = frame[column].value_counts()
             row.update({f"{column}_{label}": int(counts.get(label, 0)) for label in LABELS})
-            estimate, low, high = bootstrap_ci(frame[column].map(LABEL_SCORE).to_numpy(), confidence=confidence, seed=seed)
+            estimate, low, high = bootstrap_ci(
+                frame[column].map(LABEL_SCORE).to_numpy(), confidence=confidence, seed=seed
+            )
             row.update({f"{column}_score": estimate, f"{column}_low": low, f"{column}_high": high})
         rows.append(row)
     return pd.DataFrame(rows)
@@ -112,8 +131,15 @@ def _cohen_kappa(a, b, axis: int = -1):
         return np.where(expected < 1, (observed - expected) / (1 - expected), np.nan)
 
 
-def judges_vs_labels(labels: pd.DataFrame, scores: pd.DataFrame, *, threshold: float = 0.5,
-                     positive: tuple[str, ...] = ("no",), confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+def judges_vs_labels(
+    labels: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    threshold: float = 0.5,
+    positive: tuple[str, ...] = ("no",),
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Each judge score of JUDGE_SCORES present in `scores` (a run's long table, or several runs'
     concatenated, with a `model` column naming the answering model) against the `supported` labels:
     n, answers labelled `positive` (default "no"; ("no", "partly") for "not fully supported"),
@@ -139,12 +165,26 @@ def judges_vs_labels(labels: pd.DataFrame, scores: pd.DataFrame, *, threshold: f
         area = bootstrap_ci(unsupported, -value, statistic=auroc, confidence=confidence, seed=seed)
         accuracy = bootstrap_ci((verdict == label_supported).astype(float), confidence=confidence, seed=seed)
         kappa = bootstrap_ci(verdict, label_supported, statistic=_cohen_kappa, confidence=confidence, seed=seed)
-        merged_rows.append({
-            "judge": judge, "metric": metric, "description": description, "models": ", ".join(sorted(merged["model"].unique())),
-            "positive": "/".join(positive), "n": len(merged), "labelled_positive": int(unsupported.sum()),
-            "auroc": area[0], "auroc_low": area[1], "auroc_high": area[2],
-            "accuracy": accuracy[0], "accuracy_low": accuracy[1], "accuracy_high": accuracy[2],
-            "kappa": kappa[0], "kappa_low": kappa[1], "kappa_high": kappa[2]})
+        merged_rows.append(
+            {
+                "judge": judge,
+                "metric": metric,
+                "description": description,
+                "models": ", ".join(sorted(merged["model"].unique())),
+                "positive": "/".join(positive),
+                "n": len(merged),
+                "labelled_positive": int(unsupported.sum()),
+                "auroc": area[0],
+                "auroc_low": area[1],
+                "auroc_high": area[2],
+                "accuracy": accuracy[0],
+                "accuracy_low": accuracy[1],
+                "accuracy_high": accuracy[2],
+                "kappa": kappa[0],
+                "kappa_low": kappa[1],
+                "kappa_high": kappa[2],
+            }
+        )
     return pd.DataFrame(merged_rows)
 
 
@@ -163,8 +203,10 @@ def label_figure(summary: pd.DataFrame):
             rows = frame[frame["model"] == model].set_index("architecture").reindex(architectures)
             x = np.arange(len(architectures)) + (i - (len(models) - 1) / 2) * width
             estimate = rows[f"{column}_score"].to_numpy(dtype=float)
-            errors = [estimate - rows[f"{column}_low"].to_numpy(dtype=float),
-                      rows[f"{column}_high"].to_numpy(dtype=float) - estimate]
+            errors = [
+                estimate - rows[f"{column}_low"].to_numpy(dtype=float),
+                rows[f"{column}_high"].to_numpy(dtype=float) - estimate,
+            ]
             ax.bar(x, estimate, width, yerr=errors, capsize=3, label=f"{model} (n={int(rows['answers'].sum())})")
         ax.set_xticks(np.arange(len(architectures)), architectures, rotation=30, ha="right")
         ax.set_title(f"{column} (hand labels: yes 1, partly 0.5, no 0)", fontsize=10)

@@ -11,6 +11,7 @@ the seed benchmark's RAGAS table and the seed guide's TRACe JSON:
         links or scripts, each answer's details folded in a <details> element
   json  one JSON object (NaN written as null)
 """
+
 from __future__ import annotations
 
 import ast
@@ -29,23 +30,24 @@ from helpers.experiment import analysis
 from helpers.experiment.exports import trace_json
 
 FORMATS = ("md", "csv", "html", "json")
-KEY = ["architecture", "llm", "qid"]                    # one answer
-TEXT_COLUMNS = ["question", "answer", "error"]           # what the per-question table shows of a record
+KEY = ["architecture", "llm", "qid"]  # one answer
+TEXT_COLUMNS = ["question", "answer", "error"]  # what the per-question table shows of a record
 
 
 @dataclass
 class RunReport:
     """What every format shows of one run, read once from results/<run_id>/."""
+
     run_id: str
     config: dict
-    run_summary: dict            # summary.json
-    scores: pd.DataFrame         # scores.parquet (long)
-    records: pd.DataFrame        # records.parquet, contexts parsed back to lists
-    summary: pd.DataFrame        # mean and interval per architecture x judge/metric
-    comparisons: pd.DataFrame    # paired permutation tests against the baseline (Holm)
-    differences: pd.DataFrame    # mean paired difference against the baseline and its interval
-    seed: pd.DataFrame           # the seed benchmark's RAGAS table
-    trace: dict                  # the seed guide's TRACe JSON
+    run_summary: dict  # summary.json
+    scores: pd.DataFrame  # scores.parquet (long)
+    records: pd.DataFrame  # records.parquet, contexts parsed back to lists
+    summary: pd.DataFrame  # mean and interval per architecture x judge/metric
+    comparisons: pd.DataFrame  # paired permutation tests against the baseline (Holm)
+    differences: pd.DataFrame  # mean paired difference against the baseline and its interval
+    seed: pd.DataFrame  # the seed benchmark's RAGAS table
+    trace: dict  # the seed guide's TRACe JSON
     confidence: float
 
 
@@ -65,8 +67,9 @@ def _natural_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows by architecture, llm and question in natural order (q1, q2, ..., q10)."""
     if frame.empty:
         return frame
-    return frame.sort_values(KEY, key=lambda col: col.map(analysis.natural_key) if col.name == "qid" else col,
-                             kind="stable").reset_index(drop=True)
+    return frame.sort_values(
+        KEY, key=lambda col: col.map(analysis.natural_key) if col.name == "qid" else col, kind="stable"
+    ).reset_index(drop=True)
 
 
 def _records(directory: Path, scores: pd.DataFrame) -> pd.DataFrame:
@@ -77,7 +80,7 @@ def _records(directory: Path, scores: pd.DataFrame) -> pd.DataFrame:
     # answers scored but not in the records (an older run) still get their row
     missing = scores[KEY].drop_duplicates().merge(records[KEY], how="left", indicator=True)
     missing = missing[missing["_merge"] == "left_only"].drop(columns="_merge")
-    if len(missing):   # (concatenating an empty frame would turn the integer columns to floats)
+    if len(missing):  # (concatenating an empty frame would turn the integer columns to floats)
         records = pd.concat([records, missing.assign(contexts=[[] for _ in range(len(missing))])], ignore_index=True)
     return _natural_rows(records)
 
@@ -87,27 +90,36 @@ def _trace(directory: Path, scores: pd.DataFrame) -> dict:
     path = directory / "trace.json"
     trace = json.loads(path.read_text(encoding="utf-8")) if path.exists() else trace_json(scores)
     for entry in trace.values():
-        entry["individual_scores"] = sorted(entry.get("individual_scores", []),
-                                            key=lambda s: analysis.natural_key(s.get("qid")))
+        entry["individual_scores"] = sorted(
+            entry.get("individual_scores", []), key=lambda s: analysis.natural_key(s.get("qid"))
+        )
     return trace
 
 
 def collect(run_id: str, results_dir: Path | None = None) -> RunReport:
     directory = analysis.run_dir(run_id, results_dir)
-    scores = analysis.load_scores(run_id, results_dir)       # names the runs there are when it has none
+    scores = analysis.load_scores(run_id, results_dir)  # names the runs there are when it has none
     if "llm" not in scores:
         scores = scores.assign(llm="")
     config = analysis.load_config(run_id, results_dir)
     summary_path = directory / "summary.json"
     return RunReport(
-        run_id=run_id, config=config, scores=scores, records=_records(directory, scores),
+        run_id=run_id,
+        config=config,
+        scores=scores,
+        records=_records(directory, scores),
         run_summary=json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else {},
-        summary=analysis.summary(scores, config), comparisons=analysis.comparisons(scores, config),
-        differences=analysis.difference_intervals(scores, config), seed=analysis.seed_table(scores),
-        trace=_trace(directory, scores), confidence=analysis.statistics_settings(config)["confidence"])
+        summary=analysis.summary(scores, config),
+        comparisons=analysis.comparisons(scores, config),
+        differences=analysis.difference_intervals(scores, config),
+        seed=analysis.seed_table(scores),
+        trace=_trace(directory, scores),
+        confidence=analysis.statistics_settings(config)["confidence"],
+    )
 
 
 # ---- tables every format shares
+
 
 def _score_columns(scores: pd.DataFrame) -> list[tuple[str, str]]:
     """(judge, metric) pairs: quality judges first, the system's costs (latency, tokens) last."""
@@ -118,8 +130,10 @@ def _score_columns(scores: pd.DataFrame) -> list[tuple[str, str]]:
 def contexts_text(contexts) -> str:
     if isinstance(contexts, str):
         return contexts
-    return "\n\n".join(f"[{c.get('rank', i)}] {c.get('doc_id', '')} (score {_number(c.get('score'))}): {c.get('text', '')}"
-                       for i, c in enumerate(contexts, 1))
+    return "\n\n".join(
+        f"[{c.get('rank', i)}] {c.get('doc_id', '')} (score {_number(c.get('score'))}): {c.get('text', '')}"
+        for i, c in enumerate(contexts, 1)
+    )
 
 
 def answers_table(report: RunReport) -> pd.DataFrame:
@@ -130,14 +144,17 @@ def answers_table(report: RunReport) -> pd.DataFrame:
     scores = report.scores.assign(name=report.scores["judge"] + "/" + report.scores["metric"])
     values = scores.pivot_table(index=KEY, columns="name", values="value", aggfunc="last", dropna=False)
     reasons = scores.assign(reason=scores["reason"].fillna("").astype(str)).pivot_table(
-        index=KEY, columns="name", values="reason", aggfunc="last")
+        index=KEY, columns="name", values="reason", aggfunc="last"
+    )
     columns = []
     for judge, metric in _score_columns(scores):
         name = f"{judge}/{metric}"
         table = table.merge(values[[name]].reset_index(), on=KEY, how="left")
         columns.append(name)
         if name in reasons and reasons[name].fillna("").str.strip().any():
-            table = table.merge(reasons[[name]].rename(columns={name: f"{name} reason"}).reset_index(), on=KEY, how="left")
+            table = table.merge(
+                reasons[[name]].rename(columns={name: f"{name} reason"}).reset_index(), on=KEY, how="left"
+            )
             columns.append(f"{name} reason")
     return _natural_rows(table)[KEY + TEXT_COLUMNS + ["contexts"] + columns]
 
@@ -151,8 +168,11 @@ def intervals_wide(report: RunReport) -> pd.DataFrame:
     """metric x architecture cells 'mean [low, high]' (metrics down: there are more of them)."""
     if report.summary.empty:
         return pd.DataFrame()
-    cells = report.summary.assign(cell=report.summary.apply(
-        lambda r: f"{_number(r['mean'])} [{_number(r['ci_low'])}, {_number(r['ci_high'])}]", axis=1))
+    cells = report.summary.assign(
+        cell=report.summary.apply(
+            lambda r: f"{_number(r['mean'])} [{_number(r['ci_low'])}, {_number(r['ci_high'])}]", axis=1
+        )
+    )
     return cells.pivot(index="metric", columns="architecture", values="cell")
 
 
@@ -167,8 +187,13 @@ def comparison_table(report: RunReport) -> pd.DataFrame:
 
 
 def _number(value, digits: int = 3) -> str:
-    return "NaN" if value is None or (isinstance(value, float) and math.isnan(value)) else \
-        f"{value:.{digits}f}" if isinstance(value, (float, np.floating)) else str(value)
+    return (
+        "NaN"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else f"{value:.{digits}f}"
+        if isinstance(value, (float, np.floating))
+        else str(value)
+    )
 
 
 def plain(value):
@@ -188,26 +213,37 @@ def plain(value):
 
 def _headline(report: RunReport) -> str:
     s, config = report.run_summary, report.config
-    parts = [f"{s.get('answers', len(report.records))} answers",
-             f"dataset {(config.get('dataset') or {}).get('name', '?')}",
-             f"architectures {', '.join(sorted(set(report.records['architecture'].dropna())))}",
-             f"failures {s.get('answer_failures', {})}", f"NaN scores {s.get('nan_scores', {})}"]
+    parts = [
+        f"{s.get('answers', len(report.records))} answers",
+        f"dataset {(config.get('dataset') or {}).get('name', '?')}",
+        f"architectures {', '.join(sorted(set(report.records['architecture'].dropna())))}",
+        f"failures {s.get('answer_failures', {})}",
+        f"NaN scores {s.get('nan_scores', {})}",
+    ]
     return "; ".join(parts)
 
 
 # ---- the formats
 
+
 def to_json(report: RunReport) -> str:
     scores = report.scores[["judge", "metric", "value", "reason"] + KEY].copy()
     grouped = {key: part.drop(columns=KEY).to_dict("records") for key, part in scores.groupby(KEY, sort=False)}
-    records = [{**row, "scores": grouped.get(tuple(row[k] for k in KEY), [])}
-               for row in report.records.to_dict("records")]
-    document = {"run_id": report.run_id, "config": report.config, "run_summary": report.run_summary,
-                "confidence": report.confidence, "summary": report.summary.to_dict("records"),
-                "difference_intervals": report.differences.to_dict("records"),
-                "comparisons": report.comparisons.to_dict("records"), "records": records,
-                "seed_table": report.seed.reset_index().to_dict("records") if len(report.seed) else [],
-                "trace": report.trace}
+    records = [
+        {**row, "scores": grouped.get(tuple(row[k] for k in KEY), [])} for row in report.records.to_dict("records")
+    ]
+    document = {
+        "run_id": report.run_id,
+        "config": report.config,
+        "run_summary": report.run_summary,
+        "confidence": report.confidence,
+        "summary": report.summary.to_dict("records"),
+        "difference_intervals": report.differences.to_dict("records"),
+        "comparisons": report.comparisons.to_dict("records"),
+        "records": records,
+        "seed_table": report.seed.reset_index().to_dict("records") if len(report.seed) else [],
+        "trace": report.trace,
+    }
     return json.dumps(plain(document), indent=2, ensure_ascii=False)
 
 
@@ -230,20 +266,41 @@ def _score_rows(report: RunReport, key: tuple) -> pd.DataFrame:
 
 def to_markdown(report: RunReport) -> str:
     level = analysis._percent(report.confidence)
-    out = [f"# Run {report.run_id}", "", _headline(report), "",
-           f"## Means with {level} bootstrap intervals", "", _md_table(intervals_wide(report)), "",
-           "## Paired comparisons with the baseline (permutation tests, Holm-corrected; "
-           f"{level} bootstrap interval of the mean difference)", "", _md_table(comparison_table(report), index=False), "",
-           "## RAGAS (seed benchmark form)", "", _md_table(report.seed) if len(report.seed) else "(RAGAS not run)", "",
-           "## TRACe (seed guide JSON)", "", "```json", json.dumps(plain(report.trace), indent=2, ensure_ascii=False),
-           "```", "", "## Per question"]
+    out = [
+        f"# Run {report.run_id}",
+        "",
+        _headline(report),
+        "",
+        f"## Means with {level} bootstrap intervals",
+        "",
+        _md_table(intervals_wide(report)),
+        "",
+        "## Paired comparisons with the baseline (permutation tests, Holm-corrected; "
+        f"{level} bootstrap interval of the mean difference)",
+        "",
+        _md_table(comparison_table(report), index=False),
+        "",
+        "## RAGAS (seed benchmark form)",
+        "",
+        _md_table(report.seed) if len(report.seed) else "(RAGAS not run)",
+        "",
+        "## TRACe (seed guide JSON)",
+        "",
+        "```json",
+        json.dumps(plain(report.trace), indent=2, ensure_ascii=False),
+        "```",
+        "",
+        "## Per question",
+    ]
     for qid, answers in _by_question(report):
         out += ["", f"### {qid}: {answers['question'].dropna().iloc[0] if answers['question'].notna().any() else ''}"]
         for row in answers.to_dict("records"):
             out += ["", f"#### {row['architecture']} / {row['llm']}", "", f"**Answer:** {_text(row.get('answer'))}"]
             if isinstance(row.get("error"), str) and row["error"]:
                 out += ["", f"**Error:** {row['error']}"]
-            out += ["", "**Contexts:**", ""] + [f"{i}. {line}" for i, line in enumerate(_context_lines(row["contexts"]), 1)]
+            out += ["", "**Contexts:**", ""] + [
+                f"{i}. {line}" for i, line in enumerate(_context_lines(row["contexts"]), 1)
+            ]
             out += ["", _md_table(_score_rows(report, (row["architecture"], row["llm"], qid)), index=False)]
     return "\n".join(out) + "\n"
 
@@ -262,8 +319,11 @@ def _text(value) -> str:
 def _context_lines(contexts) -> list[str]:
     if isinstance(contexts, str):
         return [contexts]
-    return [f"`{c.get('doc_id', '')}` (rank {c.get('rank', '?')}, score {_number(c.get('score'))}): "
-            f"{str(c.get('text', '')).replace(chr(10), ' ')}" for c in contexts]
+    return [
+        f"`{c.get('doc_id', '')}` (rank {c.get('rank', '?')}, score {_number(c.get('score'))}): "
+        f"{str(c.get('text', '')).replace(chr(10), ' ')}"
+        for c in contexts
+    ]
 
 
 HTML_STYLE = """body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:80rem;padding:0 1rem;color:#222}
@@ -283,23 +343,36 @@ def _html_table(frame: pd.DataFrame, *, index: bool = True) -> str:
 def to_html(report: RunReport, *, figures: bool = True) -> str:
     """One self-contained page; `figures` (default True) embeds every figure of the run."""
     esc, level = html.escape, analysis._percent(report.confidence)
-    out = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Run {esc(report.run_id)}</title>"
-           f"<style>{HTML_STYLE}</style></head><body>", f"<h1>Run {esc(report.run_id)}</h1>",
-           f"<p>{esc(_headline(report))}</p>", f"<h2>Means with {level} bootstrap intervals</h2>",
-           _html_table(intervals_wide(report)), "<h2>Paired comparisons with the baseline</h2>",
-           f"<p class='muted'>Permutation tests, Holm-corrected; {level} bootstrap interval of the mean difference.</p>",
-           _html_table(comparison_table(report), index=False)]
+    out = [
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Run {esc(report.run_id)}</title>"
+        f"<style>{HTML_STYLE}</style></head><body>",
+        f"<h1>Run {esc(report.run_id)}</h1>",
+        f"<p>{esc(_headline(report))}</p>",
+        f"<h2>Means with {level} bootstrap intervals</h2>",
+        _html_table(intervals_wide(report)),
+        "<h2>Paired comparisons with the baseline</h2>",
+        f"<p class='muted'>Permutation tests, Holm-corrected; {level} bootstrap interval of the mean difference.</p>",
+        _html_table(comparison_table(report), index=False),
+    ]
     if figures:
         # matplotlib, seaborn: loaded only when this runs
         from helpers.experiment.figures_run import run_figure_pngs
 
         out.append("<h2>Figures</h2>")
         for name, png in run_figure_pngs(report.scores, report.config).items():
-            out.append(f"<figure><img alt='{esc(name)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
-                       f"<figcaption>{esc(name)}</figcaption></figure>")
-    out += ["<h2>RAGAS (seed benchmark form)</h2>", _html_table(report.seed) if len(report.seed) else "<p>(RAGAS not run)</p>",
-            "<h2>TRACe (seed guide JSON)</h2>", "<details><summary>trace.json</summary><pre>"
-            + esc(json.dumps(plain(report.trace), indent=2, ensure_ascii=False)) + "</pre></details>", "<h2>Per question</h2>"]
+            out.append(
+                f"<figure><img alt='{esc(name)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+                f"<figcaption>{esc(name)}</figcaption></figure>"
+            )
+    out += [
+        "<h2>RAGAS (seed benchmark form)</h2>",
+        _html_table(report.seed) if len(report.seed) else "<p>(RAGAS not run)</p>",
+        "<h2>TRACe (seed guide JSON)</h2>",
+        "<details><summary>trace.json</summary><pre>"
+        + esc(json.dumps(plain(report.trace), indent=2, ensure_ascii=False))
+        + "</pre></details>",
+        "<h2>Per question</h2>",
+    ]
     for qid, answers in _by_question(report):
         question = answers["question"].dropna().iloc[0] if answers["question"].notna().any() else ""
         out.append(f"<h3>{esc(str(qid))}: {esc(question)}</h3>")
@@ -313,24 +386,31 @@ def _html_answer(report: RunReport, row: dict) -> str:
     error = f"<p><b>Error:</b> {esc(row['error'])}</p>" if isinstance(row.get("error"), str) and row["error"] else ""
     contexts = "".join(f"<li>{esc(line)}</li>" for line in _context_lines(row["contexts"]))
     scores = _score_rows(report, (row["architecture"], row["llm"], row["qid"]))
-    return (f"<details><summary>{esc(row['architecture'])} / {esc(str(row['llm']))}: {esc(_text(row.get('answer'))[:120])}"
-            f"</summary><p><b>Answer:</b> {esc(_text(row.get('answer')))}</p>{error}<p><b>Contexts:</b></p>"
-            f"<ol>{contexts}</ol>{_html_table(scores, index=False)}</details>")
+    return (
+        f"<details><summary>{esc(row['architecture'])} / {esc(str(row['llm']))}: {esc(_text(row.get('answer'))[:120])}"
+        f"</summary><p><b>Answer:</b> {esc(_text(row.get('answer')))}</p>{error}<p><b>Contexts:</b></p>"
+        f"<ol>{contexts}</ol>{_html_table(scores, index=False)}</details>"
+    )
 
 
 # ---- writing
+
 
 def default_path(run_id: str, fmt: str, results_dir: Path | None = None) -> Path:
     """results/<run_id>/report.<format>, where --out is not given."""
     return analysis.run_dir(run_id, results_dir) / f"report.{fmt}"
 
 
-def write_report(run_id: str, fmt: str, *, out: str | Path | None = None, results_dir: Path | None = None) -> list[Path]:
+def write_report(
+    run_id: str, fmt: str, *, out: str | Path | None = None, results_dir: Path | None = None
+) -> list[Path]:
     """Write the run's report in `fmt` to `out` (default: results/<run_id>/report.<fmt>; a
     folder: report.<fmt> in it); csv writes <name>.summary.csv beside it too. Returns the paths."""
     if fmt not in FORMATS:
-        raise UserError(f"unknown report format {fmt!r}: use --format {', '.join(FORMATS)} "
-                        "(or leave --format out for the text report)")
+        raise UserError(
+            f"unknown report format {fmt!r}: use --format {', '.join(FORMATS)} "
+            "(or leave --format out for the text report)"
+        )
     report = collect(run_id, results_dir)
     path = Path(out) if out else default_path(run_id, fmt, results_dir)
     if path.is_dir():

@@ -12,6 +12,7 @@ Labels: `supported` (is every claim backed by the answer's own contexts? yes / p
 the question has one: yes / partly / no; empty otherwise). Each row keeps the annotator and the
 time; a second annotator's labels of the same answer are rows of their own.
 """
+
 from __future__ import annotations
 
 import csv
@@ -69,8 +70,12 @@ class RunLabels:
 
     def labelled(self, item: dict, annotator: str | None = None) -> dict | None:
         annotator = self.annotator if annotator is None else annotator
-        rows = self.labels[(self.labels["architecture"] == item["architecture"]) & (self.labels["llm"] == item["llm"])
-                           & (self.labels["qid"] == item["qid"]) & (self.labels["annotator"] == annotator)]
+        rows = self.labels[
+            (self.labels["architecture"] == item["architecture"])
+            & (self.labels["llm"] == item["llm"])
+            & (self.labels["qid"] == item["qid"])
+            & (self.labels["annotator"] == annotator)
+        ]
         return rows.iloc[-1].to_dict() if len(rows) else None
 
     def next_item(self) -> dict | None:
@@ -90,10 +95,19 @@ class RunLabels:
                 raise UserError(f"label '{name}' must be one of {list(CHOICES[name])}, got {value!r}")
         if correct and item["qid"] not in self.references:
             raise UserError(f"question {item['qid']} has no reference answer: leave 'correct' empty")
-        row = dict(zip(("architecture", "llm", "qid"), self.key(item)), **values, annotator=self.annotator,
-                   labelled_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), note=" ".join(note.split()))
-        keep = ~((self.labels["architecture"] == row["architecture"]) & (self.labels["llm"] == row["llm"])
-                 & (self.labels["qid"] == row["qid"]) & (self.labels["annotator"] == self.annotator))
+        row = dict(
+            zip(("architecture", "llm", "qid"), self.key(item)),
+            **values,
+            annotator=self.annotator,
+            labelled_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            note=" ".join(note.split()),
+        )
+        keep = ~(
+            (self.labels["architecture"] == row["architecture"])
+            & (self.labels["llm"] == row["llm"])
+            & (self.labels["qid"] == row["qid"])
+            & (self.labels["annotator"] == self.annotator)
+        )
         self.labels = pd.concat([self.labels[keep], pd.DataFrame([row])], ignore_index=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         self.labels.to_csv(tmp, index=False, quoting=csv.QUOTE_MINIMAL)
@@ -109,8 +123,12 @@ class RunLabels:
         if not path.exists():
             return {}
         scores = pd.read_parquet(path)
-        picked = scores[(scores["architecture"] == item["architecture"]) & (scores["llm"] == item["llm"])
-                        & (scores["qid"] == item["qid"]) & (scores["judge"] != "system")]
+        picked = scores[
+            (scores["architecture"] == item["architecture"])
+            & (scores["llm"] == item["llm"])
+            & (scores["qid"] == item["qid"])
+            & (scores["judge"] != "system")
+        ]
         return {f"{r.judge}/{r.metric}": r.value for r in picked.itertuples()}
 
 
@@ -118,14 +136,22 @@ def labels_frame(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     """The run's labels.csv in the shape judges_vs_labels takes (model = the answering LLM's name)."""
     path = run_dir(run_id, results_dir) / LABELS_FILE
     if not path.exists():
-        raise UserError(f"{path}: no labels yet; label the answers in notebook 09's labelling panel "
-                        "(helpers.explore.labelling.LabelPanel) first")
+        raise UserError(
+            f"{path}: no labels yet; label the answers in notebook 09's labelling panel "
+            "(helpers.explore.labelling.LabelPanel) first"
+        )
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     return frame.rename(columns={"llm": "model"})
 
 
-def judge_agreement(run_id: str, *, results_dir: Path | None = None, annotator: str | None = None,
-                    confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+def judge_agreement(
+    run_id: str,
+    *,
+    results_dir: Path | None = None,
+    annotator: str | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Every judge of the run against the person's `supported` labels: n, labelled 'no', AUROC for
     detecting them, accuracy and Cohen's kappa of the judge's verdict, with bootstrap intervals;
     for "not fully supported" (no or partly) too. One annotator's labels (default: all, a later
@@ -134,12 +160,18 @@ def judge_agreement(run_id: str, *, results_dir: Path | None = None, annotator: 
     if annotator is not None:
         labels = labels[labels["annotator"] == annotator]
     labels = labels.drop_duplicates([*KEY_COLUMNS, "annotator"], keep="last")
-    if labels["annotator"].nunique() > 1:   # one vote per answer: the majority, ties to the worse label
+    if labels["annotator"].nunique() > 1:  # one vote per answer: the majority, ties to the worse label
         order = {label: i for i, label in enumerate(LABELS)}
-        labels = (labels.assign(rank=labels["supported"].map(order))
-                  .groupby(list(KEY_COLUMNS), as_index=False)["rank"].agg(lambda r: r.mode().max())
-                  .assign(supported=lambda f: f["rank"].map(dict(enumerate(LABELS)))).drop(columns="rank"))
+        labels = (
+            labels.assign(rank=labels["supported"].map(order))
+            .groupby(list(KEY_COLUMNS), as_index=False)["rank"]
+            .agg(lambda r: r.mode().max())
+            .assign(supported=lambda f: f["rank"].map(dict(enumerate(LABELS))))
+            .drop(columns="rank")
+        )
     scores = load_scores(run_id, results_dir).rename(columns={"llm": "model"})
-    tables = [judges_vs_labels(labels, scores, positive=positive, confidence=confidence, seed=seed)
-              for positive in (("no",), ("no", "partly"))]
+    tables = [
+        judges_vs_labels(labels, scores, positive=positive, confidence=confidence, seed=seed)
+        for positive in (("no",), ("no", "partly"))
+    ]
     return pd.concat(tables, ignore_index=True)

@@ -7,6 +7,7 @@ message) and the run goes on; a rerun redoes the failed samples only. `summary.j
 whether the run failed as a whole (`ok`: every sample of an architecture failed, or more than
 `max_failure_rate` of all samples), and `python -m helpers run` then exits non-zero.
 """
+
 from __future__ import annotations
 
 import logging
@@ -37,8 +38,20 @@ from helpers.llm import LLM
 from helpers.retrieval.registry import build_retriever
 
 log = logging.getLogger(__name__)
-VERSIONS = ("ragas", "langchain", "chromadb", "bm25s", "sentence-transformers", "llama-cpp-python",
-            "torch", "transformers", "pandas", "scikit-learn", "scipy", "ranx")
+VERSIONS = (
+    "ragas",
+    "langchain",
+    "chromadb",
+    "bm25s",
+    "sentence-transformers",
+    "llama-cpp-python",
+    "torch",
+    "transformers",
+    "pandas",
+    "scikit-learn",
+    "scipy",
+    "ranx",
+)
 
 
 def _versions() -> dict:
@@ -53,9 +66,18 @@ def _versions() -> dict:
 
 def _score_rows(answer: dict, judge: str, values: dict, reasons: dict | None = None) -> list[dict]:
     reasons = reasons or {}
-    return [{"architecture": answer["architecture"], "llm": answer["llm"], "judge": judge, "qid": answer["qid"],
-             "metric": metric, "value": None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value),
-             "reason": reasons.get(metric, "")} for metric, value in values.items()]
+    return [
+        {
+            "architecture": answer["architecture"],
+            "llm": answer["llm"],
+            "judge": judge,
+            "qid": answer["qid"],
+            "metric": metric,
+            "value": None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value),
+            "reason": reasons.get(metric, ""),
+        }
+        for metric, value in values.items()
+    ]
 
 
 class Experiment:
@@ -66,7 +88,7 @@ class Experiment:
         self.run_id = config.resolved_run_id()
         self.store = RunStore(inside(results_dir or paths.RESULTS_DIR, self.run_id, what="run id"))
         self._llms: dict = {}
-        self._llm_copies: dict[str, list] = {}   # more clients of one LLM entry (judges scoring side by side)
+        self._llm_copies: dict[str, list] = {}  # more clients of one LLM entry (judges scoring side by side)
         self._progress = progress or (lambda step, done, total: None)
         self.timeline = Timeline()
 
@@ -100,27 +122,40 @@ class Experiment:
             todo = [q for q in queries if not self.store.finished(answer_key(architecture, gen_name, q))]
             if not todo:
                 continue
-            retriever = build_retriever(architecture, language=data.language, llm=llm,
-                                        options=cfg.retrieval.options, shared=shared)
+            retriever = build_retriever(
+                architecture, language=data.language, llm=llm, options=cfg.retrieval.options, shared=shared
+            )
             with self.timeline.step(f"index {architecture}") as step:
                 before = embedded_so_far(shared)
                 retriever.index(data.corpus)
                 step.update(documents=len(data.corpus), embedded=embedded_so_far(shared) - before)
-            log.info("%s indexed in %.1fs (%s)", architecture, step["seconds"],
-                     ", ".join(f"{k}: {v}" for k, v in retriever.describe().items()) or "no options")
+            log.info(
+                "%s indexed in %.1fs (%s)",
+                architecture,
+                step["seconds"],
+                ", ".join(f"{k}: {v}" for k, v in retriever.describe().items()) or "no options",
+            )
             # the provider's own parallelism (the local model: one call at a time); each record is
             # stored as soon as it is done, so a kill loses only the samples in flight
-            with self.timeline.step(f"answer {architecture}") as step, ThreadPoolExecutor(max_workers=llm.workers) as pool:
-                futures = [pool.submit(self._answer_one, retriever, llm, architecture, gen_name, data, qid,
-                                       queries[qid]) for qid in todo]
+            with (
+                self.timeline.step(f"answer {architecture}") as step,
+                ThreadPoolExecutor(max_workers=llm.workers) as pool,
+            ):
+                futures = [
+                    pool.submit(self._answer_one, retriever, llm, architecture, gen_name, data, qid, queries[qid])
+                    for qid in todo
+                ]
                 desc = f"{architecture}: retrieve + answer"
                 records = []
                 for done, future in enumerate(tqdm(as_completed(futures), total=len(futures), desc=desc, unit="q"), 1):
                     records.append(future.result())
                     self.store.add(answer_key(architecture, gen_name, records[-1]["qid"]), records[-1])
                     self._progress(desc, done, len(futures))
-                step.update(samples=len(records), llm_calls=sum(r.get("llm_calls") or 0 for r in records),
-                            cache_hits=sum(r.get("cache_hits") or 0 for r in records))
+                step.update(
+                    samples=len(records),
+                    llm_calls=sum(r.get("llm_calls") or 0 for r in records),
+                    cache_hits=sum(r.get("cache_hits") or 0 for r in records),
+                )
 
     def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> dict:
         """One sample: retrieval and generation, with every LLM call it needed accounted (HyDE's
@@ -133,33 +168,49 @@ class Experiment:
                 run = retriever.retrieve({qid: question}, k)
                 retrieval_s = time.perf_counter() - start
                 ranking = run.get(qid, {})
-                record["retrieved"] = sorted(ranking, key=lambda d: -ranking[d])[:k]   # before any context budget
+                record["retrieved"] = sorted(ranking, key=lambda d: -ranking[d])[:k]  # before any context budget
                 if not self.config.generate:  # retrieval only: the top k as contexts, no LLM call
-                    contexts = [{"rank": i, "doc_id": d, "score": float(ranking[d]), "text": data.corpus[d]["text"]}
-                                for i, d in enumerate(record["retrieved"], 1)]
+                    contexts = [
+                        {"rank": i, "doc_id": d, "score": float(ranking[d]), "text": data.corpus[d]["text"]}
+                        for i, d in enumerate(record["retrieved"], 1)
+                    ]
                     record.update(question=question, answer=None, contexts=contexts, retrieval_s=round(retrieval_s, 4))
                 else:
                     contexts, dropped = select_contexts(ranking, data.corpus, k=k, language=data.language)
                     answer = generate_answer(llm, qid, question, contexts, language=data.language, dropped=dropped)
-                    record.update(answer.to_dict(), retrieval_s=round(retrieval_s, 4),
-                                  pages=[data.corpus[c["doc_id"]].get("page") for c in contexts])
-                    if any(data.corpus[c["doc_id"]].get("source") for c in contexts):   # a user's own files
+                    record.update(
+                        answer.to_dict(),
+                        retrieval_s=round(retrieval_s, 4),
+                        pages=[data.corpus[c["doc_id"]].get("page") for c in contexts],
+                    )
+                    if any(data.corpus[c["doc_id"]].get("source") for c in contexts):  # a user's own files
                         record["sources"] = [cite(data.corpus[c["doc_id"]]) for c in contexts]
                     record["generation_s"] = record.pop("latency_s")
             except Exception as exc:  # one sample's failure is recorded; the run goes on
-                record.update(question=question, answer=None, contexts=[], error=f"{type(exc).__name__}: {exc}",
-                              error_kind=type(exc).__name__)
+                record.update(
+                    question=question,
+                    answer=None,
+                    contexts=[],
+                    error=f"{type(exc).__name__}: {exc}",
+                    error_kind=type(exc).__name__,
+                )
         fallback = getattr(retriever, "fallbacks", {}).get(qid)
         if fallback:  # HyDE / multi-query fell back to the plain query: say so next to the answer
             record["retrieval_fallback"] = fallback
         usage = llm.usage(calls)
-        record.update(latency_s=round(time.perf_counter() - start, 4), llm_calls=usage["calls"],
-                      cache_hits=usage["cache_hits"], input_tokens=usage["input_tokens"],
-                      output_tokens=usage["output_tokens"], cost_usd=usage["cost_usd"])
+        record.update(
+            latency_s=round(time.perf_counter() - start, 4),
+            llm_calls=usage["calls"],
+            cache_hits=usage["cache_hits"],
+            input_tokens=usage["input_tokens"],
+            output_tokens=usage["output_tokens"],
+            cost_usd=usage["cost_usd"],
+        )
         return record
 
-    def _score(self, answers: list[dict], judge: str, desc: str, score_one, artefact: str | None = None,
-               workers: int = 1) -> None:
+    def _score(
+        self, answers: list[dict], judge: str, desc: str, score_one, artefact: str | None = None, workers: int = 1
+    ) -> None:
         """Score each answer not yet scored by `judge`; `score_one(answer) -> (values, reasons,
         usage)`. A judge that raises on one answer records NaNs with the error, and goes on.
         `artefact`: which trained model judged, kept on each record. `workers`: answers scored at
@@ -216,17 +267,21 @@ class Experiment:
     def run(self) -> dict:
         cfg = self.config
         started = time.perf_counter()
-        (self.store.directory / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
+        (self.store.directory / "config.yaml").write_text(
+            yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+        )
         self.store.write_json({"run_id": self.run_id, "git_commit": git_commit(), "versions": _versions()}, "meta.json")
         with self.timeline.step("load dataset") as step:
             data = load_dataset(cfg.dataset.name, **cfg.dataset.options)
             step["documents"] = len(data.corpus)
-        if "ingest_report" in data.notes:   # a user's own documents: what was taken from each file, or why not
+        if "ingest_report" in data.notes:  # a user's own documents: what was taken from each file, or why not
             self.store.write_json(data.notes["ingest_report"], "ingest_report.json")
         qids = cfg.dataset.questions or list(data.queries)
         unknown = [q for q in qids if q not in data.queries]
         if unknown:
-            raise ConfigError(f"dataset.questions names unknown qids {unknown[:5]}; valid: {list(data.queries)[:10]}...")
+            raise ConfigError(
+                f"dataset.questions names unknown qids {unknown[:5]}; valid: {list(data.queries)[:10]}..."
+            )
         if cfg.dataset.n_questions and cfg.dataset.n_questions < len(qids):
             import random
 
@@ -234,8 +289,12 @@ class Experiment:
         queries = {q: data.queries[q] for q in qids}
         self.answers(data, queries)
         gen_name = cfg.generation_llm or cfg.llms[0].name
-        answers = [self.store.records[answer_key(arch, gen_name, q)] for arch in cfg.architectures for q in qids
-                   if self.store.has(answer_key(arch, gen_name, q))]
+        answers = [
+            self.store.records[answer_key(arch, gen_name, q)]
+            for arch in cfg.architectures
+            for q in qids
+            if self.store.has(answer_key(arch, gen_name, q))
+        ]
         if not cfg.generate:
             return self.finish(data, answers, time.perf_counter() - started)
         for judge in active_judges(cfg):
@@ -249,44 +308,76 @@ class Experiment:
 
     def finish(self, data, answers, seconds: float) -> dict:
         # only the scores of the answers as they are now (a redone answer has new score keys)
-        score_records = [self.store.records[key] for a in answers for judge in self._judges()
-                         if (key := score_key(judge, a)) in self.store.records]
-        rows = [dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
-                for rec in score_records for row in rec["rows"]]
-        for judge in JUDGES.values():   # judges that cost nothing (retrieval against qrels): recomputed
+        score_records = [
+            self.store.records[key]
+            for a in answers
+            for judge in self._judges()
+            if (key := score_key(judge, a)) in self.store.records
+        ]
+        rows = [
+            dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
+            for rec in score_records
+            for row in rec["rows"]
+        ]
+        for judge in JUDGES.values():  # judges that cost nothing (retrieval against qrels): recomputed
             if not judge.stored and judge.enabled(self.config):
-                rows += [dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
-                         for row in judge(self, data).score(answers)]
+                rows += [
+                    dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
+                    for row in judge(self, data).score(answers)
+                ]
         for a in answers:  # cost and speed as metrics too, for the Pareto view
             for metric in ("latency_s", "retrieval_s", "cost_usd", "output_tokens", "llm_calls"):
                 if a.get(metric) is not None:
-                    rows.append({"run_id": self.run_id, "dataset": self.config.dataset.name, "architecture": a["architecture"],
-                                 "llm": a["llm"], "judge": "system", "qid": a["qid"], "metric": metric,
-                                 "value": float(a[metric]), "reason": ""})
+                    rows.append(
+                        {
+                            "run_id": self.run_id,
+                            "dataset": self.config.dataset.name,
+                            "architecture": a["architecture"],
+                            "llm": a["llm"],
+                            "judge": "system",
+                            "qid": a["qid"],
+                            "metric": metric,
+                            "value": float(a[metric]),
+                            "reason": "",
+                        }
+                    )
         columns = ["run_id", "dataset", "architecture", "llm", "judge", "qid", "metric", "value", "reason"]
-        scores = pd.DataFrame(rows, columns=columns).drop_duplicates(["architecture", "llm", "judge", "qid", "metric"], keep="last")
+        scores = pd.DataFrame(rows, columns=columns).drop_duplicates(
+            ["architecture", "llm", "judge", "qid", "metric"], keep="last"
+        )
         self.store.write_table(scores, "scores.parquet")
         if "offline" in self._judges():  # the seed guide's TRACe JSON, one entry per architecture
             self.store.write_json(trace_json(scores), "trace.json")
         records = pd.DataFrame([{k: v for k, v in a.items() if k != "key"} for a in answers])
         if len(records):
-            records["contexts"] = records["contexts"].map(lambda cs: [{k: c.get(k) for k in ("doc_id", "rank", "score", "text")} for c in cs or []])
+            records["contexts"] = records["contexts"].map(
+                lambda cs: [{k: c.get(k) for k in ("doc_id", "rank", "score", "text")} for c in cs or []]
+            )
             self.store.write_table(records.astype({"contexts": str}), "records.parquet")
         nan_reasons = Counter((r["judge"], r["metric"]) for r in rows if r["value"] is None)
         judge_usage: dict[str, Counter] = {}  # tokens, calls, cost and time of each LLM judge
         for rec in score_records:
             if rec.get("usage"):
                 judge_usage.setdefault(rec["judge"], Counter()).update(rec["usage"] | {"samples": 1})
-        summary = {"run_id": self.run_id, "directory": str(self.store.directory), "answers": len(answers),
-                   "answer_failures": dict(Counter(a.get("error_kind") for a in answers if a.get("error"))),
-                   **failure_summary(answers, score_records, self.config.max_failure_rate),
-                   "nan_scores": {f"{j}/{m}": n for (j, m), n in nan_reasons.items()},
-                   "judge_usage": {j: {k: round(v, 6) for k, v in u.items()} for j, u in judge_usage.items()},
-                   "judge_artefacts": {j: sorted({r["artefact"] for r in score_records if r["judge"] == j and r.get("artefact")})
-                                       for j in self._judges() if any(r.get("artefact") for r in score_records if r["judge"] == j)},
-                   "llm_usage": self._llm_totals(),  # this process's calls
-                   "seconds": round(seconds, 1), "timeline": self.timeline.steps, "score_rows": len(scores),
-                   "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # this process
+        summary = {
+            "run_id": self.run_id,
+            "directory": str(self.store.directory),
+            "answers": len(answers),
+            "answer_failures": dict(Counter(a.get("error_kind") for a in answers if a.get("error"))),
+            **failure_summary(answers, score_records, self.config.max_failure_rate),
+            "nan_scores": {f"{j}/{m}": n for (j, m), n in nan_reasons.items()},
+            "judge_usage": {j: {k: round(v, 6) for k, v in u.items()} for j, u in judge_usage.items()},
+            "judge_artefacts": {
+                j: sorted({r["artefact"] for r in score_records if r["judge"] == j and r.get("artefact")})
+                for j in self._judges()
+                if any(r.get("artefact") for r in score_records if r["judge"] == j)
+            },
+            "llm_usage": self._llm_totals(),  # this process's calls
+            "seconds": round(seconds, 1),
+            "timeline": self.timeline.steps,
+            "score_rows": len(scores),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        }  # this process
         self.store.write_json(summary, "summary.json")
         return summary
 
@@ -294,7 +385,9 @@ class Experiment:
 def failure_summary(answers: list[dict], score_records: list[dict], max_failure_rate: float) -> dict:
     """Whether the run as a whole failed, and its failures by kind with one example message each.
     A sample fails when its answer failed or a judge raised on it."""
-    failed_keys = {a["key"] for a in answers if a.get("error")} | {r["answer_key"] for r in score_records if r.get("error")}
+    failed_keys = {a["key"] for a in answers if a.get("error")} | {
+        r["answer_key"] for r in score_records if r.get("error")
+    }
     by_kind: dict[str, dict] = {}
     for rec in [a for a in answers if a.get("error")] + [r for r in score_records if r.get("error")]:
         entry = by_kind.setdefault(rec.get("error_kind") or "error", {"count": 0, "example": rec["error"][:300]})
@@ -303,6 +396,11 @@ def failure_summary(answers: list[dict], score_records: list[dict], max_failure_
     failed_pairs = Counter((a["architecture"], a["llm"]) for a in answers if a["key"] in failed_keys)
     all_failed = [f"{arch}/{llm}" for (arch, llm), n in pairs.items() if failed_pairs[(arch, llm)] == n]
     rate = len(failed_keys) / len(answers) if answers else 0.0
-    return {"ok": bool(answers) and not all_failed and rate <= max_failure_rate,
-            "failed_samples": len(failed_keys), "failure_rate": round(rate, 4), "max_failure_rate": max_failure_rate,
-            "all_failed": all_failed, "failures": by_kind}
+    return {
+        "ok": bool(answers) and not all_failed and rate <= max_failure_rate,
+        "failed_samples": len(failed_keys),
+        "failure_rate": round(rate, 4),
+        "max_failure_rate": max_failure_rate,
+        "all_failed": all_failed,
+        "failures": by_kind,
+    }

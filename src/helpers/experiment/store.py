@@ -7,6 +7,7 @@ Keys, defined here only:
   answer|<architecture>|<llm>|<qid>                 retrieval + generation of one sample
   score|<judge>|<answer key>|<digest of the answer>  one judge's scores of that exact answer
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,9 @@ def answer_key(architecture: str, llm: str, qid: str) -> str:
 def score_key(judge: str, answer: dict) -> str:
     """Keyed by the answer's content too: an answer redone after a failure is scored anew, and
     the scores of the failed attempt are never mistaken for the new answer's."""
-    content = json.dumps([answer.get("answer"), [c.get("text") for c in answer.get("contexts") or []]],
-                         ensure_ascii=False)
+    content = json.dumps(
+        [answer.get("answer"), [c.get("text") for c in answer.get("contexts") or []]], ensure_ascii=False
+    )
     return f"score|{judge}|{answer['key']}|{hashlib.sha256(content.encode()).hexdigest()[:12]}"
 
 

@@ -27,6 +27,7 @@ is append-only, so a worker that dies mid-run loses no finished sample: Ray retr
 see the same project checkout and `results/` (one machine, or a shared file system), as
 `ray start` workers here do.
 """
+
 from __future__ import annotations
 
 import copy
@@ -138,8 +139,9 @@ def expand(sweep: SweepConfig, sweep_path: Path | None = None) -> list[dict]:
             _set_path(config, dotted, value)
         run_id = "--".join([sweep.name, *(_label(d, v) for d, v in axes.items())])
         if run_id in seen:
-            raise ConfigError(f"sweep {sweep.name!r}: two combinations give the run id {run_id!r}; give "
-                              "the values distinct names")
+            raise ConfigError(
+                f"sweep {sweep.name!r}: two combinations give the run id {run_id!r}; give the values distinct names"
+            )
         seen.add(run_id)
         config.update(run_id=run_id, name=sweep.name)
         try:
@@ -180,8 +182,11 @@ def run_one(config: dict, results_dir: str | None = None) -> dict:
 def write_index(sweep: SweepConfig, runs: list[dict], statuses: dict, results_dir: Path | None = None) -> Path:
     out = sweep_dir(sweep.name, results_dir)
     out.mkdir(parents=True, exist_ok=True)
-    index = {"name": sweep.name, "axes": list(sweep.axes),
-             "runs": [{"run_id": r["run_id"], "axes": r["axes"], **statuses.get(r["run_id"], {})} for r in runs]}
+    index = {
+        "name": sweep.name,
+        "axes": list(sweep.axes),
+        "runs": [{"run_id": r["run_id"], "axes": r["axes"], **statuses.get(r["run_id"], {})} for r in runs],
+    }
     target = out / "sweep.json"
     tmp = target.with_suffix(".tmp")
     tmp.write_text(json.dumps(index, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -189,14 +194,22 @@ def write_index(sweep: SweepConfig, runs: list[dict], statuses: dict, results_di
     return target
 
 
-def run_on_ray(runs: list[dict], *, address: str | None = None, results_dir=None, progress: bool = True,
-               max_retries: int = MAX_RETRIES) -> dict[str, dict]:
+def run_on_ray(
+    runs: list[dict],
+    *,
+    address: str | None = None,
+    results_dir=None,
+    progress: bool = True,
+    max_retries: int = MAX_RETRIES,
+) -> dict[str, dict]:
     """{run_id: status} of every run in `runs` (from `expand`), each run one Ray task of one CPU;
     a worker process that dies is retried up to `max_retries` times."""
     ray = ray_init(address)
     task = ray.remote(num_cpus=1, max_retries=max_retries)(run_one)
-    pending = {task.remote(r["config"].model_dump(mode="json"), str(results_dir) if results_dir else None): r["run_id"]
-               for r in runs}
+    pending = {
+        task.remote(r["config"].model_dump(mode="json"), str(results_dir) if results_dir else None): r["run_id"]
+        for r in runs
+    }
     statuses: dict[str, dict] = {}
     bar = tqdm(total=len(pending), desc="sweep on ray", unit="run", disable=not progress)
     while pending:
@@ -204,8 +217,10 @@ def run_on_ray(runs: list[dict], *, address: str | None = None, results_dir=None
         run_id = pending.pop(done[0])
         try:
             summary = ray.get(done[0])
-            statuses[run_id] = {"status": "finished" if summary["ok"] else "failed",
-                                "failure_rate": summary["failure_rate"]}
+            statuses[run_id] = {
+                "status": "finished" if summary["ok"] else "failed",
+                "failure_rate": summary["failure_rate"],
+            }
         except Exception as exc:  # the run's own error, or retries exhausted: recorded, the sweep goes on
             statuses[run_id] = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:500]}
         bar.update(1)
@@ -213,8 +228,14 @@ def run_on_ray(runs: list[dict], *, address: str | None = None, results_dir=None
     return statuses
 
 
-def run_sweep(path: str | Path, *, executor: str = "local", address: str | None = None,
-              results_dir: Path | None = None, progress: bool = True) -> dict:
+def run_sweep(
+    path: str | Path,
+    *,
+    executor: str = "local",
+    address: str | None = None,
+    results_dir: Path | None = None,
+    progress: bool = True,
+) -> dict:
     """Expand the sweep at `path`, run what is not finished (`executor` 'local': one after another
     in this process; 'ray': one Ray task per run, `run_on_ray`), and write
     results/sweeps/<name>/sweep.json. Returns the index with each run's status."""
@@ -229,11 +250,13 @@ def run_sweep(path: str | Path, *, executor: str = "local", address: str | None 
     elif executor == "local":
         bar = tqdm(todo, desc=f"sweep {sweep.name}", unit="run", disable=not progress)
         for run in bar:
-            bar.set_postfix_str(run["run_id"][len(sweep.name) + 2:][:60])
+            bar.set_postfix_str(run["run_id"][len(sweep.name) + 2 :][:60])
             try:
                 summary = run_one(run["config"].model_dump(mode="json"), str(results_dir) if results_dir else None)
-                statuses[run["run_id"]] = {"status": "finished" if summary["ok"] else "failed",
-                                           "failure_rate": summary["failure_rate"]}
+                statuses[run["run_id"]] = {
+                    "status": "finished" if summary["ok"] else "failed",
+                    "failure_rate": summary["failure_rate"],
+                }
             except Exception as exc:  # one run's failure is recorded; the sweep goes on
                 statuses[run["run_id"]] = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:500]}
     else:

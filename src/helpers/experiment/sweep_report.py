@@ -5,6 +5,7 @@ the mean of each cell with its bootstrap interval, and paired tests between cell
 in exactly one axis (architecture counts as one) over the questions both answered, p-values
 Holm-corrected over all the metric's tests. Figures as every other (PNG, PDF, JSON sidecar).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -55,21 +56,26 @@ def sweep_scores(name: str, results_dir: Path | None = None) -> tuple[pd.DataFra
     return pd.concat(frames, ignore_index=True), axes, index
 
 
-def cell_table(scores: pd.DataFrame, axes: list[str], *, confidence: float = 0.95, n_resamples: int = 10_000,
-               seed: int = 0) -> pd.DataFrame:
+def cell_table(
+    scores: pd.DataFrame, axes: list[str], *, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0
+) -> pd.DataFrame:
     """Mean and bootstrap interval per (metric, axes..., architecture)."""
-    return summarize(scores, by=("metric", *axes, "architecture"), confidence=confidence,
-                     n_resamples=n_resamples, seed=seed)
+    return summarize(
+        scores, by=("metric", *axes, "architecture"), confidence=confidence, n_resamples=n_resamples, seed=seed
+    )
 
 
-def paired_tests(scores: pd.DataFrame, axes: list[str], *, alpha: float = 0.05, n_resamples: int = 10_000,
-                 seed: int = 0) -> pd.DataFrame:
+def paired_tests(
+    scores: pd.DataFrame, axes: list[str], *, alpha: float = 0.05, n_resamples: int = 10_000, seed: int = 0
+) -> pd.DataFrame:
     """Cells that differ in one axis, compared on the questions both answered (same qid)."""
     keys = [*axes, "architecture"]
     rows = []
     for metric, part in scores.dropna(subset=["value"]).groupby("metric"):
-        cells = {key if isinstance(key, tuple) else (key,): group.groupby("qid")["value"].mean()
-                 for key, group in part.groupby(keys)}
+        cells = {
+            key if isinstance(key, tuple) else (key,): group.groupby("qid")["value"].mean()
+            for key, group in part.groupby(keys)
+        }
         tests = []
         for (a, va), (b, vb) in itertools.combinations(sorted(cells.items()), 2):
             differing = [k for k, x, y in zip(keys, a, b) if x != y]
@@ -77,10 +83,20 @@ def paired_tests(scores: pd.DataFrame, axes: list[str], *, alpha: float = 0.05, 
             if len(differing) != 1 or len(shared) < 2:
                 continue
             x, y = va[shared].to_numpy(), vb[shared].to_numpy()
-            tests.append({"metric": metric, "axis": differing[0], **{f"fixed_{k}": v for k, v, w in zip(keys, a, b) if v == w},
-                          "a": a[keys.index(differing[0])], "b": b[keys.index(differing[0])],
-                          "mean_a": float(x.mean()), "mean_b": float(y.mean()), "mean_diff": float((x - y).mean()),
-                          "n_pairs": len(shared), "p_value": paired_permutation_test(x, y, n_resamples=n_resamples, seed=seed)})
+            tests.append(
+                {
+                    "metric": metric,
+                    "axis": differing[0],
+                    **{f"fixed_{k}": v for k, v, w in zip(keys, a, b) if v == w},
+                    "a": a[keys.index(differing[0])],
+                    "b": b[keys.index(differing[0])],
+                    "mean_a": float(x.mean()),
+                    "mean_b": float(y.mean()),
+                    "mean_diff": float((x - y).mean()),
+                    "n_pairs": len(shared),
+                    "p_value": paired_permutation_test(x, y, n_resamples=n_resamples, seed=seed),
+                }
+            )
         if tests:
             adjusted = holm([t["p_value"] for t in tests])
             for test, p in zip(tests, adjusted):
@@ -88,7 +104,9 @@ def paired_tests(scores: pd.DataFrame, axes: list[str], *, alpha: float = 0.05, 
     return pd.DataFrame(rows)
 
 
-def sweep_figures(table: pd.DataFrame, axes: list[str], name: str, run_ids: list[str], out_dir: Path | None = None) -> dict:
+def sweep_figures(
+    table: pd.DataFrame, axes: list[str], name: str, run_ids: list[str], out_dir: Path | None = None
+) -> dict:
     """One figure per metric: cells as points with their intervals, architecture on the x axis,
     one colour per combination of the other axes."""
     import matplotlib.pyplot as plt
@@ -128,8 +146,12 @@ def sweep_report(name: str, results_dir: Path | None = None, figures: bool = Tru
     config_path = Path(results_dir or sweep_dir(name).parents[1]) / str(first) / "config.yaml"
     import yaml
 
-    stats = statistics_settings(yaml.safe_load(config_path.read_text(encoding="utf-8")) if config_path.exists() else None)
-    table = cell_table(scores, axes, confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"])
+    stats = statistics_settings(
+        yaml.safe_load(config_path.read_text(encoding="utf-8")) if config_path.exists() else None
+    )
+    table = cell_table(
+        scores, axes, confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"]
+    )
     tests = paired_tests(scores, axes, alpha=stats["alpha"], n_resamples=stats["n_resamples"], seed=stats["seed"])
     out = sweep_dir(name, results_dir)
     table.to_csv(out / "cells.csv", index=False)
@@ -146,14 +168,20 @@ def format_sweep_report(report: dict) -> str:
     cells["mean [CI]"] = cells.apply(lambda r: f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]", axis=1)
     for metric, part in cells.groupby("metric"):
         index = report["axes"] or ["metric"]
-        lines += ["", metric, part.pivot_table(index=index, columns="architecture", values="mean [CI]",
-                                               aggfunc="first").to_string()]
+        lines += [
+            "",
+            metric,
+            part.pivot_table(index=index, columns="architecture", values="mean [CI]", aggfunc="first").to_string(),
+        ]
     tests = report["tests"]
     if len(tests):
         shown = tests[tests["significant"]] if tests["significant"].any() else tests.nsmallest(5, "p_holm")
-        lines += ["", f"paired tests ({len(tests)}, Holm-corrected); "
-                      + ("significant:" if tests["significant"].any() else "none significant; smallest p:"),
-                  shown[["metric", "axis", "a", "b", "mean_diff", "n_pairs", "p_holm"]].round(4).to_string(index=False)]
+        lines += [
+            "",
+            f"paired tests ({len(tests)}, Holm-corrected); "
+            + ("significant:" if tests["significant"].any() else "none significant; smallest p:"),
+            shown[["metric", "axis", "a", "b", "mean_diff", "n_pairs", "p_holm"]].round(4).to_string(index=False),
+        ]
     for metric, path in report["figures"].items():
         lines.append(f"figure {metric}: {path}")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """A run's timeline: each step (load, index, answer, judge) with its seconds and what the caches
 saved, printed as it goes (`make run` shows it) and kept in summary.json."""
+
 from __future__ import annotations
 
 import contextlib
@@ -22,7 +23,9 @@ class Timeline:
             record["seconds"] = round(time.perf_counter() - start, 2)
             self.steps.append(record)
             details = ", ".join(f"{k} {v}" for k, v in record.items() if k not in ("step", "seconds"))
-            self.echo(f"[timeline] {name}: {record['seconds']:.1f} s" + (f" ({details})" if details else ""), flush=True)
+            self.echo(
+                f"[timeline] {name}: {record['seconds']:.1f} s" + (f" ({details})" if details else ""), flush=True
+            )
 
 
 def embedded_so_far(shared: dict) -> int:

@@ -6,6 +6,7 @@ tested); panels.py wraps it in ipywidgets.
     bench = Workbench("obstetrics")
     QueryPanel(bench)           # a cell's last line displays the panel
 """
+
 from helpers.explore.search import ARCHITECTURES, ExploreError, Workbench
 
 __all__ = ["ARCHITECTURES", "ExploreError", "Workbench", "QueryPanel", "AnswerPanel", "RunPanel", "ResultsPanel"]

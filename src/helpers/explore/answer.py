@@ -1,5 +1,6 @@
 """The logic behind the answer panel: generate an answer from one column's contexts and judge it
 with the offline TRACe judge, as highlighted sentences and four cards."""
+
 from __future__ import annotations
 
 import time
@@ -22,7 +23,7 @@ class AnswerView:
     answer: str | None
     error: str = ""
     scores: dict = field(default_factory=dict)
-    sentences_html: str = ""     # contexts and answer, sentences highlighted
+    sentences_html: str = ""  # contexts and answer, sentences highlighted
     cards_html: str = ""
     seconds: float = 0.0
 
@@ -36,8 +37,9 @@ def offline_judge():
     return _JUDGES["offline"]
 
 
-def answer_and_judge(bench: Workbench, architecture: str, llm: str | None = None, *,
-                     max_tokens: int | None = None, k: int | None = None) -> AnswerView:
+def answer_and_judge(
+    bench: Workbench, architecture: str, llm: str | None = None, *, max_tokens: int | None = None, k: int | None = None
+) -> AnswerView:
     """Answer the last searched question from `architecture`'s contexts (its top k, the context
     budget of helpers.generation applied), then judge the answer. A failed answer or judge is
     in `error`, never raised, apart from asking before any search."""
@@ -55,15 +57,23 @@ def answer_and_judge(bench: Workbench, architecture: str, llm: str | None = None
     try:
         client = bench.llm(name)
         ranking = {c["doc_id"]: c["score"] for c in comparison.contexts[architecture]}
-        contexts, dropped = select_contexts(ranking, bench.data.corpus, k=k or comparison.k,
-                                            language=bench.data.language)
-        record = generate_answer(client, comparison.qid or "typed", comparison.question, contexts,
-                                 language=bench.data.language, dropped=dropped, max_tokens=max_tokens)
+        contexts, dropped = select_contexts(
+            ranking, bench.data.corpus, k=k or comparison.k, language=bench.data.language
+        )
+        record = generate_answer(
+            client,
+            comparison.qid or "typed",
+            comparison.question,
+            contexts,
+            language=bench.data.language,
+            dropped=dropped,
+            max_tokens=max_tokens,
+        )
     except Exception as exc:  # a missing key, a server that does not answer: said in the panel
         view.error, view.seconds = explain(exc), time.perf_counter() - start
         return view
     view.answer, view.error = record.answer, record.error or ""
-    if record.error_kind == MissingKeyError.kind:   # the LLM layer records it; say where the key goes
+    if record.error_kind == MissingKeyError.kind:  # the LLM layer records it; say where the key goes
         view.error += " (put the key in the environment or in .env)"
     if not view.answer:
         view.error = view.error or "the LLM returned an empty answer"
@@ -74,8 +84,9 @@ def answer_and_judge(bench: Workbench, architecture: str, llm: str | None = None
         response = as_response_sentences(view.answer)
         judgement = offline_judge().judge(comparison.question, documents, response)
         view.scores = {m: getattr(judgement.scores, m) for m in TRACE_METRICS}
-        view.sentences_html = judgement_html(comparison.question, documents, response, judgement,
-                                             title=f"{architecture} · {name}")
+        view.sentences_html = judgement_html(
+            comparison.question, documents, response, judgement, title=f"{architecture} · {name}"
+        )
         view.cards_html = trace_cards_html(view.scores)
     except Exception as exc:  # e.g. no trained judge: the answer still shows
         view.error = f"the offline judge failed: {explain(exc)} (train it with `python -m helpers train-judge`)"

@@ -10,6 +10,7 @@ supported, then `y`/`n` for answers-the-question, then `y`/`p`/`n` for correct (
 reference), e.g. `yyp` + Enter. Buttons do the same for the mouse. The judges' verdicts of an answer
 are shown only after it is labelled (no anchoring).
 """
+
 from __future__ import annotations
 
 import html
@@ -31,7 +32,9 @@ def parse_keys(keys: str, has_reference: bool) -> dict:
     letters = [c for c in keys.lower() if not c.isspace()]
     names = ["supported", "answers"] + (["correct"] if has_reference else [])
     if len(letters) != len(names):
-        raise UserError(f"type {len(names)} letters ({', '.join(names)}), e.g. {'yyp' if has_reference else 'yy'}; got {keys!r}")
+        raise UserError(
+            f"type {len(names)} letters ({', '.join(names)}), e.g. {'yyp' if has_reference else 'yy'}; got {keys!r}"
+        )
     values = {}
     for name, letter in zip(names, letters):
         value = _LETTER.get(letter)
@@ -47,11 +50,19 @@ def item_html(item: dict, reference: str | None) -> str:
     sources = item.get("sources") or [f"p. {p}" for p in item.get("pages") or []]
     contexts = "".join(
         f"<li><span class='hx-meta'>{html.escape(str(sources[i]) if i < len(sources) else '')}</span><br>"
-        f"{html.escape(c.get('text', ''))}</li>" for i, c in enumerate(item.get("contexts") or []))
-    ref = f"<p><b>Reference:</b> {html.escape(reference)}</p>" if reference else "<p class='hx-meta'>no reference answer</p>"
-    return (f"{STYLE}<div class='hx-column'><p><b>Question</b> ({html.escape(item['qid'])}): {html.escape(item['question'])}</p>"
-            f"{ref}<p><b>Answer:</b> {html.escape(item.get('answer') or '')}</p>"
-            f"<details open><summary>contexts</summary><ol>{contexts}</ol></details></div>")
+        f"{html.escape(c.get('text', ''))}</li>"
+        for i, c in enumerate(item.get("contexts") or [])
+    )
+    ref = (
+        f"<p><b>Reference:</b> {html.escape(reference)}</p>"
+        if reference
+        else "<p class='hx-meta'>no reference answer</p>"
+    )
+    return (
+        f"{STYLE}<div class='hx-column'><p><b>Question</b> ({html.escape(item['qid'])}): {html.escape(item['question'])}</p>"
+        f"{ref}<p><b>Answer:</b> {html.escape(item.get('answer') or '')}</p>"
+        f"<details open><summary>contexts</summary><ol>{contexts}</ol></details></div>"
+    )
 
 
 class LabelPanel(Panel):
@@ -70,8 +81,20 @@ class LabelPanel(Panel):
         self.save_button.on_click(lambda _: self.save())
         self.keys.on_submit(lambda _: self.save_keys())
         self.annotator.observe(lambda _: self.show(), names="value")
-        self.widget = w.VBox([self.annotator, self.counter, self.item_box, self.supported, self.answers, self.correct,
-                              self.note, w.HBox([self.keys, self.save_button]), self.status, self.revealed])
+        self.widget = w.VBox(
+            [
+                self.annotator,
+                self.counter,
+                self.item_box,
+                self.supported,
+                self.answers,
+                self.correct,
+                self.note,
+                w.HBox([self.keys, self.save_button]),
+                self.status,
+                self.revealed,
+            ]
+        )
         self.store = RunLabels(run_id, annotator=annotator, results_dir=results_dir)
         self.item = None
         self.show()
@@ -85,8 +108,10 @@ class LabelPanel(Panel):
             toggle.value = None
         self.note.value = ""
         if self.item is None:
-            self.item_box.value = message_html("every answer of this run is labelled: "
-                                               f"python -m helpers judge-eval --labels {self.store.run_id}", "info")
+            self.item_box.value = message_html(
+                f"every answer of this run is labelled: python -m helpers judge-eval --labels {self.store.run_id}",
+                "info",
+            )
             return
         reference = self.store.references.get(self.item["qid"])
         self.correct.layout.display = None if reference else "none"
@@ -109,14 +134,23 @@ class LabelPanel(Panel):
         if self.supported.value is None or self.answers.value is None:
             raise UserError("choose 'supported' and 'answers it' (or type the keys) before saving")
         item = self.item
-        self.store.save(item, supported=self.supported.value, answers=self.answers.value,
-                        correct=self.correct.value or "", note=self.note.value)
+        self.store.save(
+            item,
+            supported=self.supported.value,
+            answers=self.answers.value,
+            correct=self.correct.value or "",
+            note=self.note.value,
+        )
         verdicts = self.store.judges_revealed(item)
-        rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{'' if v is None else f'{v:.3f}'}</td></tr>"
-                       for k, v in sorted(verdicts.items()))
-        self.revealed.value = (f"<div class='hx-meta'>previous answer ({html.escape(item['architecture'])}, "
-                               f"{html.escape(item['qid'])}): the judges said</div>"
-                               f"<table class='hx-table'>{rows or '<tr><td>no judge scored it</td></tr>'}</table>")
+        rows = "".join(
+            f"<tr><td>{html.escape(k)}</td><td>{'' if v is None else f'{v:.3f}'}</td></tr>"
+            for k, v in sorted(verdicts.items())
+        )
+        self.revealed.value = (
+            f"<div class='hx-meta'>previous answer ({html.escape(item['architecture'])}, "
+            f"{html.escape(item['qid'])}): the judges said</div>"
+            f"<table class='hx-table'>{rows or '<tr><td>no judge scored it</td></tr>'}</table>"
+        )
         self.status.value = ""
         self.show()
 
@@ -139,13 +173,16 @@ class ReviewPanel(Panel):
         self.status, self.header, self.source = w.HTML(), w.HTML(), w.HTML()
         self.question = w.Textarea(layout=w.Layout(width="90%", height="60px"), description="question")
         self.reference = w.Textarea(layout=w.Layout(width="90%", height="60px"), description="reference")
-        buttons = {name: w.Button(description=name, button_style=style)
-                   for name, style in (("keep", "success"), ("drop", "danger"), ("back", ""))}
+        buttons = {
+            name: w.Button(description=name, button_style=style)
+            for name, style in (("keep", "success"), ("drop", "danger"), ("back", ""))
+        }
         buttons["keep"].on_click(lambda _: self.decide("keep"))
         buttons["drop"].on_click(lambda _: self.decide("drop"))
         buttons["back"].on_click(lambda _: self.move(-1))
-        self.widget = w.VBox([self.header, self.question, self.reference, self.source, w.HBox(list(buttons.values())),
-                              self.status])
+        self.widget = w.VBox(
+            [self.header, self.question, self.reference, self.source, w.HBox(list(buttons.values())), self.status]
+        )
         self.move(0)
 
     def move(self, step: int) -> None:
@@ -156,11 +193,15 @@ class ReviewPanel(Panel):
             return
         item = self.items[self.index]
         decided = self.decisions.get(item["id"], {})
-        self.header.value = (f"<b>{self.index + 1} / {len(self.items)}</b> <span class='hx-meta'>{item.get('kind', '')}"
-                             f"{' — decided: ' + decided['decision'] if decided else ''}; {kept} kept so far</span>")
+        self.header.value = (
+            f"<b>{self.index + 1} / {len(self.items)}</b> <span class='hx-meta'>{item.get('kind', '')}"
+            f"{' — decided: ' + decided['decision'] if decided else ''}; {kept} kept so far</span>"
+        )
         self.question.value = decided.get("question", item["question"])
         self.reference.value = decided.get("reference", item.get("reference", ""))
-        self.source.value = f"<span class='hx-meta'>source: {html.escape(item.get('relevant') or 'none (unanswerable)')}</span>"
+        self.source.value = (
+            f"<span class='hx-meta'>source: {html.escape(item.get('relevant') or 'none (unanswerable)')}</span>"
+        )
 
     @guarded
     def decide(self, decision: str) -> None:
@@ -169,16 +210,27 @@ class ReviewPanel(Panel):
         item = self.items[self.index]
         if decision == "keep" and (not self.question.value.strip() or "?" not in self.question.value):
             raise UserError("a kept question must be a question (with its '?'); edit it or drop it")
-        self.decisions[item["id"]] = {"decision": decision, "question": self.question.value.strip(),
-                                      "reference": self.reference.value.strip()}
+        self.decisions[item["id"]] = {
+            "decision": decision,
+            "question": self.question.value.strip(),
+            "reference": self.reference.value.strip(),
+        }
         self.save()
         self.move(1)
 
     def save(self) -> Path:
-        kept = [dict(item, question=self.decisions[item["id"]]["question"],
-                     reference=self.decisions[item["id"]]["reference"], reviewed=True)
-                for item in self.items if self.decisions.get(item["id"], {}).get("decision") == "keep"]
+        kept = [
+            dict(
+                item,
+                question=self.decisions[item["id"]]["question"],
+                reference=self.decisions[item["id"]]["reference"],
+                reviewed=True,
+            )
+            for item in self.items
+            if self.decisions.get(item["id"], {}).get("decision") == "keep"
+        ]
         self.out.write_text("".join(json.dumps(k, ensure_ascii=False) + "\n" for k in kept), encoding="utf-8")
-        self.out.with_suffix(".decisions.json").write_text(json.dumps(self.decisions, ensure_ascii=False, indent=1),
-                                                           encoding="utf-8")
+        self.out.with_suffix(".decisions.json").write_text(
+            json.dumps(self.decisions, ensure_ascii=False, indent=1), encoding="utf-8"
+        )
         return self.out

@@ -1,6 +1,7 @@
 """The four panels of notebooks/08-explore.ipynb, as ipywidgets on top of the package. Each
 panel displays itself (`QueryPanel(bench)` as a cell's last line). Errors show as a message in
 the panel that says what to do, never as a traceback in the page."""
+
 from __future__ import annotations
 
 import functools
@@ -35,6 +36,7 @@ KEEP = "(as in the config)"
 
 def guarded(method):
     """Run a button's handler; any exception becomes the panel's error message."""
+
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         try:
@@ -43,6 +45,7 @@ def guarded(method):
             self.status.value = message_html(explain(exc))
             if hasattr(self, "progress"):
                 self.progress.bar_style = "danger"
+
     return wrapper
 
 
@@ -60,12 +63,17 @@ class QueryPanel(Panel):
         self.bench = bench
         self.dataset = w.Dropdown(options=sorted(DATASETS), value=bench.dataset, description="corpus")
         self.load_button = w.Button(description="Load", tooltip="load the corpus (indexes are built on first search)")
-        self.question = w.Combobox(placeholder="type a question, or pick one of the dataset's",
-                                   layout=w.Layout(width="70%"), ensure_option=False)
+        self.question = w.Combobox(
+            placeholder="type a question, or pick one of the dataset's",
+            layout=w.Layout(width="70%"),
+            ensure_option=False,
+        )
         self.question.add_class("hx-question")
         self.k = w.BoundedIntText(value=k or bench.k, min=1, max=50, description="k", layout=w.Layout(width="140px"))
-        self.ticks = {a: w.Checkbox(value=a in architectures, description=a, indent=False,
-                                    layout=w.Layout(width="110px")) for a in ARCHITECTURES}
+        self.ticks = {
+            a: w.Checkbox(value=a in architectures, description=a, indent=False, layout=w.Layout(width="110px"))
+            for a in ARCHITECTURES
+        }
         self.search_button = w.Button(description="Search", button_style="primary")
         self.search_button.add_class("hx-search")
         self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="200px"))
@@ -74,9 +82,16 @@ class QueryPanel(Panel):
         self.results.add_class("hx-results")
         self.load_button.on_click(lambda _: self.load())
         self.search_button.on_click(lambda _: self.search())
-        self.widget = w.VBox([w.HBox([self.dataset, self.load_button]), w.HBox([self.question, self.k]),
-                              w.HBox(list(self.ticks.values())), w.HBox([self.search_button, self.progress]),
-                              self.status, self.results])
+        self.widget = w.VBox(
+            [
+                w.HBox([self.dataset, self.load_button]),
+                w.HBox([self.question, self.k]),
+                w.HBox(list(self.ticks.values())),
+                w.HBox([self.search_button, self.progress]),
+                self.status,
+                self.results,
+            ]
+        )
         if bench.data is not None:
             self._fill_questions()
 
@@ -90,8 +105,11 @@ class QueryPanel(Panel):
         self.bench.load(self.dataset.value, options)
         self._fill_questions()
         data = self.bench.data
-        self.status.value = message_html(f"{data.name}: {len(data.corpus)} documents, {len(data.queries)} questions"
-                                         f"{', qrels' if data.qrels else ''}", "info")
+        self.status.value = message_html(
+            f"{data.name}: {len(data.corpus)} documents, {len(data.queries)} questions"
+            f"{', qrels' if data.qrels else ''}",
+            "info",
+        )
 
     @guarded
     def search(self, question: str | None = None):
@@ -129,12 +147,15 @@ class AnswerPanel(Panel):
         self.cards = w.HTML()
         self.cards.add_class("hx-trace-cards")
         self.button.on_click(lambda _: self.answer())
-        self.widget = w.VBox([w.HBox([self.architecture, self.llm, self.button]), self.status, self.sentences,
-                              self.cards])
+        self.widget = w.VBox(
+            [w.HBox([self.architecture, self.llm, self.button]), self.status, self.sentences, self.cards]
+        )
 
     @guarded
     def answer(self):
-        self.status.value = message_html(f"{self.llm.value} answers from {self.architecture.value}'s contexts …", "info")
+        self.status.value = message_html(
+            f"{self.llm.value} answers from {self.architecture.value}'s contexts …", "info"
+        )
         self.sentences.value = self.cards.value = ""
         view = answer_and_judge(self.bench, self.architecture.value, self.llm.value, max_tokens=self.max_tokens)
         if view.error:
@@ -154,12 +175,14 @@ class RunPanel(Panel):
         self.config = w.Dropdown(options=config_choices(), value=config, description="config")
         self.dataset = w.Dropdown(options=[KEEP, *sorted(DATASETS)], value=KEEP, description="dataset")
         self.subset = w.Text(placeholder="RAGBench subset, e.g. covidqa", description="subset")
-        self.samples = w.BoundedIntText(value=0, min=0, max=10_000, description="samples",
-                                        tooltip="0: the config's questions")
+        self.samples = w.BoundedIntText(
+            value=0, min=0, max=10_000, description="samples", tooltip="0: the config's questions"
+        )
         self.samples.add_class("hx-samples")
         self.llm = w.Dropdown(options=[KEEP, *known_llms()], value=KEEP, description="answers by")
-        self.judge = w.Dropdown(options=[(label, key) for key, label in judge_choices().items()], value="config",
-                                description="judge")
+        self.judge = w.Dropdown(
+            options=[(label, key) for key, label in judge_choices().items()], value="config", description="judge"
+        )
         self.button = w.Button(description="Run", button_style="primary")
         self.button.add_class("hx-run")
         self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="300px"))
@@ -174,9 +197,18 @@ class RunPanel(Panel):
         self.downloads = w.HTML()
         self.downloads.add_class("hx-downloads")
         self.button.on_click(lambda _: self.run())
-        self.widget = w.VBox([w.HBox([self.config, self.dataset, self.subset]), w.HBox([self.samples, self.llm, self.judge]),
-                              w.HBox([self.button, self.progress, self.step]), self.log, self.status, self.cards,
-                              self.details, self.downloads])
+        self.widget = w.VBox(
+            [
+                w.HBox([self.config, self.dataset, self.subset]),
+                w.HBox([self.samples, self.llm, self.judge]),
+                w.HBox([self.button, self.progress, self.step]),
+                self.log,
+                self.status,
+                self.cards,
+                self.details,
+                self.downloads,
+            ]
+        )
 
     def _write(self, line: str):
         self.log.value = (self.log.value + "\n" + line).lstrip("\n")
@@ -189,19 +221,28 @@ class RunPanel(Panel):
     def run(self):
         self.log.value, self.cards.value, self.downloads.value, self.samples_table.value = "", "", "", ""
         self.progress.bar_style = "info"
-        config = panel_config(self.config.value, dataset=None if self.dataset.value == KEEP else self.dataset.value,
-                              subset=self.subset.value.strip() or None, n_questions=self.samples.value or None,
-                              llm=None if self.llm.value == KEEP else self.llm.value, judge=self.judge.value)
+        config = panel_config(
+            self.config.value,
+            dataset=None if self.dataset.value == KEEP else self.dataset.value,
+            subset=self.subset.value.strip() or None,
+            n_questions=self.samples.value or None,
+            llm=None if self.llm.value == KEEP else self.llm.value,
+            judge=self.judge.value,
+        )
         self.status.value = message_html(f"running {config.resolved_run_id()} …", "info")
         result = run_experiment(config, log=self._write, progress=self._tick, results_dir=self.results_dir)
         run_id = result["run_id"]
         self.progress.bar_style = "success" if result["ok"] else "warning"
         verdict = "finished" if result["ok"] else "finished with failures (see the log and the table)"
-        self.status.value = message_html(f"run {run_id} {verdict}: {result['answers']} answers in {result['seconds']} s",
-                                         "info" if result["ok"] else "error")
+        self.status.value = message_html(
+            f"run {run_id} {verdict}: {result['answers']} answers in {result['seconds']} s",
+            "info" if result["ok"] else "error",
+        )
 
         table = summary(load_scores(run_id, self.results_dir))
-        self.cards.value = STYLE + summary_cards_html(table) if len(table) else message_html("no quality scores", "info")
+        self.cards.value = (
+            STYLE + summary_cards_html(table) if len(table) else message_html("no quality scores", "info")
+        )
         self.samples_table.value = table_html(sample_table(run_id, self.results_dir))
         self.downloads.value = download_links(run_id, self.results_dir)
         return result
@@ -226,8 +267,15 @@ class ResultsPanel(Panel):
         self.run.observe(lambda _: self._choices(), "value")
         for control in (self.sweep, self.judge, self.metric):
             control.observe(lambda _: self.show(), "value")
-        self.widget = w.VBox([w.HBox([self.run, self.sweep, self.refresh]), w.HBox([self.judge, self.metric]),
-                              self.status, self.figure, self.table])
+        self.widget = w.VBox(
+            [
+                w.HBox([self.run, self.sweep, self.refresh]),
+                w.HBox([self.judge, self.metric]),
+                self.status,
+                self.figure,
+                self.table,
+            ]
+        )
         self.list_saved()
 
     @guarded
@@ -238,15 +286,18 @@ class ResultsPanel(Panel):
         if runs:
             self.run.value = runs[0]
         else:
-            self.status.value = message_html("no saved run yet: press Run in the run panel, or "
-                                             "`python -m helpers run configs/smoke.yaml`, then Refresh", "info")
+            self.status.value = message_html(
+                "no saved run yet: press Run in the run panel, or "
+                "`python -m helpers run configs/smoke.yaml`, then Refresh",
+                "info",
+            )
 
     @guarded
     def _choices(self):
         if not self.run.value:
             return
         found = judges_and_metrics(self.run.value, self.results_dir)
-        self._quiet = True   # one redraw after the choices change, not one per choice
+        self._quiet = True  # one redraw after the choices change, not one per choice
         try:
             self.judge.options = list(found)
             self.judge.value = "offline" if "offline" in found else next(iter(found), None)
@@ -262,14 +313,19 @@ class ResultsPanel(Panel):
 
         if self._quiet or not (self.run.value or self.sweep.value):
             return
-        figure, table = results_view(self.run.value, sweep=self.sweep.value or None, judge=self.judge.value or None,
-                                     metric=self.metric.value or None, results_dir=self.results_dir)
-        if hasattr(figure, "savefig"):   # a run's figure, drawn here (the figures module's backend is Agg)
+        figure, table = results_view(
+            self.run.value,
+            sweep=self.sweep.value or None,
+            judge=self.judge.value or None,
+            metric=self.metric.value or None,
+            results_dir=self.results_dir,
+        )
+        if hasattr(figure, "savefig"):  # a run's figure, drawn here (the figures module's backend is Agg)
             buffer = io.BytesIO()
             figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
             plt.close(figure)
             self.figure.value = buffer.getvalue()
-        else:                            # a sweep's figure, saved as PNG (none: no cell to draw)
+        else:  # a sweep's figure, saved as PNG (none: no cell to draw)
             self.figure.value = Path(figure).read_bytes() if figure is not None else b""
         self.table.value = table_html(table.round(3))
         self.status.value = ""

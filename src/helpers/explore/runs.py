@@ -1,6 +1,7 @@
 """The logic behind the run and results panels: a config with the panel's choices, run by the
 same runner as `python -m helpers run` (so either side resumes the other's run), its per-sample
 table and download links; saved runs and sweeps, their figure and intervals table."""
+
 from __future__ import annotations
 
 import base64
@@ -36,8 +37,15 @@ def config_choices(configs_dir: str | Path | None = None) -> list[str]:
     return sorted(names, key=lambda n: (n != "smoke", n != "default", n))
 
 
-def panel_config(config: str, *, dataset: str | None = None, subset: str | None = None,
-                 n_questions: int | None = None, llm: str | None = None, judge: str = "config"):
+def panel_config(
+    config: str,
+    *,
+    dataset: str | None = None,
+    subset: str | None = None,
+    n_questions: int | None = None,
+    llm: str | None = None,
+    judge: str = "config",
+):
     """The experiment config the run panel runs: `config` (a name in configs/ or a path) with the
     panel's choices on top. Same choices, same run id: pressing Run again resumes."""
     path = Path(config) if str(config).endswith(".yaml") else paths.CONFIGS_DIR / f"{config}.yaml"
@@ -61,7 +69,7 @@ def panel_config(config: str, *, dataset: str | None = None, subset: str | None 
         raise ExploreError(f"judge must be one of {sorted(judge_choices())}, got {judge!r}")
     if judge != "config":
         answering = raw.get("generation_llm") or raw["llms"][0]["name"]
-        for name, judge_cls in JUDGES.items():   # the chosen one alone, judging with the answering LLM
+        for name, judge_cls in JUDGES.items():  # the chosen one alone, judging with the answering LLM
             judge_cls.switch(raw["judges"], name == judge, answering)
     if raw["run_id"] is None:
         raw.pop("run_id")
@@ -82,15 +90,20 @@ def describe_setup(config) -> list[str]:
     """The lines the live log starts with: answering model, judges, vector store and embedder."""
     gen = config.llm(config.generation_llm or config.llms[0].name)
     dense = config.retrieval.dense
-    store = (f"Chroma server {dense.chroma.host}:{dense.chroma.port}" if dense.chroma
-             else f"embedded Chroma under {paths.INDEX_DIR}")
+    store = (
+        f"Chroma server {dense.chroma.host}:{dense.chroma.port}"
+        if dense.chroma
+        else f"embedded Chroma under {paths.INDEX_DIR}"
+    )
     judges = [judge.name for judge in active_judges(config) if judge.stored]
-    return [f"run {config.resolved_run_id()}: dataset {config.dataset.name} {config.dataset.options or ''}",
-            f"model: {gen.name} ({gen.provider}, {gen.model})",
-            f"vector store: {store}",
-            f"embedder: {dense.embedder or 'by language (English: MiniLM, else multilingual e5)'}",
-            f"architectures: {', '.join(config.architectures)}; k = {config.retrieval.k}",
-            f"judges: {', '.join(judges) or 'none'}"]
+    return [
+        f"run {config.resolved_run_id()}: dataset {config.dataset.name} {config.dataset.options or ''}",
+        f"model: {gen.name} ({gen.provider}, {gen.model})",
+        f"vector store: {store}",
+        f"embedder: {dense.embedder or 'by language (English: MiniLM, else multilingual e5)'}",
+        f"architectures: {', '.join(config.architectures)}; k = {config.retrieval.k}",
+        f"judges: {', '.join(judges) or 'none'}",
+    ]
 
 
 def run_experiment(config, *, log=print, progress=None, results_dir: Path | None = None) -> dict:
@@ -118,9 +131,11 @@ def run_experiment(config, *, log=print, progress=None, results_dir: Path | None
         logger.setLevel(previous)
         for line in printed.getvalue().splitlines():
             log(line)
-    log(f"finished in {summary['seconds']} s: {summary['answers']} answers, "
+    log(
+        f"finished in {summary['seconds']} s: {summary['answers']} answers, "
         f"{summary['failed_samples']} failed; resume or redo from the command line with "
-        f"`python -m helpers run {Path(summary['directory']) / 'config.yaml'}`")
+        f"`python -m helpers run {Path(summary['directory']) / 'config.yaml'}`"
+    )
     return summary
 
 
@@ -140,9 +155,14 @@ def sample_table(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     """One row per answer: architecture, qid, question, answer, error, and every quality score
     as judge/metric."""
     directory = run_dir(run_id, results_dir)
-    records = pd.read_parquet(directory / "records.parquet") if (directory / "records.parquet").exists() else pd.DataFrame()
-    wide = quality_scores(load_scores(run_id, results_dir)).pivot_table(
-        index=["architecture", "qid"], columns="metric", values="value", aggfunc="mean").reset_index()
+    records = (
+        pd.read_parquet(directory / "records.parquet") if (directory / "records.parquet").exists() else pd.DataFrame()
+    )
+    wide = (
+        quality_scores(load_scores(run_id, results_dir))
+        .pivot_table(index=["architecture", "qid"], columns="metric", values="value", aggfunc="mean")
+        .reset_index()
+    )
     if records.empty:
         return wide
     keep = [c for c in ("architecture", "qid", "question", "answer", "error") if c in records]
@@ -156,20 +176,30 @@ def download_links(run_id: str, results_dir: Path | None = None) -> str:
     directory = run_dir(run_id, results_dir)
     if not (directory / "summary.json").exists():
         raise UserError(f"{directory}: no summary.json; the run has not finished")
-    files = {f"{run_id}-summary.json": ("application/json", (directory / "summary.json").read_bytes()),
-             f"{run_id}-scores.csv": ("text/csv", load_scores(run_id, results_dir).to_csv(index=False).encode())}
+    files = {
+        f"{run_id}-summary.json": ("application/json", (directory / "summary.json").read_bytes()),
+        f"{run_id}-scores.csv": ("text/csv", load_scores(run_id, results_dir).to_csv(index=False).encode()),
+    }
     if (directory / "records.parquet").exists():
         answers = pd.read_parquet(directory / "records.parquet").to_json(orient="records", force_ascii=False)
         files[f"{run_id}-answers.json"] = ("application/json", answers.encode())
-    links = [f"<a class='hx-download' download='{html.escape(name)}' "
-             f"href='data:{mime};base64,{base64.b64encode(body).decode()}'>{html.escape(name)}</a>"
-             for name, (mime, body) in files.items()]
+    links = [
+        f"<a class='hx-download' download='{html.escape(name)}' "
+        f"href='data:{mime};base64,{base64.b64encode(body).decode()}'>{html.escape(name)}</a>"
+        for name, (mime, body) in files.items()
+    ]
 
     return STYLE + "Download: " + " · ".join(links)
 
 
-def results_view(run_id: str | None = None, *, sweep: str | None = None, judge: str | None = None,
-                 metric: str | None = None, results_dir: Path | None = None):
+def results_view(
+    run_id: str | None = None,
+    *,
+    sweep: str | None = None,
+    judge: str | None = None,
+    metric: str | None = None,
+    results_dir: Path | None = None,
+):
     """(figure, intervals table) of a saved run, or of a sweep's cells, for one judge and metric
     (None: all of them)."""
     from helpers.experiment.figures_run import metric_bars  # matplotlib, seaborn: only when a result is shown

@@ -8,6 +8,7 @@ question through several architectures and returns one column of hits per archit
 Indexes are built once per corpus and architecture (the `shared` dict of the registry) and
 reused by every later question; the LLM and its cache are kept too.
 """
+
 from __future__ import annotations
 
 import html
@@ -28,7 +29,7 @@ from helpers.retrieval.registry import ARCHITECTURES as REGISTRY
 from helpers.retrieval.registry import build_retriever, needs_llm
 from helpers.retrieval.sparse import Tokenizer, fold_accents
 
-ARCHITECTURES = tuple(REGISTRY)   # the panels' choices: every registered architecture
+ARCHITECTURES = tuple(REGISTRY)  # the panels' choices: every registered architecture
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -41,8 +42,11 @@ def default_settings(config_path: str | Path | None = None) -> dict:
     run reads them (the typed config: same defaults, same checks), so that the panels show what
     `make run` measures."""
     config = load_config(config_path or paths.CONFIGS_DIR / "default.yaml")
-    return {"retrieval": config.retrieval.model_dump(mode="json", exclude={"k"}), "k": config.retrieval.k,
-            "llms": [llm.model_dump(mode="json") for llm in config.llms]}
+    return {
+        "retrieval": config.retrieval.model_dump(mode="json", exclude={"k"}),
+        "k": config.retrieval.k,
+        "llms": [llm.model_dump(mode="json") for llm in config.llms],
+    }
 
 
 def known_llms(configs_dir: str | Path | None = None) -> dict[str, dict]:
@@ -66,8 +70,11 @@ class Highlighter:
         self.tokenizer = Tokenizer(language if language in ("en", "es") else "en")
         self._stem = self.tokenizer._stemmer.stemWord
         stopwords = set(self.tokenizer.stopwords)
-        self.terms = {self._stem(w) for w in (self._fold(t.lower()) for t in _WORD.findall(query))
-                      if w not in stopwords and len(w) > 1}
+        self.terms = {
+            self._stem(w)
+            for w in (self._fold(t.lower()) for t in _WORD.findall(query))
+            if w not in stopwords and len(w) > 1
+        }
 
     def matches(self, text: str) -> list[tuple[int, int]]:
         return [m.span() for m in _WORD.finditer(text) if self._stem(self._fold(m.group().lower())) in self.terms]
@@ -102,10 +109,10 @@ class Hit:
     score: float
     page: int | str | None
     section: str
-    snippet: str                          # HTML, query terms in <mark>
-    found_by: list[str] = field(default_factory=list)   # architectures whose top k holds it
-    first_stage_rank: int | None = None   # rerank only: its rank before the reranker (None: not in it)
-    relevant: bool | None = None          # None: the question has no qrels
+    snippet: str  # HTML, query terms in <mark>
+    found_by: list[str] = field(default_factory=list)  # architectures whose top k holds it
+    first_stage_rank: int | None = None  # rerank only: its rank before the reranker (None: not in it)
+    relevant: bool | None = None  # None: the question has no qrels
 
     @property
     def rank_change(self) -> int | None:
@@ -118,10 +125,10 @@ class Column:
     architecture: str
     hits: list[Hit] = field(default_factory=list)
     seconds: float = 0.0
-    metrics: dict[str, float] = field(default_factory=dict)   # nDCG@10, recall@k where qrels exist
-    rewrites: list[str] = field(default_factory=list)          # multi-query's rewrites
-    passage: str | None = None                                 # HyDE's generated passage
-    note: str = ""                                             # a fallback, said next to the column
+    metrics: dict[str, float] = field(default_factory=dict)  # nDCG@10, recall@k where qrels exist
+    rewrites: list[str] = field(default_factory=list)  # multi-query's rewrites
+    passage: str | None = None  # HyDE's generated passage
+    note: str = ""  # a fallback, said next to the column
     error: str = ""
 
 
@@ -131,7 +138,7 @@ class Comparison:
     qid: str | None
     k: int
     columns: dict[str, Column]
-    contexts: dict[str, list[dict]] = field(default_factory=dict)   # architecture -> top k with texts
+    contexts: dict[str, list[dict]] = field(default_factory=dict)  # architecture -> top k with texts
 
 
 class Workbench:
@@ -143,12 +150,19 @@ class Workbench:
     bundled model, by default), one of configs/*.yaml or of `llms` ({name: LLM settings}, more
     LLMs than the configs name)."""
 
-    def __init__(self, dataset: str = "obstetrics", options: dict | None = None, *, retrieval: dict | None = None,
-                 llm: str = "local", llms: dict[str, dict] | None = None):
+    def __init__(
+        self,
+        dataset: str = "obstetrics",
+        options: dict | None = None,
+        *,
+        retrieval: dict | None = None,
+        llm: str = "local",
+        llms: dict[str, dict] | None = None,
+    ):
         self.dataset, self.options = dataset, dict(options or {})
         defaults = default_settings()
         self.retrieval = retrieval if retrieval is not None else defaults["retrieval"]
-        self.k = defaults["k"]   # the panels' default top k: the config's, as a run uses it
+        self.k = defaults["k"]  # the panels' default top k: the config's, as a run uses it
         self.llm_name, self.extra_llms = llm, dict(llms or {})
         self.data = None
         self._shared: dict = {}
@@ -177,7 +191,7 @@ class Workbench:
 
     def llm(self, name: str | None = None):
         name = name or self.llm_name
-        if name not in self._llms:   # configs/*.yaml are read only for an LLM not built yet
+        if name not in self._llms:  # configs/*.yaml are read only for an LLM not built yet
             llms = self.llm_choices()
             if name not in llms:
                 raise ExploreError(f"no LLM named {name!r} in configs/*.yaml; names: {sorted(llms)}")
@@ -194,8 +208,9 @@ class Workbench:
             raise ExploreError("no corpus loaded yet: press Load (or call Workbench.load()) first")
         if architecture not in self._retrievers:
             llm = self.llm() if needs_llm(architecture, self.retrieval) else None
-            retriever = build_retriever(architecture, language=self.data.language, llm=llm,
-                                        options=self.retrieval, shared=self._shared)
+            retriever = build_retriever(
+                architecture, language=self.data.language, llm=llm, options=self.retrieval, shared=self._shared
+            )
             self._retrievers[architecture] = retriever.index(self.data.corpus)
         return self._retrievers[architecture]
 
@@ -215,7 +230,9 @@ class Workbench:
         if not question or not question.strip():
             raise ExploreError("the question is empty: type a question, or pick one of the dataset's")
         if len(question) > MAX_QUESTION_CHARS:
-            raise ExploreError(f"the question has {len(question):,} characters; at most {MAX_QUESTION_CHARS:,}: shorten it")
+            raise ExploreError(
+                f"the question has {len(question):,} characters; at most {MAX_QUESTION_CHARS:,}: shorten it"
+            )
         if not architectures:
             raise ExploreError("no architecture selected: tick at least one")
         k = k or self.k
@@ -241,8 +258,9 @@ class Workbench:
             column.passage = retriever.generated.pop(key, None) if architecture == "hyde" else None
             column.note = getattr(retriever, "fallbacks", {}).pop(key, "")
             if qid and self.data.qrels.get(qid):
-                scores = evaluate_run({qid: self.data.qrels[qid]}, {qid: runs[architecture]},
-                                      metrics=("ndcg@10", f"recall@{k}"))
+                scores = evaluate_run(
+                    {qid: self.data.qrels[qid]}, {qid: runs[architecture]}, metrics=("ndcg@10", f"recall@{k}")
+                )
                 column.metrics = {name: round(value, 3) for name, value in scores.items()}
         found_by: dict[str, list[str]] = {}
         for architecture, run in runs.items():
@@ -255,14 +273,23 @@ class Workbench:
             for rank, (doc_id, score) in enumerate(run.items(), 1):
                 doc = self.data.corpus[doc_id]
                 snippet, _ = highlighter.snippet(doc["text"])
-                columns[architecture].hits.append(Hit(
-                    rank, doc_id, float(score), doc.get("page") or doc.get("pages"),
-                    str(doc.get("section") or doc.get("title") or ""), snippet, found_by[doc_id],
-                    (first.index(doc_id) + 1 if first and doc_id in first else None),
-                    (relevant.get(doc_id, 0) > 0) if relevant else None))
-            comparison.contexts[architecture] = [{"rank": h.rank, "doc_id": h.doc_id, "score": h.score,
-                                                  "text": self.data.corpus[h.doc_id]["text"]}
-                                                 for h in columns[architecture].hits]
+                columns[architecture].hits.append(
+                    Hit(
+                        rank,
+                        doc_id,
+                        float(score),
+                        doc.get("page") or doc.get("pages"),
+                        str(doc.get("section") or doc.get("title") or ""),
+                        snippet,
+                        found_by[doc_id],
+                        (first.index(doc_id) + 1 if first and doc_id in first else None),
+                        (relevant.get(doc_id, 0) > 0) if relevant else None,
+                    )
+                )
+            comparison.contexts[architecture] = [
+                {"rank": h.rank, "doc_id": h.doc_id, "score": h.score, "text": self.data.corpus[h.doc_id]["text"]}
+                for h in columns[architecture].hits
+            ]
         self.last = comparison
         return comparison
 
@@ -277,4 +304,3 @@ def explain(exc: Exception) -> str:
     if isinstance(exc, UserError):
         return text
     return f"{type(exc).__name__}: {text}"
-

@@ -1,5 +1,6 @@
 """HTML of the panels' results (plain strings, so they are tested without a browser): the
 architectures side by side, a per-sample table, messages."""
+
 from __future__ import annotations
 
 import html
@@ -41,13 +42,17 @@ def _badges(hit: Hit, n_columns: int) -> str:
     if hit.relevant:
         out.append("<span class='hx-badge hx-relevant' title='relevant in the qrels'>relevant</span>")
     if n_columns > 1 and len(hit.found_by) > 1:
-        out.append(f"<span class='hx-badge hx-shared' title='also found by {html.escape(', '.join(hit.found_by))}'>"
-                   f"found by {len(hit.found_by)}</span>")
+        out.append(
+            f"<span class='hx-badge hx-shared' title='also found by {html.escape(', '.join(hit.found_by))}'>"
+            f"found by {len(hit.found_by)}</span>"
+        )
     if hit.rank_change is not None:
         change = hit.rank_change
         kind, arrow = ("hx-up", "↑") if change > 0 else ("hx-down", "↓") if change < 0 else ("hx-shared", "=")
-        out.append(f"<span class='hx-badge hx-rank-change {kind}' title='rank {hit.first_stage_rank} in the first stage'>"
-                   f"{arrow}{abs(change) if change else ''} from {hit.first_stage_rank}</span>")
+        out.append(
+            f"<span class='hx-badge hx-rank-change {kind}' title='rank {hit.first_stage_rank} in the first stage'>"
+            f"{arrow}{abs(change) if change else ''} from {hit.first_stage_rank}</span>"
+        )
     return "".join(out)
 
 
@@ -63,8 +68,10 @@ def comparison_html(comparison: Comparison) -> str:
     columns = list(comparison.columns.values())
     parts = [STYLE, f"<div class='hx-grid' style='grid-template-columns:repeat({len(columns)},minmax(210px,1fr))'>"]
     for column in columns:
-        parts.append(f"<div class='hx-column' data-architecture='{html.escape(column.architecture)}'>"
-                     f"<h4>{html.escape(column.architecture)}</h4>")
+        parts.append(
+            f"<div class='hx-column' data-architecture='{html.escape(column.architecture)}'>"
+            f"<h4>{html.escape(column.architecture)}</h4>"
+        )
         if column.error:
             parts.append(message_html(column.error) + "</div>")
             continue
@@ -78,12 +85,20 @@ def comparison_html(comparison: Comparison) -> str:
         if column.note:
             parts.append(f"<div class='hx-meta'>fallback: {html.escape(column.note)}</div>")
         for hit in column.hits:
-            section = (f" · <span class='hx-meta' title='{html.escape(hit.section)}'>{html.escape(hit.section[:40])}"
-                       f"{'…' if len(hit.section) > 40 else ''}</span>") if hit.section else ""
-            parts.append(f"<div class='hx-hit' data-doc-id='{html.escape(hit.doc_id)}'>"
-                         f"<b>{hit.rank}.</b> <code>{html.escape(hit.doc_id)}</code>{_page(hit)}{section}"
-                         f" <span class='hx-meta'>score {hit.score:.3f}</span><br>"
-                         f"{_badges(hit, len(columns))}<div>{hit.snippet}</div></div>")
+            section = (
+                (
+                    f" · <span class='hx-meta' title='{html.escape(hit.section)}'>{html.escape(hit.section[:40])}"
+                    f"{'…' if len(hit.section) > 40 else ''}</span>"
+                )
+                if hit.section
+                else ""
+            )
+            parts.append(
+                f"<div class='hx-hit' data-doc-id='{html.escape(hit.doc_id)}'>"
+                f"<b>{hit.rank}.</b> <code>{html.escape(hit.doc_id)}</code>{_page(hit)}{section}"
+                f" <span class='hx-meta'>score {hit.score:.3f}</span><br>"
+                f"{_badges(hit, len(columns))}<div>{hit.snippet}</div></div>"
+            )
         if not column.hits:
             parts.append(message_html("no document retrieved", "info"))
         parts.append("</div>")
@@ -93,6 +108,7 @@ def comparison_html(comparison: Comparison) -> str:
 
 def table_html(frame: pd.DataFrame, max_chars: int = 400) -> str:
     """A per-sample table, long texts cut, numbers to 3 decimals."""
+
     def cell(value):
         if isinstance(value, float):
             return "" if math.isnan(value) else f"{value:.3f}"
@@ -100,6 +116,7 @@ def table_html(frame: pd.DataFrame, max_chars: int = 400) -> str:
         return html.escape(text if len(text) <= max_chars else text[:max_chars] + " …")
 
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
-                   for row in frame.itertuples(index=False))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in frame.itertuples(index=False)
+    )
     return f"{STYLE}<table class='hx-table'><tr>{head}</tr>{body}</table>"

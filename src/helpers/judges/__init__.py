@@ -3,19 +3,29 @@ for architectures: offline TRACe, TRACe with an LLM, RAGAS, RAGAS with the evide
 retrieval metrics against qrels. A new judge is one module with a `@register`ed class
 (helpers.judges.base); the runner, analysis, figures and panels read judges and metrics from here.
 """
+
 # registers them, in the order a run scores with them  # isort: skip
 from helpers.judges import offline_trace, ragas, ragas_evidence, retrieval, trace_llm  # noqa: F401,E402,I001
 from helpers.judges.base import (
-                                 JUDGES,
-                                 Judge,
-                                 Metric,
-                                 active_judges,
-                                 grounding_metrics,
-                                 is_quality,
-                                 judge_class,
-                                 metric_names,
-                                 register,
+    JUDGES,
+    Judge,
+    Metric,
+    active_judges,
+    grounding_metrics,
+    is_quality,
+    judge_class,
+    metric_names,
+    register,
 )
 
-__all__ = ["JUDGES", "Judge", "Metric", "active_judges", "grounding_metrics", "is_quality", "judge_class", "metric_names",
-           "register"]
+__all__ = [
+    "JUDGES",
+    "Judge",
+    "Metric",
+    "active_judges",
+    "grounding_metrics",
+    "is_quality",
+    "judge_class",
+    "metric_names",
+    "register",
+]

@@ -16,6 +16,7 @@ figures and panels, without another file changing.
 
     # config: judges: {length: {}}      (options, if any, go to the judge's `Options` model)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from helpers.errors import UserError
 if TYPE_CHECKING:  # annotations only: the runner imports the judges, not the other way
     from helpers.experiment.config import ExperimentConfig
 
-Row = tuple[str, Any, str]   # (metric, value or None, reason)
+Row = tuple[str, Any, str]  # (metric, value or None, reason)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Metric:
     high: float | None = 1.0
     higher_is_better: bool = True
     grounding: bool = False
-    quality: bool = True      # a headline score of summaries and figures (False: a diagnostic)
+    quality: bool = True  # a headline score of summaries and figures (False: a diagnostic)
     description: str = ""
 
     def check(self, value):
@@ -66,9 +67,9 @@ class Judge:
     `llm_copy(name)` (configured LLM clients), `store.finished(key)`; `data` is the dataset."""
 
     name: ClassVar[str]
-    label: ClassVar[str]                       # for people: panels, figures, logs
+    label: ClassVar[str]  # for people: panels, figures, logs
     metrics: ClassVar[tuple[Metric, ...]] = ()
-    Options: ClassVar[type[BaseModel]] = NoOptions   # the judge's own config section, if any
+    Options: ClassVar[type[BaseModel]] = NoOptions  # the judge's own config section, if any
     # stored: each answer's scores are a record in the run store (False: recomputed from the
     # answers at the end of every invocation, for judges that cost nothing, e.g. retrieval metrics)
     stored: ClassVar[bool] = True
@@ -76,7 +77,7 @@ class Judge:
     def __init__(self, runner, data, options: BaseModel | None = None):
         self.runner, self.data, self.config = runner, data, runner.config
         self.options = options or self.Options()
-        self.workers, self.artefact = 1, None   # answers scored at once; which trained model judged
+        self.workers, self.artefact = 1, None  # answers scored at once; which trained model judged
 
     # ---- what the config switches on
     @classmethod
@@ -128,9 +129,18 @@ class Judge:
         rows = []
         for answer in self.select(answers):
             values, _ = self.score_one(answer)
-            rows += [{"architecture": answer["architecture"], "llm": answer["llm"], "judge": self.name,
-                      "qid": answer["qid"], "metric": metric, "value": value, "reason": reason}
-                     for metric, value, reason in values]
+            rows += [
+                {
+                    "architecture": answer["architecture"],
+                    "llm": answer["llm"],
+                    "judge": self.name,
+                    "qid": answer["qid"],
+                    "metric": metric,
+                    "value": value,
+                    "reason": reason,
+                }
+                for metric, value, reason in values
+            ]
         return rows
 
 
@@ -170,5 +180,9 @@ def is_quality(judge: str, metric: str) -> bool:
 
 def grounding_metrics() -> list[tuple[str, str, str]]:
     """(judge, metric, label) of every metric that says whether an answer is supported."""
-    return [(judge.name, m.name, f"{judge.label}: {m.name}") for judge in JUDGES.values()
-            for m in judge.metrics_for(None) if m.grounding]
+    return [
+        (judge.name, m.name, f"{judge.label}: {m.name}")
+        for judge in JUDGES.values()
+        for m in judge.metrics_for(None)
+        if m.grounding
+    ]

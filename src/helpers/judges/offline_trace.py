@@ -1,5 +1,6 @@
 """TRACe (RAGBench, Friel et al. 2024) with the offline judge: trained trees over lexical
 features, stacked with the evidence model when one is trained (helpers.trace.offline_judge)."""
+
 from __future__ import annotations
 
 from helpers.judges.base import Judge, Metric, register
@@ -15,7 +16,8 @@ class OfflineTrace(Judge):
     # adherence_score: P(supported) before the 0.5 threshold that makes `adherence`
     # its binary adherence is a threshold on adherence_score, P(supported): the score is the one to compare
     metrics = tuple(Metric(m.name) for m in TRACE) + (
-        Metric("adherence_score", grounding=True, quality=False, description="P(every sentence supported)"),)
+        Metric("adherence_score", grounding=True, quality=False, description="P(every sentence supported)"),
+    )
 
     @classmethod
     def enabled(cls, config) -> bool:
@@ -28,7 +30,7 @@ class OfflineTrace(Judge):
     def prepare(self) -> None:
         from helpers.trace.offline_judge import OfflineJudge  # trees and, when trained, a torch model
 
-        self.judge = OfflineJudge.load()   # stacked with the evidence model when one is trained
+        self.judge = OfflineJudge.load()  # stacked with the evidence model when one is trained
         self.artefact = self.judge.describe()
         print(f"offline TRACe judge: {self.artefact}")
 

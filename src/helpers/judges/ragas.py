@@ -1,5 +1,6 @@
 """RAGAS (Es et al. 2023) faithfulness, answer relevancy, context precision and recall, with an
 LLM as judge (helpers.ragas_eval.runner)."""
+
 from __future__ import annotations
 
 import queue
@@ -10,8 +11,9 @@ from helpers.judges.base import Judge, Metric, register
 from helpers.ragas_eval import RAGAS_METRICS
 
 # answer relevancy is a mean cosine similarity, which can fall below 0
-METRICS = tuple(Metric(m, low=-1.0 if m == "answer_relevancy" else 0.0, grounding=(m == "faithfulness"))
-                for m in RAGAS_METRICS)
+METRICS = tuple(
+    Metric(m, low=-1.0 if m == "answer_relevancy" else 0.0, grounding=(m == "faithfulness")) for m in RAGAS_METRICS
+)
 
 
 @register
@@ -38,8 +40,12 @@ class Ragas(Judge):
 
     def select(self, answers):
         cfg = self.config.judges
-        return [a for a in answers if (cfg.ragas_questions is None or a["qid"] in cfg.ragas_questions)
-                and (cfg.ragas_architectures is None or a["architecture"] in cfg.ragas_architectures)]
+        return [
+            a
+            for a in answers
+            if (cfg.ragas_questions is None or a["qid"] in cfg.ragas_questions)
+            and (cfg.ragas_architectures is None or a["architecture"] in cfg.ragas_architectures)
+        ]
 
     def prepare(self) -> None:
         from helpers.ragas_eval.runner import RagasJudge  # imports ragas (seconds)
@@ -53,15 +59,26 @@ class Ragas(Judge):
         self.workers = llm.workers
         self.judges = queue.Queue()
         for i in range(self.workers):
-            self.judges.put(RagasJudge(llm if i == 0 else self.runner.llm_copy(cfg.ragas), language=self.data.language,
-                                       metrics=cfg.ragas_metrics, timeout_s=cfg.ragas_timeout_s))
+            self.judges.put(
+                RagasJudge(
+                    llm if i == 0 else self.runner.llm_copy(cfg.ragas),
+                    language=self.data.language,
+                    metrics=cfg.ragas_metrics,
+                    timeout_s=cfg.ragas_timeout_s,
+                )
+            )
 
     def score_one(self, answer):
         from helpers.ragas_eval.runner import RagasSample  # imports ragas (seconds)
 
-        sample = RagasSample(answer["qid"], answer["question"], answer.get("answer"),
-                             [c["text"] for c in answer.get("contexts", [])], self.data.answers.get(answer["qid"]),
-                             answer.get("error"))
+        sample = RagasSample(
+            answer["qid"],
+            answer["question"],
+            answer.get("answer"),
+            [c["text"] for c in answer.get("contexts", [])],
+            self.data.answers.get(answer["qid"]),
+            answer.get("error"),
+        )
         # ragas calls the judge from worker threads, which llm.track() (per thread) does not
         # see: the judge's own accounting of this sample's calls is used instead
         judge = self.judges.get()
@@ -69,5 +86,10 @@ class Ragas(Judge):
             scored = judge.score([sample])
         finally:
             self.judges.put(judge)
-        return ([(r["metric"], None if pd.isna(r["value"]) else float(r["value"]), r["reason"])
-                 for r in scored.rows.to_dict("records")], scored.totals)
+        return (
+            [
+                (r["metric"], None if pd.isna(r["value"]) else float(r["value"]), r["reason"])
+                for r in scored.rows.to_dict("records")
+            ],
+            scored.totals,
+        )

@@ -1,5 +1,6 @@
 """RAGAS faithfulness with the evidence model (a cross-encoder fine-tuned on NLI and RAGBench
 support labels) as its verdict step (helpers.ragas_eval.evidence_faithfulness)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -18,7 +19,7 @@ class RagasEvidence(Judge):
     @classmethod
     def enabled(cls, config) -> bool:
         setting = config.judges.ragas_evidence
-        return EvidenceModel.exists() if setting is None else setting   # None: on when one is trained
+        return EvidenceModel.exists() if setting is None else setting  # None: on when one is trained
 
     @classmethod
     def llm_name(cls, config) -> str | None:
@@ -37,7 +38,7 @@ class RagasEvidence(Judge):
         self.artefact = f"evidence model {evidence.path} (trained {evidence.card.get('trained_at', '?')})"
 
     def score_one(self, answer):
-        with (self.llm.track() if self.llm else contextlib.nullcontext([])) as calls:
+        with self.llm.track() if self.llm else contextlib.nullcontext([]) as calls:
             out = self.judge.score(answer["question"], answer.get("answer"), [c["text"] for c in answer["contexts"]])
         value = None if math.isnan(out["value"]) else out["value"]
         return [("faithfulness", value, out["reason"])], (self.llm.usage(calls) if self.llm else None)

@@ -1,4 +1,5 @@
 """TRACe with an LLM as the annotator, RAGBench's prompt (helpers.trace.llm_judge)."""
+
 from __future__ import annotations
 
 from helpers.judges.base import Judge, register
@@ -32,6 +33,10 @@ class LLMTrace(Judge):
 
     def score_one(self, answer):
         with self.llm.track() as calls:
-            judgement = llm_judge(self.llm, answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"])
-        return ([(m, getattr(judgement.scores, m), judgement.error or "") for m in TRACE_METRICS],
-                self.llm.usage(calls))
+            judgement = llm_judge(
+                self.llm, answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"]
+            )
+        return (
+            [(m, getattr(judgement.scores, m), judgement.error or "") for m in TRACE_METRICS],
+            self.llm.usage(calls),
+        )

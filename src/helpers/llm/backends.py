@@ -1,6 +1,7 @@
 """The backends behind the LLM layer: the bundled local model (llama.cpp or transformers), Groq's
 SDK, and any OpenAI-compatible server. Each turns one chat request into text and token counts,
 and maps its failures to RetryableError (worth retrying) or LLMError (not)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -66,8 +67,10 @@ def resolve_local_model(model: str) -> str:
         return str(assemble(model))
     if Path(model).expanduser().is_file():
         return str(Path(model).expanduser())
-    raise LLMError(f"local model {model!r} is neither one of {sorted(BUNDLED_NAMES | set(SPLIT_MODELS))} "
-                   "nor a .gguf file path; set llm.model to one of those or to the path of a GGUF file")
+    raise LLMError(
+        f"local model {model!r} is neither one of {sorted(BUNDLED_NAMES | set(SPLIT_MODELS))} "
+        "nor a .gguf file path; set llm.model to one of those or to the path of a GGUF file"
+    )
 
 
 # ----------------------------------------------------------------------------- local models
@@ -96,12 +99,20 @@ class LlamaCppBackend:
         try:
             import llama_cpp  # noqa: F401
         except ImportError as exc:
-            raise LLMError("llama-cpp-python is not installed: run `make setup`, or set "
-                           "llm.local_backend: transformers") from exc
+            raise LLMError(
+                "llama-cpp-python is not installed: run `make setup`, or set llm.local_backend: transformers"
+            ) from exc
         path = q8_0_copy(self.path) if self.weights == "q8_0" else self.path
-        return block_aligned_llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.threads,
-                                   n_threads_batch=self.threads, flash_attn=self.flash_attn, verbose=False,
-                                   seed=0, block=self.prompt_block)
+        return block_aligned_llama(
+            model_path=str(path),
+            n_ctx=self.n_ctx,
+            n_threads=self.threads,
+            n_threads_batch=self.threads,
+            flash_attn=self.flash_attn,
+            verbose=False,
+            seed=0,
+            block=self.prompt_block,
+        )
 
     @contextlib.contextmanager
     def _model(self):
@@ -119,8 +130,9 @@ class LlamaCppBackend:
         finally:
             pool.put(model)
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
-             repeat_penalty=None, response_format=None) -> Completion:
+    def chat(
+        self, messages, *, temperature, max_tokens, seed, timeout, stop=(), repeat_penalty=None, response_format=None
+    ) -> Completion:
         """repeat_penalty: None = the config's. response_format json_schema: llama-cpp-python
         compiles the schema into a GBNF grammar, so the output is JSON of that schema (cut short
         only by max_tokens); json_object: any JSON."""
@@ -132,12 +144,21 @@ class LlamaCppBackend:
         with self._model() as model:
             # the model reuses only whole blocks of its previous prompt (helpers.llm.llama_prefix):
             # which model took which call before never changes an answer, so a resumed run agrees
-            out = model.create_chat_completion(messages=messages, temperature=temperature,
-                                               max_tokens=max_tokens, seed=seed, stop=list(stop or ()),
-                                               repeat_penalty=penalty, **grammar)
+            out = model.create_chat_completion(
+                messages=messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                stop=list(stop or ()),
+                repeat_penalty=penalty,
+                **grammar,
+            )
         usage = out.get("usage", {})
-        return Completion(out["choices"][0]["message"]["content"] or "",
-                          usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+        return Completion(
+            out["choices"][0]["message"]["content"] or "",
+            usage.get("prompt_tokens", 0),
+            usage.get("completion_tokens", 0),
+        )
 
 
 class TransformersBackend:
@@ -161,8 +182,9 @@ class TransformersBackend:
                 _MODELS[key] = (tokenizer, model)
             return _MODELS[key]
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
-             repeat_penalty=None, response_format=None) -> Completion:
+    def chat(
+        self, messages, *, temperature, max_tokens, seed, timeout, stop=(), repeat_penalty=None, response_format=None
+    ) -> Completion:
         """repeat_penalty: None = the config's. Stops: generate's `stop_strings` ends the
         generation at one; the text is then cut before it, as llama.cpp does. response_format is
         not enforced here (transformers has no grammar sampler): the prompt asks for the JSON and
@@ -174,16 +196,26 @@ class TransformersBackend:
         penalty = float(self.repeat_penalty if repeat_penalty is None else repeat_penalty)
         processors = LogitsProcessorList([WindowedRepetitionPenalty(penalty)] if penalty != 1.0 else [])
         with self._lock, torch.inference_mode():
-            inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                                   return_tensors="pt", return_dict=True)
+            inputs = tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
             torch.manual_seed(seed)
             sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
             stops = {"stop_strings": list(stop), "tokenizer": tokenizer} if stop else {}
-            output = model.generate(**inputs, max_new_tokens=max_tokens, pad_token_id=tokenizer.eos_token_id,
-                                    logits_processor=processors, **stops, **sampling)
-        new_tokens = output[0, inputs["input_ids"].shape[1]:]
-        return Completion(cut_at_stop(tokenizer.decode(new_tokens, skip_special_tokens=True), stop),
-                          int(inputs["input_ids"].shape[1]), int(new_tokens.shape[0]))
+            output = model.generate(
+                **inputs,
+                max_new_tokens=max_tokens,
+                pad_token_id=tokenizer.eos_token_id,
+                logits_processor=processors,
+                **stops,
+                **sampling,
+            )
+        new_tokens = output[0, inputs["input_ids"].shape[1] :]
+        return Completion(
+            cut_at_stop(tokenizer.decode(new_tokens, skip_special_tokens=True), stop),
+            int(inputs["input_ids"].shape[1]),
+            int(new_tokens.shape[0]),
+        )
 
 
 class WindowedRepetitionPenalty:
@@ -198,10 +230,11 @@ class WindowedRepetitionPenalty:
         self.last_n, self._penalty = last_n, RepetitionPenaltyLogitsProcessor(float(penalty))
 
     def __call__(self, input_ids, scores):
-        return self._penalty(input_ids[:, -self.last_n:], scores)
+        return self._penalty(input_ids[:, -self.last_n :], scores)
 
 
 # ----------------------------------------------------------------------------- hosted / servers
+
 
 def _map_sdk_error(exc: Exception) -> Exception:
     """OpenAI's and Groq's SDKs (both Stainless-generated) raise the same shapes of error."""
@@ -235,36 +268,51 @@ class _SDKBackend:
 
     def __init__(self, config: LLMConfig):
         self.config = config
-        url = config.base_url or (os.environ.get("OPENAI_BASE_URL") if config.provider == "openai-compatible"
-                                  else DEFAULT_HOSTS.get(config.provider))
+        url = config.base_url or (
+            os.environ.get("OPENAI_BASE_URL")
+            if config.provider == "openai-compatible"
+            else DEFAULT_HOSTS.get(config.provider)
+        )
         local = config.provider == "openai-compatible" and is_loopback(urlparse(url or "").hostname)
         # a server on this machine gets a key only when the config names its variable: the
         # provider default (OPENAI_API_KEY) is OpenAI's key, not the local server's
         variable = config.api_key_env if local else config.resolved_api_key_env()
-        if variable and url:   # no URL: _client says which setting is missing
+        if variable and url:  # no URL: _client says which setting is missing
             check_destination(variable, url)
         key = read_api_key(variable) if variable else None
         if not key:
             if local:
                 key = "not-needed"  # local servers (Ollama, vLLM, llama.cpp) take any key
             else:
-                raise MissingKeyError(f"provider '{config.provider}' needs an API key in the environment "
-                                      f"variable {variable} (or in the project's .env file)")
+                raise MissingKeyError(
+                    f"provider '{config.provider}' needs an API key in the environment "
+                    f"variable {variable} (or in the project's .env file)"
+                )
         self.client = self._client(key)
 
     def _client(self, key: str):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=(),
-             repeat_penalty=None, response_format=None) -> Completion:
+    def chat(
+        self, messages, *, temperature, max_tokens, seed, timeout, stop=(), repeat_penalty=None, response_format=None
+    ) -> Completion:
         """`stop` is sent (OpenAI-compatible servers and Groq accept up to 4), and so is
         `response_format` (json_schema for vLLM, Ollama and serve-llm; json_object for Groq).
         `repeat_penalty` is not: OpenAI's API has no such parameter and rejects unknown ones."""
-        extra = ({"stop": list(stop)} if stop else {}) | ({"response_format": response_format} if response_format else {})
+        extra = ({"stop": list(stop)} if stop else {}) | (
+            {"response_format": response_format} if response_format else {}
+        )
         try:
             out = self.client.chat.completions.create(
-                model=self.config.model, messages=messages, temperature=temperature,
-                max_tokens=max_tokens, seed=seed, n=1, timeout=timeout, **extra)
+                model=self.config.model,
+                messages=messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                n=1,
+                timeout=timeout,
+                **extra,
+            )
             text = redact(out.choices[0].message.content)  # nor may it echo a key in an answer
             usage = out.usage
         except Exception as exc:  # every SDK failure is classified, none escapes unmapped
@@ -279,8 +327,10 @@ class OpenAICompatibleBackend(_SDKBackend):
         from openai import OpenAI
 
         if not self.config.base_url and not os.environ.get("OPENAI_BASE_URL"):
-            raise LLMError("provider 'openai-compatible' needs llm.base_url (e.g. http://127.0.0.1:11434/v1 "
-                           "for Ollama) or the OPENAI_BASE_URL variable")
+            raise LLMError(
+                "provider 'openai-compatible' needs llm.base_url (e.g. http://127.0.0.1:11434/v1 "
+                "for Ollama) or the OPENAI_BASE_URL variable"
+            )
         return OpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout_s)
 
 

@@ -3,6 +3,7 @@
 SQLite, one row per key; a row is written in one transaction after a successful call only, so a
 killed process or a failed call never leaves a half-written or failed entry.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,20 +39,20 @@ class ResponseCache:
 
     def get(self, key: str) -> dict | None:
         with self._lock, self._connect() as db:
-            row = db.execute("SELECT text, input_tokens, output_tokens FROM responses WHERE key = ?",
-                             (key,)).fetchone()
+            row = db.execute("SELECT text, input_tokens, output_tokens FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         return {"text": row[0], "input_tokens": row[1], "output_tokens": row[2]}
 
-    def put(self, key: str, *, provider: str, model: str, text: str, input_tokens: int,
-            output_tokens: int) -> None:
+    def put(self, key: str, *, provider: str, model: str, text: str, input_tokens: int, output_tokens: int) -> None:
         if not isinstance(text, str):
             raise TypeError("only a complete text response is cached")
         with self._lock, self._connect() as db:  # the with-block commits atomically
-            db.execute("INSERT OR REPLACE INTO responses (key, provider, model, text, input_tokens, "
-                       "output_tokens) VALUES (?, ?, ?, ?, ?, ?)",
-                       (key, provider, model, text, input_tokens, output_tokens))
+            db.execute(
+                "INSERT OR REPLACE INTO responses (key, provider, model, text, input_tokens, "
+                "output_tokens) VALUES (?, ?, ?, ?, ?, ?)",
+                (key, provider, model, text, input_tokens, output_tokens),
+            )
 
     def __len__(self) -> int:
         with self._lock, self._connect() as db:

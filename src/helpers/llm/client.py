@@ -1,5 +1,6 @@
 """`LLM`: every LLM call of the workbench goes through here: cache, retries, rate limits,
 accounting. Keys never reach the cache, the records or the logs."""
+
 from __future__ import annotations
 
 import contextlib
@@ -51,8 +52,7 @@ class LLM:
     """One configured LLM. `complete` raises LLMError when a call fails for good;
     `complete_many` records failures per item and goes on."""
 
-    def __init__(self, config: LLMConfig | dict | None = None, *, cache: ResponseCache | None = None,
-                 backend=None):
+    def __init__(self, config: LLMConfig | dict | None = None, *, cache: ResponseCache | None = None, backend=None):
         self.config = config if isinstance(config, LLMConfig) else LLMConfig(**(config or {}))
         self._backend = backend
         self.cache = cache if cache is not None else (ResponseCache() if self.config.cache != "off" else None)
@@ -61,7 +61,10 @@ class LLM:
         self._tracking = threading.local()  # per thread: the lists that `track` blocks collect into
         self.limiter = RateLimiter.shared(
             (self.config.provider, self.config.base_url, self.config.resolved_api_key_env()),
-            self.config.requests_per_minute, self.config.tokens_per_minute, self.config.concurrency)
+            self.config.requests_per_minute,
+            self.config.tokens_per_minute,
+            self.config.concurrency,
+        )
 
     @property
     def backend(self):
@@ -93,11 +96,18 @@ class LLM:
         `repeat_penalty` only for the local backends (hosted providers never receive it), so a
         hosted provider's entries made before these settings existed keep their keys."""
         c = self.config
-        payload = {"provider": c.provider, "model": c.model, "messages": messages,
-                   "temperature": temperature, "max_tokens": max_tokens, "seed": seed, "sample": sample}
+        payload = {
+            "provider": c.provider,
+            "model": c.model,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+            "sample": sample,
+        }
         if stop:
             payload["stop"] = stop
-        if json_schema is not None:     # only when asked for, so older entries keep their keys
+        if json_schema is not None:  # only when asked for, so older entries keep their keys
             payload["response_format"] = response_format(c, json_schema)
         if c.provider == "local":
             payload["local_backend"] = c.local_backend
@@ -108,24 +118,40 @@ class LLM:
                 # blocks), so replies cached before these settings existed keep their keys
                 weights = chosen_weights(c.local_weights, c.model)
                 if weights != "as-is" or c.flash_attn or c.prompt_block is not None:
-                    payload["engine"] = {"weights": weights, "flash_attn": c.flash_attn,
-                                         "threads": local_layout(c)[1]}
-                    if c.prompt_block is not None:   # None: batches of 512, as before blocks existed
+                    payload["engine"] = {"weights": weights, "flash_attn": c.flash_attn, "threads": local_layout(c)[1]}
+                    if c.prompt_block is not None:  # None: batches of 512, as before blocks existed
                         payload["engine"]["prompt_block"] = c.prompt_block
         elif c.provider == "openai-compatible":
             payload["base_url"] = c.base_url
         return payload
 
-    def key_for(self, messages, *, temperature=None, max_tokens=None, seed=None, sample=0, stop=None,
-                json_schema=None) -> str:
+    def key_for(
+        self, messages, *, temperature=None, max_tokens=None, seed=None, sample=0, stop=None, json_schema=None
+    ) -> str:
         c = self.config
-        return cache_key(self._payload(messages, c.temperature if temperature is None else temperature,
-                                       max_tokens or c.max_tokens, c.seed if seed is None else seed, sample,
-                                       self.stops_for(stop), json_schema))
+        return cache_key(
+            self._payload(
+                messages,
+                c.temperature if temperature is None else temperature,
+                max_tokens or c.max_tokens,
+                c.seed if seed is None else seed,
+                sample,
+                self.stops_for(stop),
+                json_schema,
+            )
+        )
 
-    def complete(self, messages: list[dict], *, temperature: float | None = None,
-                 max_tokens: int | None = None, seed: int | None = None, sample: int = 0,
-                 stop: list[str] | None = None, json_schema: dict | None = None) -> LLMResult:
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        sample: int = 0,
+        stop: list[str] | None = None,
+        json_schema: dict | None = None,
+    ) -> LLMResult:
         """One chat completion. `sample` > 0 asks for another independent sample of the same
         request (its own cache entry and seed): how n completions work on n=1-only providers.
         `stop`: the prompt's stop sequences (default none), replaced by `config.stop` when set;
@@ -146,18 +172,25 @@ class LLM:
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                record.cached, record.input_tokens, record.output_tokens = True, hit["input_tokens"], hit["output_tokens"]
+                record.cached, record.input_tokens, record.output_tokens = (
+                    True,
+                    hit["input_tokens"],
+                    hit["output_tokens"],
+                )
                 record.latency_s = time.perf_counter() - start
                 return LLMResult(hit["text"], record)
             if c.cache == "replay":
                 record.error, record.error_kind = "not in cache (replay mode)", CacheMissError.kind
-                exc = CacheMissError(f"replay mode: no cached answer for {_describe(messages)} "
-                                     f"({self.name}, key {key[:12]}); run once with cache: on to fill it")
+                exc = CacheMissError(
+                    f"replay mode: no cached answer for {_describe(messages)} "
+                    f"({self.name}, key {key[:12]}); run once with cache: on to fill it"
+                )
                 exc.record = record
                 raise exc
         try:
-            completion = self._call_with_retries(record, messages, temperature, max_tokens, seed, stop,
-                                                 response_format(c, json_schema))
+            completion = self._call_with_retries(
+                record, messages, temperature, max_tokens, seed, stop, response_format(c, json_schema)
+            )
         except LLMError as exc:
             record.error, record.error_kind = str(exc), getattr(exc, "kind", "error")
             record.latency_s = time.perf_counter() - start
@@ -167,11 +200,18 @@ class LLM:
         record.latency_s = time.perf_counter() - start
         record.input_tokens, record.output_tokens = completion.input_tokens, completion.output_tokens
         price = c.price()
-        record.cost_usd = (completion.input_tokens * price.input_per_mtok
-                           + completion.output_tokens * price.output_per_mtok) / 1e6
+        record.cost_usd = (
+            completion.input_tokens * price.input_per_mtok + completion.output_tokens * price.output_per_mtok
+        ) / 1e6
         if self.cache is not None:
-            self.cache.put(key, provider=c.provider, model=c.model, text=completion.text,
-                           input_tokens=completion.input_tokens, output_tokens=completion.output_tokens)
+            self.cache.put(
+                key,
+                provider=c.provider,
+                model=c.model,
+                text=completion.text,
+                input_tokens=completion.input_tokens,
+                output_tokens=completion.output_tokens,
+            )
         return LLMResult(completion.text, record)
 
     def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop, fmt=None):
@@ -188,8 +228,9 @@ class LLM:
             record.attempts = attempt + 1
             self.limiter.acquire(estimate)
             try:
-                completion = self.backend.chat(messages, temperature=temperature, max_tokens=max_tokens,
-                                               seed=seed, timeout=c.timeout_s, **extra)
+                completion = self.backend.chat(
+                    messages, temperature=temperature, max_tokens=max_tokens, seed=seed, timeout=c.timeout_s, **extra
+                )
                 completion.text = cut_at_stop(completion.text, stop)
                 return completion
             except RetryableError as exc:
@@ -198,12 +239,16 @@ class LLM:
             finally:
                 self.limiter.release()
             if attempt < c.max_retries:
-                delay = backoff_delay(attempt + 1, base=c.backoff_base_s, cap=c.backoff_max_s,
-                                      retry_after=last.retry_after, rng=self._rng)
+                delay = backoff_delay(
+                    attempt + 1, base=c.backoff_base_s, cap=c.backoff_max_s, retry_after=last.retry_after, rng=self._rng
+                )
                 log.info("retrying %s in %.1fs after %s", self.name, delay, last.kind)
                 time.sleep(delay)
-        raise RetryableError(f"gave up after {c.max_retries + 1} attempts: {last}",
-                             retry_after=None, kind=last.kind if last else "retryable")
+        raise RetryableError(
+            f"gave up after {c.max_retries + 1} attempts: {last}",
+            retry_after=None,
+            kind=last.kind if last else "retryable",
+        )
 
     def complete_many(self, batch: list[list[dict]], **params) -> list[LLMResult]:
         """Complete every request (in parallel up to the provider's concurrency); a failed item
@@ -211,8 +256,10 @@ class LLM:
         if self.config.cache == "replay" and self.cache is not None:
             missing = [_describe(m) for m in batch if self.cache.get(self.key_for(m, **params)) is None]
             if missing:
-                raise CacheMissError(f"replay mode: {len(missing)} of {len(batch)} requests are not cached "
-                                     f"({self.name}): " + "; ".join(missing[:5]))
+                raise CacheMissError(
+                    f"replay mode: {len(missing)} of {len(batch)} requests are not cached "
+                    f"({self.name}): " + "; ".join(missing[:5])
+                )
 
         def one(messages):
             try:
@@ -266,7 +313,11 @@ def _check_messages(messages) -> None:
     if not isinstance(messages, list) or not messages:
         raise ValueError("messages must be a non-empty list of {'role', 'content'} dicts")
     for i, m in enumerate(messages):
-        if not isinstance(m, dict) or m.get("role") not in {"system", "user", "assistant"} or not isinstance(m.get("content"), str):
+        if (
+            not isinstance(m, dict)
+            or m.get("role") not in {"system", "user", "assistant"}
+            or not isinstance(m.get("content"), str)
+        ):
             raise ValueError(f"messages[{i}] must be {{'role': system|user|assistant, 'content': str}}, got {m!r:.80}")
 
 

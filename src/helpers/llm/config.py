@@ -1,4 +1,5 @@
 """Typed LLM settings: one `provider` string chooses the backend."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -40,20 +41,35 @@ class LLMConfig(BaseModel):
     base_url: str | None = Field(None, description="server URL for openai-compatible (and groq, optional)")
     api_key_env: str | None = Field(None, description="environment variable holding the API key")
     local_backend: Literal["llama-cpp", "transformers"] = "llama-cpp"
-    local_weights: Literal["auto", "q8_0", "as-is"] = Field("auto", description=(
-        "llama-cpp only: the weights it runs. q8_0: the GGUF re-encoded once as Q8_0 (llama.cpp's "
-        "fast kernels; prompts 1.8x faster with flash attention for the bundled Q4_1 model here); as-is: the file itself; "
-        "auto: q8_0 for the bundled smollm2, as-is for any other file"))
+    local_weights: Literal["auto", "q8_0", "as-is"] = Field(
+        "auto",
+        description=(
+            "llama-cpp only: the weights it runs. q8_0: the GGUF re-encoded once as Q8_0 (llama.cpp's "
+            "fast kernels; prompts 1.8x faster with flash attention for the bundled Q4_1 model here); as-is: the file itself; "
+            "auto: q8_0 for the bundled smollm2, as-is for any other file"
+        ),
+    )
     flash_attn: bool = Field(True, description="llama-cpp only: flash attention (prompts 1.2-1.35x faster here)")
-    local_workers: int | None = Field(None, ge=1, description=(
-        "llama-cpp only: models loaded side by side, each answering one call at a time on "
-        "cores // local_workers threads. None: one per core (at most 4) for the bundled smollm2, "
-        "1 for any other file (helpers.llm.local_weights.local_layout)"))
-    prompt_block: int | None = Field(PROMPT_BLOCK, ge=16, le=4096, description=(
-        "llama-cpp only: prompts are evaluated in blocks of this many tokens, and a call reuses "
-        "the KV of the whole blocks it shares with its model's previous prompt, which leaves "
-        "every answer as from an empty context (helpers.llm.llama_prefix). None: no reuse, "
-        "every prompt evaluated whole in llama-cpp-python's batches of 512"))
+    local_workers: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "llama-cpp only: models loaded side by side, each answering one call at a time on "
+            "cores // local_workers threads. None: one per core (at most 4) for the bundled smollm2, "
+            "1 for any other file (helpers.llm.local_weights.local_layout)"
+        ),
+    )
+    prompt_block: int | None = Field(
+        PROMPT_BLOCK,
+        ge=16,
+        le=4096,
+        description=(
+            "llama-cpp only: prompts are evaluated in blocks of this many tokens, and a call reuses "
+            "the KV of the whole blocks it shares with its model's previous prompt, which leaves "
+            "every answer as from an empty context (helpers.llm.llama_prefix). None: no reuse, "
+            "every prompt evaluated whole in llama-cpp-python's batches of 512"
+        ),
+    )
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(256, gt=0)
     # 1.1: the default of llama-cpp-python's OpenAI-compatible server (llama_cpp/server/types.py,
@@ -61,17 +77,32 @@ class LLMConfig(BaseModel):
     # al. 2019) over the last 64 tokens. The bundled GGUF carries no sampling settings and
     # SmolLM2's model card suggests none (its example samples at temperature 0.2, top_p 0.9);
     # without a penalty the 135M model loops on the Spanish answers (benchmarks/answer_quality.py).
-    repeat_penalty: float = Field(1.1, gt=0, le=2, description=(
-        "local backends only: divide the logits of tokens seen in the last 64 by this (1.0 = off); "
-        "hosted providers have no such parameter and never receive it"))
-    stop: list[Annotated[str, Field(min_length=1)]] | None = Field(None, max_length=MAX_STOP_SEQUENCES, description=(
-        "stop sequences for every call (all providers). None (default): each prompt's own, e.g. "
-        "the answer prompt stops at a new 'Pregunta:'/'Question:' line (helpers.generation); "
-        "[]: none at all"))
-    structured_output: Literal["auto", "json_schema", "json_object", "off"] = Field("auto", description=(
-        "how a call that names a JSON schema is constrained: json_schema (llama.cpp turns it into a "
-        "grammar; OpenAI-compatible servers get response_format json_schema), json_object (JSON mode, "
-        "no schema), off (prompt only). auto: json_object for groq, json_schema otherwise"))
+    repeat_penalty: float = Field(
+        1.1,
+        gt=0,
+        le=2,
+        description=(
+            "local backends only: divide the logits of tokens seen in the last 64 by this (1.0 = off); "
+            "hosted providers have no such parameter and never receive it"
+        ),
+    )
+    stop: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None,
+        max_length=MAX_STOP_SEQUENCES,
+        description=(
+            "stop sequences for every call (all providers). None (default): each prompt's own, e.g. "
+            "the answer prompt stops at a new 'Pregunta:'/'Question:' line (helpers.generation); "
+            "[]: none at all"
+        ),
+    )
+    structured_output: Literal["auto", "json_schema", "json_object", "off"] = Field(
+        "auto",
+        description=(
+            "how a call that names a JSON schema is constrained: json_schema (llama.cpp turns it into a "
+            "grammar; OpenAI-compatible servers get response_format json_schema), json_object (JSON mode, "
+            "no schema), off (prompt only). auto: json_object for groq, json_schema otherwise"
+        ),
+    )
     seed: int = 0
     n_ctx: int = Field(8192, gt=0, description="context window of the local model")
     timeout_s: float = Field(60.0, gt=0, description="per-call timeout")

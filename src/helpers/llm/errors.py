@@ -1,4 +1,5 @@
 """Errors of the LLM layer. Retryable ones are retried with backoff; the rest fail the call."""
+
 from __future__ import annotations
 
 from helpers.errors import UserError

@@ -9,6 +9,7 @@ environment or the project's gitignored .env), never against the config:
   this machine (loopback); any other key, or any other host, needs the host listed in
   HELPERS_KEY_HOSTS (the `--allow-key-host HOST` flag of `python -m helpers run` sets it).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -41,7 +42,7 @@ DEFAULT_HOSTS = {"groq": "https://api.groq.com", "openai-compatible": None}
 # shorter values are not redacted: they are not secrets ("not-needed") and would mangle text
 MIN_SECRET_CHARS = 8
 
-_SECRETS: set[str] = set()   # every key value read by this process
+_SECRETS: set[str] = set()  # every key value read by this process
 _LOCK = threading.Lock()
 
 
@@ -59,9 +60,11 @@ def check_key_variable(variable: str, where: str = "llm.api_key_env") -> str:
     """`variable` if it may hold a key: `*_API_KEY` or listed in HELPERS_KEY_VARIABLES."""
     if KEY_VARIABLE.fullmatch(variable or "") or variable in user_setting(VARIABLES_SETTING):
         return variable
-    raise KeyPolicyError(f"{where} {variable!r} is not an API-key variable: name one ending in _API_KEY, or "
-                         f"list it in {VARIABLES_SETTING} in your environment or .env (a config cannot "
-                         "send other variables, e.g. cloud credentials, to a server)")
+    raise KeyPolicyError(
+        f"{where} {variable!r} is not an API-key variable: name one ending in _API_KEY, or "
+        f"list it in {VARIABLES_SETTING} in your environment or .env (a config cannot "
+        "send other variables, e.g. cloud credentials, to a server)"
+    )
 
 
 def is_loopback(host: str | None) -> bool:
@@ -83,17 +86,23 @@ def check_destination(variable: str, url: str | None, where: str = "llm.base_url
     variable's provider hosts, or listed by the user in HELPERS_KEY_HOSTS."""
     host = (urlparse(url or "").hostname or "").lower()
     if not host:
-        raise KeyPolicyError(f"{where} {url!r} has no host; give a URL such as https://api.groq.com "
-                             "or http://127.0.0.1:11434/v1")
+        raise KeyPolicyError(
+            f"{where} {url!r} has no host; give a URL such as https://api.groq.com or http://127.0.0.1:11434/v1"
+        )
     if is_loopback(host) or any(_matches(host, h) for h in PROVIDER_HOSTS.get(variable, ())):
         return
     if any(_matches(host, h) for h in user_setting(HOSTS_SETTING)):
         return
-    owner = f"{variable} is a key for {', '.join(PROVIDER_HOSTS[variable])}" if variable in PROVIDER_HOSTS \
+    owner = (
+        f"{variable} is a key for {', '.join(PROVIDER_HOSTS[variable])}"
+        if variable in PROVIDER_HOSTS
         else f"{variable} has no known provider"
-    raise KeyPolicyError(f"{where}: refusing to send {variable} to {host} ({owner}). If you trust {host} "
-                         f"with it, run with `--allow-key-host {host}` or set {HOSTS_SETTING}={host} "
-                         "in your environment or .env")
+    )
+    raise KeyPolicyError(
+        f"{where}: refusing to send {variable} to {host} ({owner}). If you trust {host} "
+        f"with it, run with `--allow-key-host {host}` or set {HOSTS_SETTING}={host} "
+        "in your environment or .env"
+    )
 
 
 def read_api_key(variable: str) -> str | None:

@@ -1,5 +1,6 @@
 """A LangChain chat model over the LLM layer, so ragas and LangChain chains share its cache,
 limits, retries and accounting."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,8 +24,11 @@ def to_openai_messages(messages: list[BaseMessage]) -> list[dict]:
         role = _ROLES.get(message.type)
         if role is None:
             raise ValueError(f"message type {message.type!r} is not supported (use system, human or ai)")
-        content = message.content if isinstance(message.content, str) else "".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in message.content)
+        content = (
+            message.content
+            if isinstance(message.content, str)
+            else "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in message.content)
+        )
         out.append({"role": role, "content": content})
     return out
 
@@ -47,17 +51,26 @@ class WorkbenchChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"provider": self.llm.config.provider, "model": self.llm.config.model}
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         request = to_openai_messages(messages)
         n = int(kwargs.get("n") or self.n)
         temperature = kwargs.get("temperature", self.temperature)
         generations, input_tokens, output_tokens = [], 0, 0
         schema = RESPONSE_SCHEMA.get()
         for sample in range(n):
-            result = self.llm.complete(request, temperature=temperature,
-                                       max_tokens=kwargs.get("max_tokens", self.max_tokens), sample=sample,
-                                       json_schema=schema)
+            result = self.llm.complete(
+                request,
+                temperature=temperature,
+                max_tokens=kwargs.get("max_tokens", self.max_tokens),
+                sample=sample,
+                json_schema=schema,
+            )
             text = normalise_json(result.text) if schema is not None else result.text
             if stop:
                 for token in stop:
@@ -65,8 +78,11 @@ class WorkbenchChatModel(BaseChatModel):
             input_tokens += result.record.input_tokens
             output_tokens += result.record.output_tokens
             generations.append(ChatGeneration(message=AIMessage(content=text)))
-        usage = {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                 "total_tokens": input_tokens + output_tokens}
+        usage = {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+        }
         return ChatResult(generations=generations, llm_output={"token_usage": usage})
 
     async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:

@@ -1,4 +1,5 @@
 """Retries with exponential backoff and jitter, and per-provider rate and concurrency limits."""
+
 from __future__ import annotations
 
 import random
@@ -7,14 +8,13 @@ import time
 from collections import deque
 
 
-def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float | None,
-                  rng: random.Random) -> float:
+def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float | None, rng: random.Random) -> float:
     """Seconds to wait before retry `attempt` (1-based).
 
     Retry-After, when the server sends it, is honoured as a floor; otherwise "full jitter"
     exponential backoff (Brooker, AWS Architecture Blog 2015): uniform(0, min(cap, base * 2**attempt)).
     """
-    jittered = rng.uniform(0, min(cap, base * 2 ** attempt))
+    jittered = rng.uniform(0, min(cap, base * 2**attempt))
     if retry_after is not None:
         return min(cap, max(retry_after, 0.0)) + rng.uniform(0, base * 0.1)
     return jittered

@@ -14,11 +14,12 @@ boundaries as from an empty context, so the answer is the same bit for bit which
 model answered before (checked in tests/test_llama_prefix.py and benchmarks/llm_engine.py). RAGAS's
 prompts, which share long instructions, gain most.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-DEFAULT_BLOCK = 512   # llama-cpp-python's own n_batch: the engine before prefix reuse
+DEFAULT_BLOCK = 512  # llama-cpp-python's own n_batch: the engine before prefix reuse
 
 
 def reusable_prefix(previous: Sequence[int], tokens: Sequence[int], previous_prompt: int, block: int) -> int:
@@ -54,14 +55,15 @@ def block_aligned_llama(**kwargs):
             if self.block is None:
                 self.n_tokens = 0
             else:
-                self.n_tokens = reusable_prefix(self.input_ids[: self.n_tokens], tokens,
-                                                self.previous_prompt, self.block)
+                self.n_tokens = reusable_prefix(
+                    self.input_ids[: self.n_tokens], tokens, self.previous_prompt, self.block
+                )
             self.reused_tokens, self.previous_prompt = self.n_tokens, len(tokens)
             return self.n_tokens
 
         def generate(self, tokens, *args, **kw):
             tokens = list(tokens)
-            self.keep_prefix(tokens)   # llama-cpp-python then matches no further than n_tokens
+            self.keep_prefix(tokens)  # llama-cpp-python then matches no further than n_tokens
             return super().generate(tokens, *args, **kw)
 
     return BlockAlignedLlama(**kwargs)

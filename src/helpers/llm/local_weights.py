@@ -9,6 +9,7 @@ Q8_0 stores it again with 255 levels per block, so the model is the same up to t
 not bitwise: greedy answers can differ in a few tokens. The file is derived, named by the
 sha256 of its source, and written atomically into paths.DERIVED_MODELS_DIR (shared by clones).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -69,7 +70,9 @@ def q8_0_copy(source: str | Path, out_dir: str | Path | None = None) -> Path:
     code = llama_cpp.llama_model_quantize(str(source).encode(), str(partial).encode(), ctypes.byref(params))
     if code != 0 or not partial.exists():
         partial.unlink(missing_ok=True)
-        raise LLMError(f"could not re-encode {source} as Q8_0 (llama_model_quantize returned {code}); "
-                       "set llm.local_weights: as-is to run the file as it is")
+        raise LLMError(
+            f"could not re-encode {source} as Q8_0 (llama_model_quantize returned {code}); "
+            "set llm.local_weights: as-is to run the file as it is"
+        )
     partial.replace(target)  # atomic: a concurrent process sees the whole file or none
     return target

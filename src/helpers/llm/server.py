@@ -14,6 +14,7 @@ Safety defaults (any web page the user visits can send requests to 127.0.0.1):
   handlers run at once (503 with Retry-After beyond);
 - on a non-loopback address it refuses to start without a bearer token (SERVE_LLM_TOKEN).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,7 +41,7 @@ from helpers.llm.keys import is_loopback
 
 MAX_BODY_BYTES = 1_000_000
 MAX_N = 4
-MAX_TOKENS = 4096              # half the bundled model's 8192-token context: room left for the prompt
+MAX_TOKENS = 4096  # half the bundled model's 8192-token context: room left for the prompt
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_CONNECTIONS = 64  # keep-alive clients hold one each until idle; browsers open ~6
@@ -53,8 +54,14 @@ _HOST_HEADER = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))
 class RequestError(ValueError):
     """A refused request: answered `status` with OpenAI's error JSON naming `param`."""
 
-    def __init__(self, message: str, param: str | None = None, status: int = 400,
-                 kind: str = "invalid_request_error", headers: dict | None = None):
+    def __init__(
+        self,
+        message: str,
+        param: str | None = None,
+        status: int = 400,
+        kind: str = "invalid_request_error",
+        headers: dict | None = None,
+    ):
         super().__init__(message)
         self.param, self.status, self.kind, self.headers = param, status, kind, headers or {}
 
@@ -80,9 +87,11 @@ def checked_settings(host: str, token: str | None, timeout_s: float, max_connect
         raise UserError("serve-llm needs --timeout > 0 and --max-connections >= 1")
     token = token or os.environ.get(TOKEN_ENV) or None
     if not token and not is_loopback(host):
-        raise UserError(f"serve-llm --host {host or '(all interfaces)'} is reachable from other machines and "
-                        f"needs a token: set {TOKEN_ENV}=<secret> (or --token) and have clients send "
-                        f"'Authorization: Bearer <secret>', or serve on --host 127.0.0.1")
+        raise UserError(
+            f"serve-llm --host {host or '(all interfaces)'} is reachable from other machines and "
+            f"needs a token: set {TOKEN_ENV}=<secret> (or --token) and have clients send "
+            f"'Authorization: Bearer <secret>', or serve on --host 127.0.0.1"
+        )
     return token
 
 
@@ -97,9 +106,12 @@ def check_host(value: str | None, bound_host: str, port: int) -> None:
     bound = bound_host.strip("[]").lower()
     allowed = is_loopback(name) or name == bound or (_is_wildcard(bound) and _ip(name) is not None)
     if not allowed or given_port != port:
-        raise RequestError(f"Host {value!r:.80} is not allowed: serve-llm answers only requests addressed to "
-                           f"localhost, 127.0.0.1 or [::1] (or --host) on port {port} (DNS-rebinding guard)",
-                           status=403, kind="permission_error")
+        raise RequestError(
+            f"Host {value!r:.80} is not allowed: serve-llm answers only requests addressed to "
+            f"localhost, 127.0.0.1 or [::1] (or --host) on port {port} (DNS-rebinding guard)",
+            status=403,
+            kind="permission_error",
+        )
 
 
 def check_origin(origin: str | None, bound_host: str) -> None:
@@ -116,17 +128,24 @@ def check_origin(origin: str | None, bound_host: str) -> None:
     bound = bound_host.strip("[]").lower()
     allowed = is_loopback(name) or (name == bound and not _is_wildcard(bound))
     if not parts or parts.scheme not in ("http", "https") or not allowed:
-        raise RequestError(f"Origin {origin!r:.80} is not allowed: serve-llm answers browser requests only from "
-                           f"pages on localhost (cross-site request guard)", status=403, kind="permission_error")
+        raise RequestError(
+            f"Origin {origin!r:.80} is not allowed: serve-llm answers browser requests only from "
+            f"pages on localhost (cross-site request guard)",
+            status=403,
+            kind="permission_error",
+        )
 
 
 def check_bearer(header: str | None, token: str) -> None:
     scheme, _, given = (header or "").partition(" ")
     # compare_digest: the time taken does not reveal how much of a guess was right
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-        raise RequestError("missing or wrong token: send 'Authorization: Bearer <token>' (the server's "
-                           f"--token or {TOKEN_ENV})", status=401, kind="authentication_error",
-                           headers={"WWW-Authenticate": "Bearer"})
+        raise RequestError(
+            f"missing or wrong token: send 'Authorization: Bearer <token>' (the server's --token or {TOKEN_ENV})",
+            status=401,
+            kind="authentication_error",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
 
 
 def _integer(request: dict, name: str, default: int, low: int, high: int) -> int:
@@ -145,12 +164,15 @@ def _messages(value) -> list[dict]:
     checked = []
     for i, message in enumerate(value):
         content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text"
-                                             and isinstance(p.get("text"), str) for p in content):
+        if isinstance(content, list) and all(
+            isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
+        ):
             content = "\n".join(p["text"] for p in content)
         if not isinstance(content, str) or message.get("role") not in ROLES:
-            raise RequestError(f"messages[{i}] must be {{'role': system|user|assistant, 'content': a string}}, "
-                               f"got {message!r:.60}", f"messages[{i}]")
+            raise RequestError(
+                f"messages[{i}] must be {{'role': system|user|assistant, 'content': a string}}, got {message!r:.60}",
+                f"messages[{i}]",
+            )
         checked.append({"role": message["role"], "content": content})
     return checked
 
@@ -176,8 +198,9 @@ def sampling_options(request: dict) -> dict:
     fmt = request.get("response_format")
     if fmt:
         if not isinstance(fmt, dict) or fmt.get("type") not in ("json_object", "json_schema", "text"):
-            raise RequestError("response_format must be {'type': 'json_object' | 'json_schema' | 'text', ...}",
-                               "response_format")
+            raise RequestError(
+                "response_format must be {'type': 'json_object' | 'json_schema' | 'text', ...}", "response_format"
+            )
         if fmt["type"] == "json_schema" and not isinstance((fmt.get("json_schema") or {}).get("schema"), dict):
             raise RequestError("response_format json_schema needs json_schema.schema (an object)", "response_format")
         if fmt["type"] != "text":
@@ -192,18 +215,25 @@ def parse_chat_request(request, model_name: str) -> dict:
     if request.get("stream"):
         raise RequestError("streaming is not supported", "stream")
     temperature = request.get("temperature")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
-                                    or not 0 <= temperature <= 2):
+    if temperature is not None and (
+        isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2
+    ):
         raise RequestError(f"temperature must be a number from 0 to 2, got {temperature!r:.40}", "temperature")
     model = request.get("model")
-    return {"messages": _messages(request.get("messages")), "n": _integer(request, "n", 1, 1, MAX_N),
-            "max_tokens": _integer(request, "max_tokens", DEFAULT_MAX_TOKENS, 1, MAX_TOKENS),
-            "seed": _integer(request, "seed", 0, 0, 2**31 - 1), "temperature": float(temperature or 0.0),
-            "model": model if isinstance(model, str) else model_name, "sampling": sampling_options(request)}
+    return {
+        "messages": _messages(request.get("messages")),
+        "n": _integer(request, "n", 1, 1, MAX_N),
+        "max_tokens": _integer(request, "max_tokens", DEFAULT_MAX_TOKENS, 1, MAX_TOKENS),
+        "seed": _integer(request, "seed", 0, 0, 2**31 - 1),
+        "temperature": float(temperature or 0.0),
+        "model": model if isinstance(model, str) else model_name,
+        "sampling": sampling_options(request),
+    }
 
 
-def make_handler(backend, model_name: str, *, host: str = "127.0.0.1", token: str | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S):
+def make_handler(
+    backend, model_name: str, *, host: str = "127.0.0.1", token: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         timeout = timeout_s  # socket timeout: an idle or trickling client is dropped and its thread freed
@@ -270,23 +300,39 @@ def make_handler(backend, model_name: str, *, host: str = "127.0.0.1", token: st
             choices, prompt_tokens, completion_tokens = [], 0, 0
             try:
                 for i in range(request["n"]):
-                    out = backend.chat(request["messages"], temperature=request["temperature"],
-                                       max_tokens=request["max_tokens"], seed=request["seed"] + i, timeout=None,
-                                       **request["sampling"])
+                    out = backend.chat(
+                        request["messages"],
+                        temperature=request["temperature"],
+                        max_tokens=request["max_tokens"],
+                        seed=request["seed"] + i,
+                        timeout=None,
+                        **request["sampling"],
+                    )
                     prompt_tokens = out.input_tokens
                     completion_tokens += out.output_tokens
-                    choices.append({"index": i, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": out.text}})
+                    choices.append(
+                        {"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": out.text}}
+                    )
             except Exception as exc:  # noqa: BLE001 - any backend failure is said, not a dropped connection
                 traceback.print_exc(file=sys.stderr)
-                return self._fail(RequestError(f"the model failed: {type(exc).__name__}", status=500,
-                                               kind="server_error"))
-            self._send(200, {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion",
-                "created": int(time.time()), "model": request["model"], "choices": choices,
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
-            })
+                return self._fail(
+                    RequestError(f"the model failed: {type(exc).__name__}", status=500, kind="server_error")
+                )
+            self._send(
+                200,
+                {
+                    "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": request["model"],
+                    "choices": choices,
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    },
+                },
+            )
 
     return Handler
 
@@ -294,8 +340,9 @@ def make_handler(backend, model_name: str, *, host: str = "127.0.0.1", token: st
 class BoundedHTTPServer(ThreadingHTTPServer):
     """A thread per connection, at most `max_connections` at once: past that, the accepting thread
     answers 503 + Retry-After itself, so a flood of connections cannot exhaust threads or memory."""
-    block_on_close = False     # shutting down does not wait for idle keep-alive clients
-    request_queue_size = 64    # connections the kernel holds while the accept loop is busy
+
+    block_on_close = False  # shutting down does not wait for idle keep-alive clients
+    request_queue_size = 64  # connections the kernel holds while the accept loop is busy
 
     def __init__(self, address: tuple[str, int], handler, max_connections: int = DEFAULT_MAX_CONNECTIONS):
         if ":" in address[0]:
@@ -322,8 +369,10 @@ class BoundedHTTPServer(ThreadingHTTPServer):
     def _answer_busy(self, request) -> None:
         error = RequestError(f"too many connections: retry after {RETRY_AFTER_S} s", status=503, kind="server_busy")
         body = json.dumps(error.body()).encode()
-        head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
-                f"\r\nRetry-After: {RETRY_AFTER_S}\r\nConnection: close\r\n\r\n").encode()
+        head = (
+            f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
+            f"\r\nRetry-After: {RETRY_AFTER_S}\r\nConnection: close\r\n\r\n"
+        ).encode()
         try:  # bounded waits: a client that never reads or closes cannot stall the accept loop for long
             request.settimeout(0.5)
             request.sendall(head + body)
@@ -337,35 +386,59 @@ class BoundedHTTPServer(ThreadingHTTPServer):
             pass
 
 
-def build_server(backend, model_name: str, host: str = "127.0.0.1", port: int = 8011, *, token: str | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> BoundedHTTPServer:
+def build_server(
+    backend,
+    model_name: str,
+    host: str = "127.0.0.1",
+    port: int = 8011,
+    *,
+    token: str | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+) -> BoundedHTTPServer:
     """The bound (not yet serving) server; port 0 picks a free one (server.server_address[1])."""
     token = checked_settings(host, token, timeout_s, max_connections)
     handler = make_handler(backend, model_name, host=host, token=token, timeout_s=timeout_s)
     return BoundedHTTPServer((host, port), handler, max_connections)
 
 
-def serve(host: str = "127.0.0.1", port: int = 8011, local_backend: str = "llama-cpp", model: str = "smollm2", *,
-          token: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-          max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8011,
+    local_backend: str = "llama-cpp",
+    model: str = "smollm2",
+    *,
+    token: str | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+) -> None:
     token = checked_settings(host, token, timeout_s, max_connections)  # before the model loads: fails at once
     if not is_loopback(host):
-        print(f"warning: serve-llm on {host or '(all interfaces)'} is reachable from other machines; "
-              "every request must send 'Authorization: Bearer <token>'", file=sys.stderr, flush=True)
+        print(
+            f"warning: serve-llm on {host or '(all interfaces)'} is reachable from other machines; "
+            "every request must send 'Authorization: Bearer <token>'",
+            file=sys.stderr,
+            flush=True,
+        )
     backend = make_backend(LLMConfig(provider="local", model=model, local_backend=local_backend))
     backend.chat([{"role": "user", "content": "hi"}], temperature=0, max_tokens=1, seed=0, timeout=None)  # load now
     # bound once loaded: until then a client is refused at once rather than left waiting in the backlog
-    server = build_server(backend, model, host, port, token=token, timeout_s=timeout_s,
-                          max_connections=max_connections)
+    server = build_server(backend, model, host, port, token=token, timeout_s=timeout_s, max_connections=max_connections)
     print(f"serving {model} ({local_backend}) at http://{host}:{port}/v1", flush=True)
     server.serve_forever()
 
 
 def serve_cli(args) -> int:
     """`python -m helpers serve-llm` (its flags: helpers.__main__)."""
-    serve(args.host, args.port, args.local_backend, args.model, token=args.token, timeout_s=args.timeout,
-          max_connections=args.max_connections)
+    serve(
+        args.host,
+        args.port,
+        args.local_backend,
+        args.model,
+        token=args.token,
+        timeout_s=args.timeout,
+        max_connections=args.max_connections,
+    )
     return 0
 
 
@@ -380,9 +453,13 @@ def local_server(port: int | None = None, local_backend: str = "llama-cpp", star
     """Run the server in a subprocess for the duration of the block; yields its base URL."""
     port = port or free_port()
     env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}  # on loopback: no token, as clients expect
-    process = subprocess.Popen([sys.executable, "-m", "helpers", "serve-llm", "--port", str(port),
-                                "--local-backend", local_backend],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "helpers", "serve-llm", "--port", str(port), "--local-backend", local_backend],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + startup_timeout

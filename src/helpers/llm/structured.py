@@ -1,5 +1,6 @@
 """Structured output: parse JSON from model text robustly, validate it against a schema, one
 repair attempt, then a recorded failure (never an exception that stops a run)."""
+
 from __future__ import annotations
 
 import contextvars
@@ -29,7 +30,7 @@ def extract_json(text: str):
     followed by trailing prose."""
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     for candidate in candidates:
-        decoder = json.JSONDecoder(strict=False)   # raw newlines inside strings (grammar-made JSON has them)
+        decoder = json.JSONDecoder(strict=False)  # raw newlines inside strings (grammar-made JSON has them)
         for match in re.finditer(r"[\[{]", candidate):
             try:
                 value, _ = decoder.raw_decode(candidate, match.start())
@@ -66,8 +67,7 @@ def _validate(text: str, schema: type[BaseModel] | None):
     return schema.model_validate(value) if schema is not None else value
 
 
-def complete_json(llm: LLM, messages: list[dict], schema: type[BaseModel] | None = None,
-                  **params) -> StructuredResult:
+def complete_json(llm: LLM, messages: list[dict], schema: type[BaseModel] | None = None, **params) -> StructuredResult:
     """Ask for JSON (constrained to `schema` where the backend can: `LLMConfig.structured_output`);
     on a parse or schema error, send the error back once and ask for a fix."""
     result = StructuredResult(None)
@@ -91,7 +91,10 @@ def complete_json(llm: LLM, messages: list[dict], schema: type[BaseModel] | None
             result.error = f"invalid JSON output after {attempt + 1} attempt(s): {str(exc)[:300]}"
             conversation = conversation + [
                 {"role": "assistant", "content": response.text},
-                {"role": "user", "content": "Your answer was not valid JSON for the requested format "
-                 f"({str(exc)[:200]}). Reply with the corrected JSON only."},
+                {
+                    "role": "user",
+                    "content": "Your answer was not valid JSON for the requested format "
+                    f"({str(exc)[:200]}). Reply with the corrected JSON only.",
+                },
             ]
     return result

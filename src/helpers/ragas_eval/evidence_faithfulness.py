@@ -10,6 +10,7 @@ is in the result's `reason`.
     judge = EvidenceFaithfulness(EvidenceModel.load(), llm=LLM({...}))
     judge.score(question, answer, contexts)   # {"value", "reason", "statements_from", "statements", ...}
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,8 @@ from helpers.trace.keys import key_documents, split_sentences
 STATEMENT_PROMPT = (
     "Break the answer below into short standalone statements, one fact each, with every pronoun "
     "replaced by what it refers to. Write them in the language of the answer; do not add facts.\n\n"
-    "Question: {question}\nAnswer: {answer}\n\nReply with JSON: {{\"statements\": [\"...\", ...]}}")
+    'Question: {question}\nAnswer: {answer}\n\nReply with JSON: {{"statements": ["...", ...]}}'
+)
 
 
 class Statements(BaseModel):
@@ -47,7 +49,7 @@ def usable_statements(statements: list[str], question: str, answer: str) -> list
 
 
 class EvidenceFaithfulness:
-    name = "faithfulness"       # the metric, recorded under the judge "ragas_evidence"
+    name = "faithfulness"  # the metric, recorded under the judge "ragas_evidence"
 
     def __init__(self, evidence, llm=None, *, threshold: float = 0.5, max_tokens: int = 256):
         self.evidence, self.llm, self.threshold, self.max_tokens = evidence, llm, threshold, max_tokens
@@ -58,34 +60,60 @@ class EvidenceFaithfulness:
         if self.llm is None:
             return sentences, "sentences", "statements: the answer's sentences (no statement LLM configured)"
 
-        result = complete_json(self.llm, [{"role": "user", "content": STATEMENT_PROMPT.format(
-            question=question, answer=answer)}], Statements, max_tokens=self.max_tokens)
+        result = complete_json(
+            self.llm,
+            [{"role": "user", "content": STATEMENT_PROMPT.format(question=question, answer=answer)}],
+            Statements,
+            max_tokens=self.max_tokens,
+        )
         if not result.ok:
-            return sentences, "sentences", f"statements: the answer's sentences (the LLM's failed: {result.error[:160]})"
+            return (
+                sentences,
+                "sentences",
+                f"statements: the answer's sentences (the LLM's failed: {result.error[:160]})",
+            )
         kept = usable_statements(result.value.statements, question, answer)
         if not kept:
-            return sentences, "sentences", ("statements: the answer's sentences (none of the LLM's "
-                                            f"{len(result.value.statements)} restated the answer)")
+            return (
+                sentences,
+                "sentences",
+                (
+                    "statements: the answer's sentences (none of the LLM's "
+                    f"{len(result.value.statements)} restated the answer)"
+                ),
+            )
         return kept, "llm", f"statements: {len(kept)} of the LLM's {len(result.value.statements)}"
 
     def score(self, question: str, answer: str | None, contexts: list[str]) -> dict:
         if not answer or not answer.strip():
             return {"value": math.nan, "reason": "not computed: no answer", "statements_from": None, "statements": []}
         if not contexts:
-            return {"value": math.nan, "reason": "not computed: no retrieved contexts", "statements_from": None,
-                    "statements": []}
+            return {
+                "value": math.nan,
+                "reason": "not computed: no retrieved contexts",
+                "statements_from": None,
+                "statements": [],
+            }
         statements, source, why = self.statements(question, answer)
         if not statements:
-            return {"value": math.nan, "reason": f"no statement to judge ({why})", "statements_from": source,
-                    "statements": []}
+            return {
+                "value": math.nan,
+                "reason": f"no statement to judge ({why})",
+                "statements_from": source,
+                "statements": [],
+            }
         pick = evidence_selector(key_documents(contexts), question)
         evidences = [pick(s) for s in statements]
         p = self.evidence.support(statements, evidences)
         verdicts = [bool(x >= self.threshold) for x in p]
         detail = " ".join(f"{'✓' if v else '✗'} {s!r} (P={x:.2f})" for s, v, x in zip(statements, verdicts, p))
-        return {"value": sum(verdicts) / len(verdicts),
-                "reason": f"{sum(verdicts)}/{len(verdicts)} statements supported by the evidence model; {why}. {detail}",
-                "statements_from": source, "statements": statements, "p_supported": [float(x) for x in p]}
+        return {
+            "value": sum(verdicts) / len(verdicts),
+            "reason": f"{sum(verdicts)}/{len(verdicts)} statements supported by the evidence model; {why}. {detail}",
+            "statements_from": source,
+            "statements": statements,
+            "p_supported": [float(x) for x in p],
+        }
 
 
 def seed_example_agreement(evidence, threshold: float = 0.5) -> list[dict]:
@@ -106,7 +134,14 @@ def seed_example_agreement(evidence, threshold: float = 0.5) -> list[dict]:
         pick = evidence_selector(key_documents(sample.contexts), sample.question)
         p = evidence.support(claims, [pick(c) for c in claims])
         verdicts = [int(x >= threshold) for x in p]
-        rows.append({"example": example.name, "metric": example.metric, "expected_verdicts": example.expected_verdicts,
-                     "verdicts": verdicts, "agreement": verdict_agreement(example.expected_verdicts, verdicts),
-                     "p_supported": [round(float(x), 3) for x in p]})
+        rows.append(
+            {
+                "example": example.name,
+                "metric": example.metric,
+                "expected_verdicts": example.expected_verdicts,
+                "verdicts": verdicts,
+                "agreement": verdict_agreement(example.expected_verdicts, verdicts),
+                "p_supported": [round(float(x), 3) for x in p],
+            }
+        )
     return rows

@@ -17,6 +17,7 @@ Traced prompts record every parsed judge output of the (sample, metric) being sc
 contextvar set by the runner) so each score can be shown with the judge's reasons, and cap
 ragas's output-repair attempts (`parse_retries`, default 1: one "fix the JSON" call).
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -58,8 +59,9 @@ PROMPT_OUTPUTS: contextvars.ContextVar[list | None] = contextvars.ContextVar("pr
 _BINARY_FIELDS = {"verdict", "attributed", "noncommittal"}
 
 
-def judge_schema(schema: dict, *, counts: dict[str, int] | None = None, max_string: int = 160,
-                 max_items: int = 8) -> dict:
+def judge_schema(
+    schema: dict, *, counts: dict[str, int] | None = None, max_string: int = 160, max_items: int = 8
+) -> dict:
     """ragas's output schema, bounded for a grammar: 0/1 fields can only be 0 or 1, lists hold 1 to
     `max_items` entries (exactly `counts[name]` where the input has a list of that name: one verdict
     per input statement) and strings 2 to `max_string` characters, so a small judge can neither
@@ -91,16 +93,21 @@ class _Traced:
     role = "output"
     parse_retries = 1
 
-    async def generate_multiple(self, llm, data, n=1, temperature=None, stop=None, callbacks=None,
-                                retries_left=3):
+    async def generate_multiple(self, llm, data, n=1, temperature=None, stop=None, callbacks=None, retries_left=3):
         # the prompt's output model as the call's JSON schema: a llama.cpp judge is then
         # constrained by a grammar and never fails to parse (LLMConfig.structured_output)
         counts = {k: len(v) for k, v in data.model_dump().items() if isinstance(v, list)}
         token = RESPONSE_SCHEMA.set(judge_schema(self.output_model.model_json_schema(), counts=counts))
         try:
-            return await super().generate_multiple(llm=llm, data=data, n=n, temperature=temperature, stop=stop,
-                                                   callbacks=callbacks,
-                                                   retries_left=min(retries_left, self.parse_retries))
+            return await super().generate_multiple(
+                llm=llm,
+                data=data,
+                n=n,
+                temperature=temperature,
+                stop=stop,
+                callbacks=callbacks,
+                retries_left=min(retries_left, self.parse_retries),
+            )
         finally:
             RESPONSE_SCHEMA.reset(token)
 
@@ -129,72 +136,114 @@ SPANISH = {
     "statements": (
         "The question and answer may be in Spanish: write every statement in the language of the "
         "answer, without translating it.",
-        (StatementGeneratorInput(
-            question="¿Qué es la hipertensión arterial y cómo se diagnostica?",
-            answer="Es la elevación persistente de la presión arterial. Se diagnostica cuando la presión es "
-                   "de 140/90 mmHg o más en dos tomas separadas."),
-         StatementGeneratorOutput(statements=[
-             "La hipertensión arterial es la elevación persistente de la presión arterial.",
-             "La hipertensión arterial se diagnostica cuando la presión es de 140/90 mmHg o más en dos "
-             "tomas separadas."])),
+        (
+            StatementGeneratorInput(
+                question="¿Qué es la hipertensión arterial y cómo se diagnostica?",
+                answer="Es la elevación persistente de la presión arterial. Se diagnostica cuando la presión es "
+                "de 140/90 mmHg o más en dos tomas separadas.",
+            ),
+            StatementGeneratorOutput(
+                statements=[
+                    "La hipertensión arterial es la elevación persistente de la presión arterial.",
+                    "La hipertensión arterial se diagnostica cuando la presión es de 140/90 mmHg o más en dos "
+                    "tomas separadas.",
+                ]
+            ),
+        ),
     ),
     "verdicts": (
         "The context and statements may be in Spanish: copy each statement word for word in its own "
         "language, and judge meaning, not wording: a statement that says what the context says in "
         "other words (synonyms, paraphrase, another word order) gets 1; one the context does not "
         "support or contradicts gets 0.",
-        (NLIStatementInput(
-            context="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad. Está "
-                    "contraindicada en personas con alergia grave a una dosis previa.",
-            statements=["La vacuna contra la influenza se aplica anualmente.",
-                        "La vacuna contra la influenza se aplica desde el nacimiento.",
-                        "Quien tuvo una reacción alérgica grave a una dosis previa no debe recibir la vacuna."]),
-         NLIStatementOutput(statements=[
-             StatementFaithfulnessAnswer(statement="La vacuna contra la influenza se aplica anualmente.",
-                                         reason="'Cada año' significa lo mismo que 'anualmente'.", verdict=1),
-             StatementFaithfulnessAnswer(statement="La vacuna contra la influenza se aplica desde el nacimiento.",
-                                         reason="El contexto dice a partir de los 6 meses, no desde el nacimiento.",
-                                         verdict=0),
-             StatementFaithfulnessAnswer(
-                 statement="Quien tuvo una reacción alérgica grave a una dosis previa no debe recibir la vacuna.",
-                 reason="'Contraindicada' dice lo mismo con otras palabras.", verdict=1)])),
+        (
+            NLIStatementInput(
+                context="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad. Está "
+                "contraindicada en personas con alergia grave a una dosis previa.",
+                statements=[
+                    "La vacuna contra la influenza se aplica anualmente.",
+                    "La vacuna contra la influenza se aplica desde el nacimiento.",
+                    "Quien tuvo una reacción alérgica grave a una dosis previa no debe recibir la vacuna.",
+                ],
+            ),
+            NLIStatementOutput(
+                statements=[
+                    StatementFaithfulnessAnswer(
+                        statement="La vacuna contra la influenza se aplica anualmente.",
+                        reason="'Cada año' significa lo mismo que 'anualmente'.",
+                        verdict=1,
+                    ),
+                    StatementFaithfulnessAnswer(
+                        statement="La vacuna contra la influenza se aplica desde el nacimiento.",
+                        reason="El contexto dice a partir de los 6 meses, no desde el nacimiento.",
+                        verdict=0,
+                    ),
+                    StatementFaithfulnessAnswer(
+                        statement="Quien tuvo una reacción alérgica grave a una dosis previa no debe recibir la vacuna.",
+                        reason="'Contraindicada' dice lo mismo con otras palabras.",
+                        verdict=1,
+                    ),
+                ]
+            ),
+        ),
     ),
     "question": (
         "The answer may be in Spanish: write the question in the same language as the answer. An answer "
         "saying that the information was not found in the documents is noncommittal.",
-        (ResponseRelevanceInput(response="La vacuna contra la influenza se aplica cada año a partir de los "
-                                         "6 meses de edad."),
-         ResponseRelevanceOutput(question="¿Con qué frecuencia y desde qué edad se aplica la vacuna contra la "
-                                          "influenza?", noncommittal=0)),
+        (
+            ResponseRelevanceInput(
+                response="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad."
+            ),
+            ResponseRelevanceOutput(
+                question="¿Con qué frecuencia y desde qué edad se aplica la vacuna contra la influenza?", noncommittal=0
+            ),
+        ),
     ),
     "context_verdict": (
         "The question, context and answer may be in Spanish: judge by meaning, whatever the wording, "
         "whether the context was useful in arriving at the answer.",
-        (QAC(question="¿Desde qué edad se aplica la vacuna contra la influenza?",
-             context="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad.",
-             answer="A partir de los 6 meses de edad."),
-         Verification(reason="El contexto da la edad de inicio que está en la respuesta.", verdict=1)),
+        (
+            QAC(
+                question="¿Desde qué edad se aplica la vacuna contra la influenza?",
+                context="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad.",
+                answer="A partir de los 6 meses de edad.",
+            ),
+            Verification(reason="El contexto da la edad de inicio que está en la respuesta.", verdict=1),
+        ),
     ),
     "classifications": (
         "The context and answer may be in Spanish: keep each sentence of the answer in its own language "
         "(do not translate it) and judge by meaning: a sentence is attributed when the context states "
         "the same facts, even in other words.",
-        (QCA(question="¿Cómo se diagnostica la hipertensión arterial?",
-             context="La hipertensión se diagnostica con cifras de 140/90 mmHg o más en dos tomas separadas.",
-             answer="Se diagnostica con 140/90 mmHg o más en dos tomas. Debe confirmarse con un monitoreo "
-                    "ambulatorio de 24 horas."),
-         ContextRecallClassifications(classifications=[
-             ContextRecallClassification(statement="Se diagnostica con 140/90 mmHg o más en dos tomas.",
-                                         reason="El contexto da el mismo umbral y las dos tomas.", attributed=1),
-             ContextRecallClassification(statement="Debe confirmarse con un monitoreo ambulatorio de 24 horas.",
-                                         reason="El contexto no menciona el monitoreo ambulatorio.",
-                                         attributed=0)])),
+        (
+            QCA(
+                question="¿Cómo se diagnostica la hipertensión arterial?",
+                context="La hipertensión se diagnostica con cifras de 140/90 mmHg o más en dos tomas separadas.",
+                answer="Se diagnostica con 140/90 mmHg o más en dos tomas. Debe confirmarse con un monitoreo "
+                "ambulatorio de 24 horas.",
+            ),
+            ContextRecallClassifications(
+                classifications=[
+                    ContextRecallClassification(
+                        statement="Se diagnostica con 140/90 mmHg o más en dos tomas.",
+                        reason="El contexto da el mismo umbral y las dos tomas.",
+                        attributed=1,
+                    ),
+                    ContextRecallClassification(
+                        statement="Debe confirmarse con un monitoreo ambulatorio de 24 horas.",
+                        reason="El contexto no menciona el monitoreo ambulatorio.",
+                        attributed=0,
+                    ),
+                ]
+            ),
+        ),
     ),
 }
 
 
-def build_metrics(names=METRIC_NAMES, *, llm=None, embeddings=None, language: str = "en",
-                  strictness: int = 3, parse_retries: int = 1) -> dict:
+def build_metrics(
+    names=METRIC_NAMES, *, llm=None, embeddings=None, language: str = "en", strictness: int = 3, parse_retries: int = 1
+) -> dict:
     """{name: ragas metric} for the names in METRIC_NAMES, with traced prompts; `language="es"`
     adds the Spanish adjustments above (any other language: ragas's prompts unchanged).
 
@@ -224,7 +273,8 @@ def build_metrics(names=METRIC_NAMES, *, llm=None, embeddings=None, language: st
             metric.context_precision_prompt = _traced(ContextPrecisionPrompt, "context_verdict", parse_retries, lang)
         else:
             metric = LLMContextRecall(llm=llm)
-            metric.context_recall_prompt = _traced(ContextRecallClassificationPrompt, "classifications",
-                                                   parse_retries, lang)
+            metric.context_recall_prompt = _traced(
+                ContextRecallClassificationPrompt, "classifications", parse_retries, lang
+            )
         metrics[name] = metric
     return metrics

@@ -9,6 +9,7 @@ A sample whose metric cannot be computed gets NaN and the reason (parse failure,
 failed LLM call, nothing to judge); the run goes on. Every judge call goes through the LLM layer
 (cache, rate limits, retries, accounting): `result.totals` is its accounting for this run.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,10 +40,17 @@ from helpers.ragas_eval.prompts import METRIC_NAMES, PROMPT_OUTPUTS, build_metri
 
 log = logging.getLogger(__name__)
 
-NEEDS = {"faithfulness": ("answer", "contexts"), "answer_relevancy": ("answer",),
-         "context_precision": ("contexts", "reference"), "context_recall": ("contexts", "reference")}
-_REFUSAL = re.compile(r"\b(I'?m sorry|I am sorry|I can(?:no|')t (?:help|assist|comply|provide)|as an AI|"
-                      r"lo siento|no puedo (?:ayudar|responder|hacer))", re.I)
+NEEDS = {
+    "faithfulness": ("answer", "contexts"),
+    "answer_relevancy": ("answer",),
+    "context_precision": ("contexts", "reference"),
+    "context_recall": ("contexts", "reference"),
+}
+_REFUSAL = re.compile(
+    r"\b(I'?m sorry|I am sorry|I can(?:no|')t (?:help|assist|comply|provide)|as an AI|"
+    r"lo siento|no puedo (?:ayudar|responder|hacer))",
+    re.I,
+)
 
 
 @dataclass
@@ -58,8 +66,7 @@ class RagasSample:
 def samples_from_records(records, references: dict[str, str] | None = None) -> list[RagasSample]:
     """RAGAS samples from `helpers.generation.AnswerRecord`s: the contexts exactly as prompted."""
     references = references or {}
-    return [RagasSample(r.qid, r.question, r.answer, r.context_texts, references.get(r.qid), r.error)
-            for r in records]
+    return [RagasSample(r.qid, r.question, r.answer, r.context_texts, references.get(r.qid), r.error) for r in records]
 
 
 @dataclass
@@ -76,9 +83,17 @@ class RagasResult:
         out = []
         for metric, g in self.rows.groupby("metric", sort=False):
             kinds = g.loc[g["value"].isna(), "error_kind"].value_counts().to_dict()
-            out.append({"metric": metric, "mean": g["value"].mean(), "n": len(g), "nan": int(g["value"].isna().sum()),
-                        "nan_rate": float(g["value"].isna().mean()), "nan_kinds": kinds,
-                        "seconds": round(float(g["seconds"].sum()), 1)})
+            out.append(
+                {
+                    "metric": metric,
+                    "mean": g["value"].mean(),
+                    "n": len(g),
+                    "nan": int(g["value"].isna().sum()),
+                    "nan_rate": float(g["value"].isna().mean()),
+                    "nan_kinds": kinds,
+                    "seconds": round(float(g["seconds"].sum()), 1),
+                }
+            )
         return pd.DataFrame(out)
 
     def wide(self) -> pd.DataFrame:
@@ -123,6 +138,7 @@ def _nan_reason(metric: str) -> tuple[str, str]:
 
 def explain(metric: str, outputs: list[tuple[str, dict]]) -> str:
     """The judge's reasons behind a score, in a few lines."""
+
     def mark(v):
         return "✓" if v else "✗"
 
@@ -130,19 +146,23 @@ def explain(metric: str, outputs: list[tuple[str, dict]]) -> str:
         verdicts = [s for role, o in outputs if role == "verdicts" for s in o["statements"]]
         ok = sum(bool(s["verdict"]) for s in verdicts)
         return f"{ok}/{len(verdicts)} statements supported. " + " ".join(
-            f"{mark(s['verdict'])} {s['statement']!r}: {s['reason']}" for s in verdicts)
+            f"{mark(s['verdict'])} {s['statement']!r}: {s['reason']}" for s in verdicts
+        )
     if metric == "answer_relevancy":
         qs = [o for role, o in outputs if role == "question"]
         return "questions generated from the answer: " + " | ".join(
-            f"{o['question']!r}" + (" (noncommittal)" if o["noncommittal"] else "") for o in qs)
+            f"{o['question']!r}" + (" (noncommittal)" if o["noncommittal"] else "") for o in qs
+        )
     if metric == "context_precision":
         vs = [o for role, o in outputs if role == "context_verdict"]
         return f"verdicts by rank {[int(bool(o['verdict'])) for o in vs]}. " + " ".join(
-            f"[{i}] {mark(o['verdict'])} {o['reason']}" for i, o in enumerate(vs, 1))
+            f"[{i}] {mark(o['verdict'])} {o['reason']}" for i, o in enumerate(vs, 1)
+        )
     cls = [c for role, o in outputs if role == "classifications" for c in o["classifications"]]
     ok = sum(bool(c["attributed"]) for c in cls)
     return f"{ok}/{len(cls)} reference statements attributed. " + " ".join(
-        f"{mark(c['attributed'])} {c['statement']!r}: {c['reason']}" for c in cls)
+        f"{mark(c['attributed'])} {c['statement']!r}: {c['reason']}" for c in cls
+    )
 
 
 class RagasJudge:
@@ -157,16 +177,32 @@ class RagasJudge:
       at once (default: the LLM's `workers`, i.e. 1 for the local model and the provider's
       concurrency otherwise; 1 for a LangChain chat model)."""
 
-    def __init__(self, judge, embedder=None, *, language: str = "en", metrics=METRIC_NAMES,
-                 strictness: int = 3, timeout_s: float = 180, max_tokens: int | None = None,
-                 parse_retries: int = 1, concurrency: int | None = None):
+    def __init__(
+        self,
+        judge,
+        embedder=None,
+        *,
+        language: str = "en",
+        metrics=METRIC_NAMES,
+        strictness: int = 3,
+        timeout_s: float = 180,
+        max_tokens: int | None = None,
+        parse_retries: int = 1,
+        concurrency: int | None = None,
+    ):
         self.judge, self.language, self.timeout_s = judge, language, timeout_s
         self.llm = make_ragas_llm(judge, max_tokens=max_tokens, timeout_s=timeout_s)
         embeddings = None
         if "answer_relevancy" in metrics:
             embeddings = make_ragas_embeddings(embedder if embedder is not None else default_embedder(language))
-        self.metrics = build_metrics(metrics, llm=self.llm, embeddings=embeddings, language=language,
-                                     strictness=strictness, parse_retries=parse_retries)
+        self.metrics = build_metrics(
+            metrics,
+            llm=self.llm,
+            embeddings=embeddings,
+            language=language,
+            strictness=strictness,
+            parse_retries=parse_retries,
+        )
         for metric in self.metrics.values():
             metric.init(judge_run_config(timeout_s))
         if concurrency is None:
@@ -174,21 +210,36 @@ class RagasJudge:
         self.concurrency = max(1, concurrency)
 
     async def _score_one(self, sample: RagasSample, name: str, gate: asyncio.Semaphore) -> dict:
-        row = {"qid": sample.qid, "metric": name, "value": math.nan, "reason": "", "error_kind": None,
-               "judge_calls": 0, "seconds": 0.0, "detail": "[]"}
+        row = {
+            "qid": sample.qid,
+            "metric": name,
+            "value": math.nan,
+            "reason": "",
+            "error_kind": None,
+            "judge_calls": 0,
+            "seconds": 0.0,
+            "detail": "[]",
+        }
         missing = [need for need in NEEDS[name] if not getattr(sample, need)]
         if missing:
-            why = {"answer": "no answer" + (f" (generation failed: {sample.generation_error[:200]})"
-                                            if sample.generation_error else ""),
-                   "contexts": "no retrieved contexts", "reference": "no reference answer"}
+            why = {
+                "answer": "no answer"
+                + (f" (generation failed: {sample.generation_error[:200]})" if sample.generation_error else ""),
+                "contexts": "no retrieved contexts",
+                "reference": "no reference answer",
+            }
             row.update(error_kind="skipped", reason="not computed: " + "; ".join(why[m] for m in missing))
             return row
         async with gate:
             calls, outputs = [], []
             JUDGE_CALLS.set(calls)
             PROMPT_OUTPUTS.set(outputs)
-            ragas_sample = SingleTurnSample(user_input=sample.question, response=sample.answer or None,
-                                            retrieved_contexts=list(sample.contexts), reference=sample.reference)
+            ragas_sample = SingleTurnSample(
+                user_input=sample.question,
+                response=sample.answer or None,
+                retrieved_contexts=list(sample.contexts),
+                reference=sample.reference,
+            )
             start = time.perf_counter()
             try:
                 value = await self.metrics[name].single_turn_ascore(ragas_sample, timeout=self.timeout_s)
@@ -220,13 +271,17 @@ class RagasJudge:
             rows = await asyncio.gather(*tasks)
         finally:
             ragas_log.setLevel(level)
-        result = RagasResult(pd.DataFrame(rows, columns=["qid", "metric", "value", "reason", "error_kind",
-                                                          "judge_calls", "seconds", "detail"]),
-                             wall_s=round(time.perf_counter() - start, 2))
+        result = RagasResult(
+            pd.DataFrame(
+                rows, columns=["qid", "metric", "value", "reason", "error_kind", "judge_calls", "seconds", "detail"]
+            ),
+            wall_s=round(time.perf_counter() - start, 2),
+        )
         if isinstance(self.judge, LLM):
             result.totals = _totals(self.judge.calls[before:])
-        log.info("ragas: %d samples scored in %.1fs; NaN per metric %s", len(samples), result.wall_s,
-                 result.nan_counts())
+        log.info(
+            "ragas: %d samples scored in %.1fs; NaN per metric %s", len(samples), result.wall_s, result.nan_counts()
+        )
         return result
 
     def score(self, samples: list[RagasSample]) -> RagasResult:
@@ -253,7 +308,12 @@ class RagasJudge:
 
 
 def _totals(calls) -> dict:
-    return {"calls": len(calls), "cache_hits": sum(r.cached for r in calls),
-            "errors": sum(r.error is not None for r in calls),
-            "input_tokens": sum(r.input_tokens for r in calls), "output_tokens": sum(r.output_tokens for r in calls),
-            "cost_usd": round(sum(r.cost_usd for r in calls), 6), "latency_s": round(sum(r.latency_s for r in calls), 3)}
+    return {
+        "calls": len(calls),
+        "cache_hits": sum(r.cached for r in calls),
+        "errors": sum(r.error is not None for r in calls),
+        "input_tokens": sum(r.input_tokens for r in calls),
+        "output_tokens": sum(r.output_tokens for r in calls),
+        "cost_usd": round(sum(r.cost_usd for r in calls), 6),
+        "latency_s": round(sum(r.latency_s for r in calls), 3),
+    }

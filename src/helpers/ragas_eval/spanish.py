@@ -9,6 +9,7 @@ The seed's recall example lists five facts; its contexts are not quoted, so they
 from the guideline's wording, one sentence per fact. Answer relevancy has no verdicts: the seed's
 scores (0.92 relevant, 0.4 off-topic) depend on its embedder, so the check is the ordering.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,11 +21,15 @@ import pandas as pd
 from helpers.ragas_eval.runner import RagasJudge, RagasSample
 
 Q_CITAS = "¿Cuál es la cantidad ideal de controles prenatales?"
-CTX_CITAS = ("Se recomienda un programa de diez citas para primigestantes. Para una mujer multípara con un "
-             "embarazo de curso normal se recomienda un programa de siete citas.")
+CTX_CITAS = (
+    "Se recomienda un programa de diez citas para primigestantes. Para una mujer multípara con un "
+    "embarazo de curso normal se recomienda un programa de siete citas."
+)
 Q_PSICO = "¿Cuándo realizar la valoración de riesgo psicosocial?"
-REF_PSICO = ("Se recomienda que las gestantes de bajo riesgo reciban en el momento de la inscripción al control "
-             "prenatal, y luego en cada trimestre, una valoración de riesgo psicosocial.")
+REF_PSICO = (
+    "Se recomienda que las gestantes de bajo riesgo reciban en el momento de la inscripción al control "
+    "prenatal, y luego en cada trimestre, una valoración de riesgo psicosocial."
+)
 CTX_PSICO = [
     "Se recomienda que las gestantes de bajo riesgo reciban en el momento de la inscripción al control prenatal, "
     "y luego en cada trimestre, una valoración de riesgo psicosocial.",
@@ -34,15 +39,19 @@ CTX_PSICO = [
     "El parto debe ocurrir en un centro médico adecuado.",
 ]
 Q_PESO = "¿Cuáles son las metas de ganancia de peso en las mujeres gestantes?"
-REF_PESO = ("Se recomienda registrar el IMC de la gestante alrededor de la semana 10. "
-            "Con IMC menor de 20 kg/m2 la ganancia debe ser entre 12 y 18 Kg. "
-            "Con IMC entre 20 y 24,9 kg/m2 la ganancia debe ser entre 10 y 13 Kg. "
-            "Con IMC entre 25 y 29,9 kg/m2 la ganancia debe ser entre 7 y 10 Kg. "
-            "Con IMC mayor de 30 kg/m2 la ganancia debe ser entre 6 y 7 Kg.")
-CTX_PESO_1 = ("Se recomienda registrar el Índice de Masa Corporal (IMC) de la gestante en la cita de inscripción "
-              "al control prenatal (alrededor de la semana 10) y con base en este establecer las metas de ganancia "
-              "de peso: IMC < 20 kg/m2 = ganancia entre 12 a 18 Kg; IMC entre 20 y 24,9 kg/m2 = ganancia entre "
-              "10 a 13 Kg.")
+REF_PESO = (
+    "Se recomienda registrar el IMC de la gestante alrededor de la semana 10. "
+    "Con IMC menor de 20 kg/m2 la ganancia debe ser entre 12 y 18 Kg. "
+    "Con IMC entre 20 y 24,9 kg/m2 la ganancia debe ser entre 10 y 13 Kg. "
+    "Con IMC entre 25 y 29,9 kg/m2 la ganancia debe ser entre 7 y 10 Kg. "
+    "Con IMC mayor de 30 kg/m2 la ganancia debe ser entre 6 y 7 Kg."
+)
+CTX_PESO_1 = (
+    "Se recomienda registrar el Índice de Masa Corporal (IMC) de la gestante en la cita de inscripción "
+    "al control prenatal (alrededor de la semana 10) y con base en este establecer las metas de ganancia "
+    "de peso: IMC < 20 kg/m2 = ganancia entre 12 a 18 Kg; IMC entre 20 y 24,9 kg/m2 = ganancia entre "
+    "10 a 13 Kg."
+)
 CTX_PESO_2 = "IMC entre 25 y 29,9 kg/m2 = ganancia entre 7 a 10 Kg; IMC > 30 kg/m2 = ganancia entre 6 a 7 Kg."
 
 
@@ -53,30 +62,84 @@ class WorkedExample:
     sample: RagasSample
     expected_verdicts: list[int] | None  # in order; None where the metric has no verdicts
     expected_score: float | None
-    seed_score: float | None             # the number printed in the seed document
+    seed_score: float | None  # the number printed in the seed document
 
 
 def seed_examples() -> list[WorkedExample]:
     s = RagasSample
     return [
-        WorkedExample("faithful (paraphrase)", "faithfulness",
-                      s("faith_ok", Q_CITAS, "Se recomienda un programa de diez citas para embarazos primarios y "
-                        "siete citas para multíparas con embarazos de curso normal.", [CTX_CITAS]), [1, 1], 1.0, 1.0),
-        WorkedExample("hallucination (12 controles, OMS)", "faithfulness",
-                      s("faith_bad", Q_CITAS, "Se recomienda 12 controles prenatales según la OMS", [CTX_CITAS]),
-                      [0], 0.0, 0.0),
-        WorkedExample("relevant answer", "answer_relevancy",
-                      s("rel_ok", Q_CITAS, "Se recomienda un programa de diez citas para primigestantes y siete "
-                        "citas para multíparas.", [CTX_CITAS]), None, None, 0.92),
-        WorkedExample("off-topic answer", "answer_relevancy",
-                      s("rel_bad", "¿Cuándo iniciar controles prenatales?", "Los controles prenatales incluyen "
-                        "exámenes de sangre, ultrasonidos...", [CTX_CITAS]), None, None, 0.4),
-        WorkedExample("precision, 3 of 5 relevant", "context_precision",
-                      s("prec", Q_PSICO, None, CTX_PSICO, REF_PSICO), [1, 1, 0, 1, 0], 11 / 12, 0.81),
-        WorkedExample("recall, complete", "context_recall",
-                      s("rec_full", Q_PESO, None, [CTX_PESO_1, CTX_PESO_2], REF_PESO), [1, 1, 1, 1, 1], 1.0, 1.0),
-        WorkedExample("recall, facts 4-5 missing", "context_recall",
-                      s("rec_part", Q_PESO, None, [CTX_PESO_1], REF_PESO), [1, 1, 1, 0, 0], 0.6, 0.6),
+        WorkedExample(
+            "faithful (paraphrase)",
+            "faithfulness",
+            s(
+                "faith_ok",
+                Q_CITAS,
+                "Se recomienda un programa de diez citas para embarazos primarios y "
+                "siete citas para multíparas con embarazos de curso normal.",
+                [CTX_CITAS],
+            ),
+            [1, 1],
+            1.0,
+            1.0,
+        ),
+        WorkedExample(
+            "hallucination (12 controles, OMS)",
+            "faithfulness",
+            s("faith_bad", Q_CITAS, "Se recomienda 12 controles prenatales según la OMS", [CTX_CITAS]),
+            [0],
+            0.0,
+            0.0,
+        ),
+        WorkedExample(
+            "relevant answer",
+            "answer_relevancy",
+            s(
+                "rel_ok",
+                Q_CITAS,
+                "Se recomienda un programa de diez citas para primigestantes y siete citas para multíparas.",
+                [CTX_CITAS],
+            ),
+            None,
+            None,
+            0.92,
+        ),
+        WorkedExample(
+            "off-topic answer",
+            "answer_relevancy",
+            s(
+                "rel_bad",
+                "¿Cuándo iniciar controles prenatales?",
+                "Los controles prenatales incluyen exámenes de sangre, ultrasonidos...",
+                [CTX_CITAS],
+            ),
+            None,
+            None,
+            0.4,
+        ),
+        WorkedExample(
+            "precision, 3 of 5 relevant",
+            "context_precision",
+            s("prec", Q_PSICO, None, CTX_PSICO, REF_PSICO),
+            [1, 1, 0, 1, 0],
+            11 / 12,
+            0.81,
+        ),
+        WorkedExample(
+            "recall, complete",
+            "context_recall",
+            s("rec_full", Q_PESO, None, [CTX_PESO_1, CTX_PESO_2], REF_PESO),
+            [1, 1, 1, 1, 1],
+            1.0,
+            1.0,
+        ),
+        WorkedExample(
+            "recall, facts 4-5 missing",
+            "context_recall",
+            s("rec_part", Q_PESO, None, [CTX_PESO_1], REF_PESO),
+            [1, 1, 1, 0, 0],
+            0.6,
+            0.6,
+        ),
     ]
 
 
@@ -97,8 +160,9 @@ def _verdicts(metric: str, detail: list[dict]) -> list[int]:
     if metric == "context_precision":
         return [int(bool(d["verdict"])) for d in detail if d["role"] == "context_verdict"]
     if metric == "context_recall":
-        return [int(bool(c["attributed"])) for d in detail if d["role"] == "classifications"
-                for c in d["classifications"]]
+        return [
+            int(bool(c["attributed"])) for d in detail if d["role"] == "classifications" for c in d["classifications"]
+        ]
     return []
 
 
@@ -141,12 +205,21 @@ def measure_seed_examples(judge, embedder=None, *, variants=("en", "es"), **judg
                 r = result.loc[e.sample.qid]
                 detail = json.loads(r["detail"])
                 written = _generated_texts(detail)
-                rows.append({
-                    "variant": variant, "example": e.name, "metric": metric, "value": r["value"],
-                    "expected": e.expected_score, "seed": e.seed_score,
-                    "expected_verdicts": e.expected_verdicts, "verdicts": _verdicts(metric, detail),
-                    "agreement": verdict_agreement(e.expected_verdicts, _verdicts(metric, detail)),
-                    "spanish_kept": (sum(map(looks_spanish, written)) / len(written)) if written else None,
-                    "error_kind": r["error_kind"], "reason": r["reason"], "seconds": r["seconds"],
-                })
+                rows.append(
+                    {
+                        "variant": variant,
+                        "example": e.name,
+                        "metric": metric,
+                        "value": r["value"],
+                        "expected": e.expected_score,
+                        "seed": e.seed_score,
+                        "expected_verdicts": e.expected_verdicts,
+                        "verdicts": _verdicts(metric, detail),
+                        "agreement": verdict_agreement(e.expected_verdicts, _verdicts(metric, detail)),
+                        "spanish_kept": (sum(map(looks_spanish, written)) / len(written)) if written else None,
+                        "error_kind": r["error_kind"],
+                        "reason": r["reason"],
+                        "seconds": r["seconds"],
+                    }
+                )
     return pd.DataFrame(rows)

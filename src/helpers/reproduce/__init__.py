@@ -6,6 +6,7 @@
   the paper's §3.3 and Table 1;
 - seed_chunks: the seed obstetrics benchmark's own chunks against ours, on the same questions.
 """
+
 from helpers.reproduce.ragbench_paper import PAPER_SOURCE, paper_table, recompute, side_by_side
 
 __all__ = ["PAPER_SOURCE", "paper_table", "recompute", "side_by_side"]

@@ -5,6 +5,7 @@ source), and Figure 3's score distributions redrawn with seaborn from the gold l
 Gold labels are recomputed from the annotators' sentence keys (helpers.trace.scoring.gold_scores);
 the hallucination rate is the share of responses that are not adherent.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -33,11 +34,17 @@ def label_statistics(labels: pd.DataFrame) -> pd.DataFrame:
     """Per subset and split: rows (and Table 1's count), hallucination rate (and §3.3's share where
     printed), mean of each score."""
     grouped = labels.groupby(["subset", "split"], sort=True)
-    table = grouped.agg(rows=("adherence", "size"), hallucination_rate=("adherence", lambda a: 1 - a.mean()),
-                        **{f"mean_{s}": (s, "mean") for s in SCORES}).reset_index()
-    table["table1_rows"] = [printed_count(TABLE1_DEV_TEST[s][0 if sp == "validation" else 1])
-                            if s in TABLE1_DEV_TEST and sp in ("validation", "test") else None
-                            for s, sp in zip(table["subset"], table["split"])]
+    table = grouped.agg(
+        rows=("adherence", "size"),
+        hallucination_rate=("adherence", lambda a: 1 - a.mean()),
+        **{f"mean_{s}": (s, "mean") for s in SCORES},
+    ).reset_index()
+    table["table1_rows"] = [
+        printed_count(TABLE1_DEV_TEST[s][0 if sp == "validation" else 1])
+        if s in TABLE1_DEV_TEST and sp in ("validation", "test")
+        else None
+        for s, sp in zip(table["subset"], table["split"])
+    ]
     table["paper_hallucination_share"] = table["subset"].map(PAPER_HALLUCINATION_SHARE)
     table["difference"] = table["hallucination_rate"] - table["paper_hallucination_share"]
     return table
@@ -53,8 +60,17 @@ def score_distributions(labels: pd.DataFrame):
     fig, axes = plt.subplots(1, len(SCORES), figsize=(4.2 * len(SCORES), 3.8), sharey=True)
     order = sorted(labels["subset"].unique())
     for ax, score in zip(axes, SCORES):
-        sns.violinplot(data=long[long.score == score], y="subset", x="value", order=order, cut=0,
-                       density_norm="width", inner="quartile", color="#8DA0CB", ax=ax)
+        sns.violinplot(
+            data=long[long.score == score],
+            y="subset",
+            x="value",
+            order=order,
+            cut=0,
+            density_norm="width",
+            inner="quartile",
+            color="#8DA0CB",
+            ax=ax,
+        )
         ax.set_title(score)
         ax.set_xlim(0, 1)
         ax.set_xlabel("gold score")
@@ -72,8 +88,14 @@ def hallucination_rates(statistics: pd.DataFrame):
     sns.barplot(data=statistics, x="subset", y="hallucination_rate", hue="split", ax=ax, palette="Set2")
     printed = statistics.dropna(subset=["paper_hallucination_share"]).drop_duplicates("subset")
     order = [t.get_text() for t in ax.get_xticklabels()]
-    ax.scatter([order.index(s) for s in printed["subset"]], printed["paper_hallucination_share"],
-               marker="D", color="black", zorder=5, label="paper §3.3")
+    ax.scatter(
+        [order.index(s) for s in printed["subset"]],
+        printed["paper_hallucination_share"],
+        marker="D",
+        color="black",
+        zorder=5,
+        label="paper §3.3",
+    )
     ax.set_ylabel("share not adherent")
     ax.set_xlabel("")
     ax.legend(fontsize=8)
@@ -92,8 +114,10 @@ def save_label_figures(labels: pd.DataFrame, statistics: pd.DataFrame | None = N
     sources = [str(default_dir())]
     config = {"subsets": sorted(labels["subset"].unique()), "splits": sorted(labels["split"].unique())}
     written = {}
-    for name, fig in (("ragbench-label-distributions", score_distributions(labels)),
-                      ("ragbench-hallucination-rates", hallucination_rates(statistics))):
+    for name, fig in (
+        ("ragbench-label-distributions", score_distributions(labels)),
+        ("ragbench-hallucination-rates", hallucination_rates(statistics)),
+    ):
         written[name] = save_figure(fig, name, config=config, data_sources=sources, out_dir=out_dir)["png"]
         plt.close(fig)
     return written

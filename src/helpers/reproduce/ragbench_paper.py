@@ -11,6 +11,7 @@ From them we recompute the paper's three metrics (§4.3) per subset and split:
 Each comes with a 95% percentile-bootstrap interval over rows (helpers.stats.bootstrap_ci), so a
 difference from the printed number can be read against sampling noise.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,16 +27,16 @@ from helpers.trace.scoring import gold_scores
 
 PAPER_SOURCE = {
     "paper": "R. Friel, M. Belyi, A. Sanyal. RAGBench: Explainable Benchmark for Retrieval-Augmented "
-             "Generation Systems. arXiv:2407.11005v2 (16 Jan 2025)",
+    "Generation Systems. arXiv:2407.11005v2 (16 Jan 2025)",
     "table": "Table 3: Benchmark evaluation on test splits. AUROC for predicting hallucinated responses "
-             "(Hal), RMSE for predicting Context Relevance (Rel) and Utilization (Util); * = significant "
-             "at 95% (bootstrap, top vs second-best); RAGAS and TruLens do not evaluate Utilization",
+    "(Hal), RMSE for predicting Context Relevance (Rel) and Utilization (Util); * = significant "
+    "at 95% (bootstrap, top vs second-best); RAGAS and TruLens do not evaluate Utilization",
     "read_from": "the paper's text (v2) held in the stored GitHub code index: find_string('| DelucionQA |') "
-                 "-> read_file(id='56986324513'), 72,703 characters; the index did not name that file's "
-                 "repository or path",
+    "-> read_file(id='56986324513'), 72,703 characters; the index did not name that file's "
+    "repository or path",
     "not_read": "arXiv HTML v1, https://proxy.weglot.com/wg_a52b03be97db00a8b00fb8f33a293d141/en/de/arxiv.org/"
-                "html/2407.11005v1 (pages corpus): only its opening is returned, so v1's table (numbered "
-                "differently, perhaps) was not checked against v2",
+    "html/2407.11005v1 (pages corpus): only its opening is returned, so v1's table (numbered "
+    "differently, perhaps) was not checked against v2",
     "metric_code": "github.com/rungalileo/ragbench, ragbench/calculate_metrics.py and ragbench/evaluation.py",
 }
 
@@ -55,24 +56,51 @@ FinQA 0.57 0.10 0.13 0.57 0.06∗ - 0.53 0.79 - 0.81∗ 0.10 0.10
 TAT-QA 0.52 0.20 0.17∗ 0.63 0.18∗ - 0.59 0.72 - 0.83∗ 0.27 0.23
 CUAD 0.51 0.27 0.11 0.66 0.19∗ - 0.40 0.66 - 0.80∗ 0.24 0.10
 """
-PAPER_JUDGES = ("gpt3.5", "ragas", "trulens", "deberta")        # column groups of Table 3, in order
+PAPER_JUDGES = ("gpt3.5", "ragas", "trulens", "deberta")  # column groups of Table 3, in order
 METRICS = ("hallucination_auroc", "relevance_rmse", "utilization_rmse")
-SUBSET_OF = {"PubMedQA": "pubmedqa", "CovidQA-RAG": "covidqa", "HotpotQA": "hotpotqa", "MSMarco": "msmarco",
-             "HAGRID": "hagrid", "ExpertQA": "expertqa", "DelucionQA": "delucionqa", "EManual": "emanual",
-             "TechQA": "techqa", "FinQA": "finqa", "TAT-QA": "tatqa", "CUAD": "cuad"}
+SUBSET_OF = {
+    "PubMedQA": "pubmedqa",
+    "CovidQA-RAG": "covidqa",
+    "HotpotQA": "hotpotqa",
+    "MSMarco": "msmarco",
+    "HAGRID": "hagrid",
+    "ExpertQA": "expertqa",
+    "DelucionQA": "delucionqa",
+    "EManual": "emanual",
+    "TechQA": "techqa",
+    "FinQA": "finqa",
+    "TAT-QA": "tatqa",
+    "CUAD": "cuad",
+}
 
 # Table 1 of the same paper and source (#Dev and #Test columns), transcribed from its text: the
 # test and validation rows the printed metrics were computed on. "1.3k" etc. are as printed.
-TABLE1_DEV_TEST = {"pubmedqa": ("2.5k", "2.5k"), "covidqa": ("534", "492"), "hotpotqa": ("847", "776"),
-                   "msmarco": ("790", "839"), "hagrid": ("322", "1.3k"), "expertqa": ("202", "203"),
-                   "cuad": ("506", "508"), "delucionqa": ("177", "182"), "emanual": ("132", "132"),
-                   "techqa": ("302", "310"), "finqa": ("1.7k", "2.2k"), "tatqa": ("3.2k", "3.2k")}
+TABLE1_DEV_TEST = {
+    "pubmedqa": ("2.5k", "2.5k"),
+    "covidqa": ("534", "492"),
+    "hotpotqa": ("847", "776"),
+    "msmarco": ("790", "839"),
+    "hagrid": ("322", "1.3k"),
+    "expertqa": ("202", "203"),
+    "cuad": ("506", "508"),
+    "delucionqa": ("177", "182"),
+    "emanual": ("132", "132"),
+    "techqa": ("302", "310"),
+    "finqa": ("1.7k", "2.2k"),
+    "tatqa": ("3.2k", "3.2k"),
+}
 
 # §3.3 "RAGBench Statistics" of the same paper and source, quoted: "ExpertQA, CovidQA, and MSMarco
 # contain the highest fraction of hallucinated responses (12%, 16%, and 13%, respectively), while
 # Cuad, FinQA, and TAT-QA contain the least (about 1% for each)." (All splits together, presumably.)
-PAPER_HALLUCINATION_SHARE = {"expertqa": 0.12, "covidqa": 0.16, "msmarco": 0.13,
-                             "cuad": 0.01, "finqa": 0.01, "tatqa": 0.01}
+PAPER_HALLUCINATION_SHARE = {
+    "expertqa": 0.12,
+    "covidqa": 0.16,
+    "msmarco": 0.13,
+    "cuad": 0.01,
+    "finqa": 0.01,
+    "tatqa": 0.01,
+}
 
 
 def printed_count(printed: str) -> int:
@@ -89,17 +117,26 @@ def paper_table() -> pd.DataFrame:
         for index, cell in enumerate(cells):
             if cell == "-":
                 continue
-            rows.append({"subset": SUBSET_OF[name], "judge": PAPER_JUDGES[index // 3], "metric": METRICS[index % 3],
-                         "paper": float(re.sub(r"[∗*]", "", cell)), "significant": cell.endswith(("∗", "*")),
-                         "source": f"{PAPER_SOURCE['paper']}, Table 3 ({PAPER_SOURCE['read_from']})"})
+            rows.append(
+                {
+                    "subset": SUBSET_OF[name],
+                    "judge": PAPER_JUDGES[index // 3],
+                    "metric": METRICS[index % 3],
+                    "paper": float(re.sub(r"[∗*]", "", cell)),
+                    "significant": cell.endswith(("∗", "*")),
+                    "source": f"{PAPER_SOURCE['paper']}, Table 3 ({PAPER_SOURCE['read_from']})",
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def gold_labels(frame: pd.DataFrame) -> pd.DataFrame:
     """relevance, utilization, completeness, adherence of each row, recomputed from its keys."""
     scores = [gold_scores(row) for _, row in frame.iterrows()]
-    return pd.DataFrame([{m: getattr(s, m) for m in ("relevance", "utilization", "completeness", "adherence")}
-                         for s in scores], index=frame.index)
+    return pd.DataFrame(
+        [{m: getattr(s, m) for m in ("relevance", "utilization", "completeness", "adherence")} for s in scores],
+        index=frame.index,
+    )
 
 
 def judge_metrics(frame: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> list[dict]:
@@ -111,14 +148,23 @@ def judge_metrics(frame: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0
         for target, column in columns.items():
             predicted = frame[column].astype(float).to_numpy()
             if np.isnan(predicted).all():
-                continue      # this judge was not run on this split
+                continue  # this judge was not run on this split
             if target == "adherence":
                 metric, arrays, statistic = "hallucination_auroc", (hallucinated, 1.0 - predicted), auroc
             else:
                 metric, arrays, statistic = f"{target}_rmse", (predicted, gold[target].to_numpy(float)), rmse
             estimate, low, high = bootstrap_ci(*arrays, statistic=statistic, n_resamples=n_resamples, seed=seed)
-            rows.append({"judge": judge, "metric": metric, "column": column, "ours": estimate,
-                         "ci95_low": low, "ci95_high": high, "n": int((~np.isnan(predicted)).sum())})
+            rows.append(
+                {
+                    "judge": judge,
+                    "metric": metric,
+                    "column": column,
+                    "ours": estimate,
+                    "ci95_low": low,
+                    "ci95_high": high,
+                    "n": int((~np.isnan(predicted)).sum()),
+                }
+            )
     return rows
 
 
@@ -165,17 +211,20 @@ def _reasons(row, available: dict[str, list[str]]) -> tuple[str, str]:
         why.append("equal at the printed 2 decimals")
     elif inside:
         agreement = "within 95% CI"
-        why.append("inside our 95% interval: the rows not shipped here can account for it" if halved or
-                   row.split != "test" else "beyond rounding on (nearly) the same rows, inside our 95% interval: "
-                   "not explained by the data here")
+        why.append(
+            "inside our 95% interval: the rows not shipped here can account for it"
+            if halved or row.split != "test"
+            else "beyond rounding on (nearly) the same rows, inside our 95% interval: not explained by the data here"
+        )
     else:
         agreement = "outside 95% CI"
         why.append("outside our 95% interval: not explained by the data here")
     return agreement, "; ".join(why)
 
 
-def side_by_side(ours: pd.DataFrame | None = None, *, ragbench_dir=None, available_only: bool = False,
-                 **recompute_options) -> pd.DataFrame:
+def side_by_side(
+    ours: pd.DataFrame | None = None, *, ragbench_dir=None, available_only: bool = False, **recompute_options
+) -> pd.DataFrame:
     """Ours beside Table 3: subset, split, judge, metric, n, ours, its 95% interval, paper,
     significant (the paper's *), difference (ours - paper), agreement, why, source. Every printed
     number has a row (ours NaN where it cannot be recomputed here); our rows on other splits are
@@ -186,17 +235,32 @@ def side_by_side(ours: pd.DataFrame | None = None, *, ragbench_dir=None, availab
     table = paper.merge(ours, on=["subset", "judge", "metric"], how="outer")
     table["split"] = table["split"].fillna("test")
     table["difference"] = table["ours"] - table["paper"]
-    table["n"] = table["n"].astype("Int64")                  # the outer merge made it float
+    table["n"] = table["n"].astype("Int64")  # the outer merge made it float
     verdicts = [_reasons(row, available) for row in table.itertuples()]
     table["agreement"], table["why"] = [v[0] for v in verdicts], [v[1] for v in verdicts]
     table["source"] = table["source"].fillna("(not printed in Table 3)")
     if available_only:
         table = table[table["ours"].notna()]
     order = {name: i for i, name in enumerate(SUBSET_OF.values())}
-    table = table.sort_values(["subset", "split", "judge", "metric"],
-                              key=lambda c: c.map(order) if c.name == "subset" else c)
-    columns = ["subset", "split", "judge", "metric", "n", "ours", "ci95_low", "ci95_high", "paper",
-               "significant", "difference", "agreement", "why", "source"]
+    table = table.sort_values(
+        ["subset", "split", "judge", "metric"], key=lambda c: c.map(order) if c.name == "subset" else c
+    )
+    columns = [
+        "subset",
+        "split",
+        "judge",
+        "metric",
+        "n",
+        "ours",
+        "ci95_low",
+        "ci95_high",
+        "paper",
+        "significant",
+        "difference",
+        "agreement",
+        "why",
+        "source",
+    ]
     return table[columns].reset_index(drop=True)
 
 
@@ -211,7 +275,9 @@ def to_markdown(table: pd.DataFrame) -> str:
     fmt = lambda v: "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
     lines = ["| subset | split | judge | metric | n | ours (95% CI) | paper | diff | why |", "|---" * 9 + "|"]
     for r in table[table["ours"].notna()].itertuples():
-        lines.append(f"| {r.subset} | {r.split} | {r.judge} | {r.metric} | {int(r.n)} | {fmt(r.ours)} "
-                     f"({fmt(r.ci95_low)}–{fmt(r.ci95_high)}) | {fmt(r.paper)}{'*' if r.significant is True else ''} "
-                     f"| {fmt(r.difference)} | {r.why} |")
+        lines.append(
+            f"| {r.subset} | {r.split} | {r.judge} | {r.metric} | {int(r.n)} | {fmt(r.ours)} "
+            f"({fmt(r.ci95_low)}–{fmt(r.ci95_high)}) | {fmt(r.paper)}{'*' if r.significant is True else ''} "
+            f"| {fmt(r.difference)} | {r.why} |"
+        )
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """The retriever contract (BEIR's): index a corpus {doc_id: {"title", "text"}}, then
 `retrieve(queries {qid: text}, k) -> run {qid: {doc_id: score}}` (higher is better), save/load."""
+
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@ CLI by `add_cli`:
     python -m helpers train-reranker [--out PATH] [--if-missing]
     python -m helpers train-cross-encoder [--out DIR] [--epochs 1] [--if-missing]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,16 +31,28 @@ def _json(text: str | None):
 
 
 def _retrieval_eval(args: argparse.Namespace) -> int:
-    report = retrieval_eval(args.dataset, args.architectures.split(","), qa_file=args.qa_file,
-                            llm_config=_json(args.llm), limit=args.limit, llm_limit=args.llm_limit,
-                            query_split=args.query_split, tune_fusion=args.tune_fusion, options=_json(args.options))
+    report = retrieval_eval(
+        args.dataset,
+        args.architectures.split(","),
+        qa_file=args.qa_file,
+        llm_config=_json(args.llm),
+        limit=args.limit,
+        llm_limit=args.llm_limit,
+        query_split=args.query_split,
+        tune_fusion=args.tune_fusion,
+        options=_json(args.options),
+    )
     return _show(format_report(report), report, args.out)
 
 
 def _tune_fusion(args: argparse.Namespace) -> int:
     scifact = args.dataset == "scifact"  # tuned on its train claims, the BEIR test claims kept for reporting
-    report = tune_fusion(args.dataset, query_split="all" if scifact else args.query_split,
-                         dataset_options={"split": "train"} if scifact else {}, options=_json(args.options))
+    report = tune_fusion(
+        args.dataset,
+        query_split="all" if scifact else args.query_split,
+        dataset_options={"split": "train"} if scifact else {},
+        options=_json(args.options),
+    )
     return _show(format_fusion(report), report, args.out)
 
 
@@ -63,8 +76,9 @@ def _train_cross_encoder(args: argparse.Namespace) -> int:
         print(f"retrieval cross-encoder present: {out}")
         return 0
     torch.set_num_threads(args.threads)
-    card = train_retrieval_cross_encoder(out, RetrievalTrainSettings(epochs=args.epochs, seed=args.seed),
-                                         ragbench_dir=args.ragbench_dir)
+    card = train_retrieval_cross_encoder(
+        out, RetrievalTrainSettings(epochs=args.epochs, seed=args.seed), ragbench_dir=args.ragbench_dir
+    )
     print(json.dumps({k: card[k] for k in ("seconds", "held_out", "artefact_bytes") if k in card}, indent=2))
     return 0
 
@@ -77,16 +91,26 @@ def add_cli(sub) -> None:
     ev.add_argument("--limit", type=int, help="evaluate on a seeded sample of this many queries")
     ev.add_argument("--llm-limit", type=int, default=50, help="queries for hyde/multi_query (LLM per query)")
     ev.add_argument("--llm", help='LLM config as JSON, e.g. \'{"provider": "groq", "model": "llama-3.1-8b-instant"}\'')
-    ev.add_argument("--query-split", default="all", choices=["all", "dev", "test"],
-                    help="evaluate on the dev or test half of the queries (helpers.data.splits)")
-    ev.add_argument("--tune-fusion", choices=["dev", "test", "all"],
-                    help="choose hybrid's fusion on this query split first (use dev with --query-split test)")
+    ev.add_argument(
+        "--query-split",
+        default="all",
+        choices=["all", "dev", "test"],
+        help="evaluate on the dev or test half of the queries (helpers.data.splits)",
+    )
+    ev.add_argument(
+        "--tune-fusion",
+        choices=["dev", "test", "all"],
+        help="choose hybrid's fusion on this query split first (use dev with --query-split test)",
+    )
     ev.add_argument("--options", help='retrieval sections as JSON, e.g. \'{"hybrid": {"alpha": 0.3}}\'')
     ev.add_argument("--out", help="write the report as JSON")
     ev.set_defaults(func=_retrieval_eval)
     tf = sub.add_parser("tune-fusion", help="choose hybrid's fusion (method, rrf_k, alpha) on held-out queries")
-    tf.add_argument("--dataset", required=True, help="obstetrics-es, xquad-es, xquad-en, maternaqa; scifact "
-                    "tunes on its train claims")
+    tf.add_argument(
+        "--dataset",
+        required=True,
+        help="obstetrics-es, xquad-es, xquad-en, maternaqa; scifact tunes on its train claims",
+    )
     tf.add_argument("--query-split", default="dev", choices=["all", "dev", "test"])
     tf.add_argument("--options", help="retrieval sections as JSON (the dense embedder, BM25, candidates)")
     tf.add_argument("--out", help="write the grid and the choice as JSON")
@@ -94,12 +118,17 @@ def add_cli(sub) -> None:
     tr = sub.add_parser("train-reranker", help="train the offline reranker on SciFact train claims")
     tr.add_argument("--out", help="artefact path (default data/models/reranker-ltr.skops)")
     tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--sources", default="scifact,obstetrics-es",
-                    help="training queries: scifact (train claims), obstetrics-es (its dev half)")
+    tr.add_argument(
+        "--sources",
+        default="scifact,obstetrics-es",
+        help="training queries: scifact (train claims), obstetrics-es (its dev half)",
+    )
     tr.add_argument("--if-missing", action="store_true", help="do nothing when the artefact exists")
     tr.set_defaults(func=_train_reranker)
-    ce = sub.add_parser("train-cross-encoder", help="fine-tune a retrieval cross-encoder (query, passage) on CPU; "
-                        "use it with rerank: {scorer: PATH}")
+    ce = sub.add_parser(
+        "train-cross-encoder",
+        help="fine-tune a retrieval cross-encoder (query, passage) on CPU; use it with rerank: {scorer: PATH}",
+    )
     ce.add_argument("--out", help="folder (default data/models/cross-encoder-retrieval)")
     ce.add_argument("--epochs", type=float, default=1.0)
     ce.add_argument("--seed", type=int, default=0)

@@ -1,5 +1,6 @@
 """Architectures composed from others: Hybrid(dense, bm25), HyDE(dense, llm),
 MultiQuery(base, llm), Rerank(base, scorer). Each is run in, run out."""
+
 from __future__ import annotations
 
 import re
@@ -12,15 +13,15 @@ from helpers.retrieval.fusion import fuse, rrf
 PROMPTS = {
     "hyde": {
         "es": "Escribe un pasaje breve (3-4 frases) de una guía clínica que responda a la pregunta.\n"
-              "Pregunta: {query}\nPasaje:",
+        "Pregunta: {query}\nPasaje:",
         "en": "Write a short passage (3-4 sentences) of a reference document that answers the question.\n"
-              "Question: {query}\nPassage:",
+        "Question: {query}\nPassage:",
     },
     "multi_query": {
         "es": "Reescribe la pregunta de {n} formas distintas, con otras palabras, para buscar en documentos. "
-              "Escribe una pregunta por línea, sin numerar y sin nada más.\nPregunta: {query}",
+        "Escribe una pregunta por línea, sin numerar y sin nada más.\nPregunta: {query}",
         "en": "Rewrite the question in {n} different ways, with other words, for searching documents. "
-              "Write one question per line, no numbering, nothing else.\nQuestion: {query}",
+        "Write one question per line, no numbering, nothing else.\nQuestion: {query}",
     },
 }
 
@@ -33,8 +34,16 @@ class Hybrid(Retriever):
 
     name = "hybrid"
 
-    def __init__(self, dense: Retriever, sparse: Retriever, *, method: str = "rrf", candidates: int = 100,
-                 rrf_k: int = 60, alpha: float = 0.5):
+    def __init__(
+        self,
+        dense: Retriever,
+        sparse: Retriever,
+        *,
+        method: str = "rrf",
+        candidates: int = 100,
+        rrf_k: int = 60,
+        alpha: float = 0.5,
+    ):
         super().__init__()
         if method not in {"rrf", "score"}:
             raise RetrievalError(f"hybrid method must be 'rrf' or 'score', got {method!r}")
@@ -183,7 +192,7 @@ class Rerank(Retriever):
     def __init__(self, base: Retriever, scorer, *, candidates: int = 50):
         super().__init__()
         self.base, self.scorer, self.candidates = base, scorer, candidates
-        self.first_stage: dict[str, list[str]] = {}   # qid -> the first stage's ranking, for rank changes
+        self.first_stage: dict[str, list[str]] = {}  # qid -> the first stage's ranking, for rank changes
 
     def _index(self, corpus):
         if self.base.corpus is not corpus:
@@ -200,8 +209,9 @@ class Rerank(Retriever):
                 continue
             scores = np.asarray(self.scorer.score(query, ranked, self.base), dtype=float).reshape(-1)
             if len(scores) != len(ranked):  # a scorer bug, not a user's mistake
-                raise RuntimeError(f"{self.describe()['scorer']} returned {len(scores)} scores for "
-                                   f"{len(ranked)} candidates")
+                raise RuntimeError(
+                    f"{self.describe()['scorer']} returned {len(scores)} scores for {len(ranked)} candidates"
+                )
             run[qid] = top_k(dict(zip(ranked, scores.tolist())), k)
         return run
 

@@ -8,6 +8,7 @@ to hold as a matrix) is approximate, and its graph differs from build to build: 
 SciFact's index from the same vectors gave different top 50s on 24 of 300 queries, and the
 reranker trained on them moved between 0.7375 and 0.7439 nDCG@10. Exact search gives the same
 ranking on every build, ties broken by doc_id."""
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,14 @@ HNSW = {"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 2
 SEARCHES = ("exact", "hnsw")
 # a Chroma server's settings (dense.chroma). The token stays in the environment variable named by
 # token_env, never in a config or a run record; Chroma's token convention is either header.
-CHROMA_DEFAULTS = {"host": "127.0.0.1", "port": 8000, "ssl": False, "token_env": None,
-                   "token_header": "Authorization", "verify": True}
+CHROMA_DEFAULTS = {
+    "host": "127.0.0.1",
+    "port": 8000,
+    "ssl": False,
+    "token_env": None,
+    "token_header": "Authorization",
+    "verify": True,
+}
 TOKEN_HEADERS = {"authorization": "Authorization", "x-chroma-token": "X-Chroma-Token"}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -50,13 +57,16 @@ def chroma_settings(chroma: dict) -> dict:
         raise RetrievalError(f"dense.chroma: unknown option {unknown[0]!r}; valid: {', '.join(CHROMA_DEFAULTS)}")
     out = {**CHROMA_DEFAULTS, **{k: v for k, v in chroma.items() if v is not None}}
     if out["token_env"] is not None and not _ENV_NAME.fullmatch(str(out["token_env"])):
-        raise RetrievalError("dense.chroma.token_env must name an environment variable (e.g. CHROMA_AUTH_TOKEN) "
-                             "that holds the token, not the token itself; got a value that is no variable name")
+        raise RetrievalError(
+            "dense.chroma.token_env must name an environment variable (e.g. CHROMA_AUTH_TOKEN) "
+            "that holds the token, not the token itself; got a value that is no variable name"
+        )
     if not isinstance(out["ssl"], bool):
         raise RetrievalError(f"dense.chroma.ssl must be true or false, not {out['ssl']!r}")
     if str(out["token_header"]).lower() not in TOKEN_HEADERS:
-        raise RetrievalError(f"dense.chroma.token_header must be one of {sorted(TOKEN_HEADERS.values())}, "
-                             f"not {out['token_header']!r}")
+        raise RetrievalError(
+            f"dense.chroma.token_header must be one of {sorted(TOKEN_HEADERS.values())}, not {out['token_header']!r}"
+        )
     out["token_header"] = TOKEN_HEADERS[str(out["token_header"]).lower()]
     if not isinstance(out["verify"], (bool, str)):
         raise RetrievalError("dense.chroma.verify must be true, false or the path of a CA certificate file")
@@ -68,8 +78,10 @@ def chroma_settings(chroma: dict) -> dict:
             raise RetrievalError(f"dense.chroma.verify: no CA certificate file at {out['verify']}")
     # a token sent in clear over a network is anyone's on the way: only TLS or this machine
     if out["token_env"] and not out["ssl"] and not _is_loopback_host(str(out["host"])):
-        raise RetrievalError(f"dense.chroma: the token in ${out['token_env']} would cross the network to "
-                             f"{out['host']} unencrypted; put the server behind TLS and set dense.chroma.ssl: true")
+        raise RetrievalError(
+            f"dense.chroma: the token in ${out['token_env']} would cross the network to "
+            f"{out['host']} unencrypted; put the server behind TLS and set dense.chroma.ssl: true"
+        )
     return out
 
 
@@ -79,8 +91,10 @@ def _chroma_headers(server: dict) -> dict[str, str] | None:
         return None
     token = os.environ.get(server["token_env"], "").strip()
     if not token:
-        raise RetrievalError(f"dense.chroma.token_env names {server['token_env']}, which is not set: "
-                             f"export {server['token_env']}=<the Chroma server's token>")
+        raise RetrievalError(
+            f"dense.chroma.token_env names {server['token_env']}, which is not set: "
+            f"export {server['token_env']}=<the Chroma server's token>"
+        )
     return {server["token_header"]: f"Bearer {token}" if server["token_header"] == "Authorization" else token}
 
 
@@ -105,7 +119,7 @@ def _is_tls_error(exc: BaseException) -> bool:
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, ssl.SSLError) or "[SSL" in str(exc):   # httpx keeps only the message
+        if isinstance(exc, ssl.SSLError) or "[SSL" in str(exc):  # httpx keeps only the message
             return True
         exc = exc.__cause__ or exc.__context__
     return False
@@ -152,9 +166,17 @@ class Dense(Retriever):
 
     name = "dense"
 
-    def __init__(self, embedder: str | None = None, *, language: str = "en", directory: str | Path | None = None,
-                 cache: EmbeddingCache | None = None, chroma: dict | None = None, embed_on_ray: bool = False,
-                 search: str = "exact"):
+    def __init__(
+        self,
+        embedder: str | None = None,
+        *,
+        language: str = "en",
+        directory: str | Path | None = None,
+        cache: EmbeddingCache | None = None,
+        chroma: dict | None = None,
+        embed_on_ray: bool = False,
+        search: str = "exact",
+    ):
         """directory: where the Chroma index lives (default paths.INDEX_DIR/dense-<fingerprint>, in the project's data/cache/indexes);
         cache: the embedding cache (default data/cache/embeddings.sqlite);
         chroma: {"host", "port"} of a Chroma server (`chroma run`) to keep the index in instead:
@@ -189,8 +211,7 @@ class Dense(Retriever):
 
     def _open(self, directory: Path, create: bool):
         client = self._client(directory)
-        kwargs = dict(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder),
-                      metadata=HNSW)
+        kwargs = dict(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder), metadata=HNSW)
         if create:
             try:
                 client.delete_collection("corpus")
@@ -205,18 +226,25 @@ class Dense(Retriever):
         where = f"{'https' if server['ssl'] else 'http'}://{server['host']}:{server['port']}"
         status = _http_status(exc)
         if status in (401, 403):
-            fix = (f"check the token in ${server['token_env']} and dense.chroma.token_header "
-                   f"({server['token_header']})" if server["token_env"] else
-                   "set dense.chroma.token_env to the environment variable that holds its token")
-            return RetrievalError(f"dense.chroma: the Chroma server at {where} refused the request "
-                                  f"(HTTP {status}): {fix}")
+            fix = (
+                f"check the token in ${server['token_env']} and dense.chroma.token_header ({server['token_header']})"
+                if server["token_env"]
+                else "set dense.chroma.token_env to the environment variable that holds its token"
+            )
+            return RetrievalError(
+                f"dense.chroma: the Chroma server at {where} refused the request (HTTP {status}): {fix}"
+            )
         if server["ssl"] and _is_tls_error(exc):
-            return RetrievalError(f"dense.chroma: TLS with {where} failed ({type(exc).__name__}): set "
-                                  "dense.chroma.verify to the CA certificate file that signed the server's "
-                                  "certificate, or check that the server speaks TLS")
-        return RetrievalError(f"dense.chroma: no Chroma server at {server['host']}:{server['port']} "
-                              f"({type(exc).__name__}); start one with `chroma run --host "
-                              f"{server['host']} --port {server['port']} --path DIR`")
+            return RetrievalError(
+                f"dense.chroma: TLS with {where} failed ({type(exc).__name__}): set "
+                "dense.chroma.verify to the CA certificate file that signed the server's "
+                "certificate, or check that the server speaks TLS"
+            )
+        return RetrievalError(
+            f"dense.chroma: no Chroma server at {server['host']}:{server['port']} "
+            f"({type(exc).__name__}); start one with `chroma run --host "
+            f"{server['host']} --port {server['port']} --path DIR`"
+        )
 
     def _server_collection(self, fingerprint: str):
         import chromadb
@@ -226,14 +254,19 @@ class Dense(Retriever):
         headers = _chroma_headers(server)
         verify = {"chroma_server_ssl_verify": server["verify"]} if server["ssl"] else {}
         try:
-            client = chromadb.HttpClient(host=server["host"], port=int(server["port"]), ssl=server["ssl"],
-                                         headers=headers, settings=Settings(anonymized_telemetry=False, **verify))
+            client = chromadb.HttpClient(
+                host=server["host"],
+                port=int(server["port"]),
+                ssl=server["ssl"],
+                headers=headers,
+                settings=Settings(anonymized_telemetry=False, **verify),
+            )
             client.heartbeat()
         except Exception as exc:
             raise self._server_error(exc) from None
         return client.get_or_create_collection(
-            name=f"corpus-{fingerprint[:32]}", embedding_function=ChromaEmbeddingFunction(self.embedder),
-            metadata=HNSW)
+            name=f"corpus-{fingerprint[:32]}", embedding_function=ChromaEmbeddingFunction(self.embedder), metadata=HNSW
+        )
 
     def _index(self, corpus):
         self._ids = self._matrix = None
@@ -250,7 +283,7 @@ class Dense(Retriever):
                 return
             vectors = self.embedder.embed_documents(texts)
             for i in range(0, len(doc_ids), _MAX_BATCH):
-                self._collection.upsert(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
+                self._collection.upsert(ids=doc_ids[i : i + _MAX_BATCH], embeddings=vectors[i : i + _MAX_BATCH])
             self._keep(doc_ids, vectors)
             return
         per_fingerprint = self.directory is None or self.directory.name == f"dense-{fingerprint[:16]}"
@@ -267,13 +300,13 @@ class Dense(Retriever):
             # reading it; its directory is this corpus's fingerprint, so finishing it with upserts is safe
             marker.unlink(missing_ok=True)
             self._collection = self._client(self.directory / "chroma").get_or_create_collection(
-                name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder),
-                metadata=HNSW)
+                name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder), metadata=HNSW
+            )
         else:  # a directory of the caller's own, maybe holding another corpus: rebuilt
             marker.unlink(missing_ok=True)
             self._collection = self._open(self.directory / "chroma", create=True)
         for i in range(0, len(doc_ids), _MAX_BATCH):
-            self._collection.upsert(ids=doc_ids[i:i + _MAX_BATCH], embeddings=vectors[i:i + _MAX_BATCH])
+            self._collection.upsert(ids=doc_ids[i : i + _MAX_BATCH], embeddings=vectors[i : i + _MAX_BATCH])
         self._keep(doc_ids, vectors)
         marker.write_text(fingerprint)
 
@@ -300,7 +333,7 @@ class Dense(Retriever):
         out = {}
         for row, qid in enumerate(vectors):
             top = np.argpartition(-scores[row], k_eff - 1)[:k_eff] if k_eff < len(ids) else np.arange(len(ids))
-            top = top[np.lexsort((top, -scores[row][top]))]   # by score, then doc_id (ids are sorted)
+            top = top[np.lexsort((top, -scores[row][top]))]  # by score, then doc_id (ids are sorted)
             out[qid] = {ids[i]: float(scores[row][i]) for i in top}
         return out
 
@@ -310,10 +343,13 @@ class Dense(Retriever):
             return self._exact(vectors, k)
         qids = list(vectors)
         k_eff = min(k, self._collection.count())
-        out = self._collection.query(query_embeddings=np.stack([vectors[q] for q in qids]), n_results=k_eff,
-                                     include=["distances"])
-        return {qid: {doc_id: 1.0 - float(dist) for doc_id, dist in zip(out["ids"][row], out["distances"][row])}
-                for row, qid in enumerate(qids)}
+        out = self._collection.query(
+            query_embeddings=np.stack([vectors[q] for q in qids]), n_results=k_eff, include=["distances"]
+        )
+        return {
+            qid: {doc_id: 1.0 - float(dist) for doc_id, dist in zip(out["ids"][row], out["distances"][row])}
+            for row, qid in enumerate(qids)
+        }
 
     def _retrieve(self, queries, k):
         qids = list(queries)
@@ -321,9 +357,13 @@ class Dense(Retriever):
         return self.search_vectors(dict(zip(qids, vectors)), k)
 
     def describe(self):
-        return {"embedder": self.embedder_name, "model": self.embedder.name, "language": self.language,
-                "search": self.search,
-                **({"chroma": f"{self.chroma['host']}:{self.chroma['port']}"} if self.chroma else {})}
+        return {
+            "embedder": self.embedder_name,
+            "model": self.embedder.name,
+            "language": self.language,
+            "search": self.search,
+            **({"chroma": f"{self.chroma['host']}:{self.chroma['port']}"} if self.chroma else {}),
+        }
 
     def save(self, directory):
         directory = super().save(directory)
@@ -331,15 +371,16 @@ class Dense(Retriever):
             collection = self._open(directory / "chroma", create=True)
             got = self._collection.get(include=["embeddings"])
             for i in range(0, len(got["ids"]), _MAX_BATCH):
-                collection.add(ids=got["ids"][i:i + _MAX_BATCH], embeddings=got["embeddings"][i:i + _MAX_BATCH])
+                collection.add(ids=got["ids"][i : i + _MAX_BATCH], embeddings=got["embeddings"][i : i + _MAX_BATCH])
         return directory
 
     @classmethod
     def load(cls, directory):
         directory = Path(directory)
         meta = json.loads((directory / "retriever.json").read_text())
-        retriever = cls(meta["embedder"], language=meta["language"], directory=directory,
-                        search=meta.get("search", "hnsw"))  # saved before exact search existed: HNSW
+        retriever = cls(
+            meta["embedder"], language=meta["language"], directory=directory, search=meta.get("search", "hnsw")
+        )  # saved before exact search existed: HNSW
         retriever.corpus = cls._load_corpus(directory)
         retriever._collection = retriever._open(directory / "chroma", create=False)
         return retriever

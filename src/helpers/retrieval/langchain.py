@@ -1,4 +1,5 @@
 """Any workbench retriever as a LangChain retriever, to drop into chains."""
+
 from __future__ import annotations
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -18,7 +19,10 @@ class WorkbenchRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun):
         run = self.retriever.retrieve({"q": query}, self.k)["q"]
         corpus = self.retriever.corpus
-        return [Document(page_content=corpus[doc_id]["text"],
-                         metadata={**{k: v for k, v in corpus[doc_id].items() if k != "text"},
-                                   "doc_id": doc_id, "score": score})
-                for doc_id, score in run.items()]
+        return [
+            Document(
+                page_content=corpus[doc_id]["text"],
+                metadata={**{k: v for k, v in corpus[doc_id].items() if k != "text"}, "doc_id": doc_id, "score": score},
+            )
+            for doc_id, score in run.items()
+        ]

@@ -1,5 +1,6 @@
 """Retrieval metrics with ranx (Bassani 2022), checked against pytrec_eval-equivalent
 definitions in the tests."""
+
 from __future__ import annotations
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")

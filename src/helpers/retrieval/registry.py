@@ -9,6 +9,7 @@ architecture builds its parts with the parts' own sections (rerank's hybrid firs
 `hybrid` section, every dense part the `dense` section). Architectures built together through
 one `shared` dict reuse their parts (one dense index, one BM25 index per corpus).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,13 @@ def _dense(language: str, llm, options: RetrievalOptions, shared: dict) -> Retri
     key = ("dense", language, options.dense)
     if key not in shared:
         chroma = options.dense.chroma.model_dump() if options.dense.chroma else None
-        shared[key] = Dense(options.dense.embedder, language=language, chroma=chroma,
-                            embed_on_ray=options.dense.embed_on_ray, search=options.dense.search)
+        shared[key] = Dense(
+            options.dense.embedder,
+            language=language,
+            chroma=chroma,
+            embed_on_ray=options.dense.embed_on_ray,
+            search=options.dense.search,
+        )
     return shared[key]
 
 
@@ -43,9 +49,14 @@ def _hybrid(language: str, llm, options: RetrievalOptions, shared: dict) -> Retr
     key = ("hybrid", language, options.dense, options.bm25, options.hybrid)
     if key not in shared:
         section = options.hybrid
-        shared[key] = Hybrid(_dense(language, llm, options, shared), _bm25(language, llm, options, shared),
-                             method=section.method, candidates=section.candidates, rrf_k=section.rrf_k,
-                             alpha=section.alpha)
+        shared[key] = Hybrid(
+            _dense(language, llm, options, shared),
+            _bm25(language, llm, options, shared),
+            method=section.method,
+            candidates=section.candidates,
+            rrf_k=section.rrf_k,
+            alpha=section.alpha,
+        )
     return shared[key]
 
 
@@ -56,16 +67,22 @@ def _needs_llm(name: str, llm) -> None:
 
 def _hyde(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     _needs_llm("hyde", llm)
-    return HyDE(_dense(language, llm, options, shared), llm, language=language,
-                include_query=options.hyde.include_query, max_tokens=options.hyde.max_tokens)
+    return HyDE(
+        _dense(language, llm, options, shared),
+        llm,
+        language=language,
+        include_query=options.hyde.include_query,
+        max_tokens=options.hyde.max_tokens,
+    )
 
 
 def _multi_query(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     _needs_llm("multi_query", llm)
     section = options.multi_query
     base = BUILDERS[section.base](language, llm, options, shared)
-    return MultiQuery(base, llm, n=section.n, language=language, candidates=section.candidates,
-                      max_tokens=section.max_tokens)
+    return MultiQuery(
+        base, llm, n=section.n, language=language, candidates=section.candidates, max_tokens=section.max_tokens
+    )
 
 
 def _rerank(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
@@ -88,19 +105,27 @@ class Architecture:
     needs_llm: bool = False
     language_dependent: bool = True
     parts: tuple[str, ...] = ()
-    first_stage: str | None = None   # the options section whose `base` names a part
+    first_stage: str | None = None  # the options section whose `base` names a part
     description: str = ""
 
 
-ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
-    Architecture("dense", _dense, description="embeddings, cosine (Chroma)"),
-    Architecture("bm25", _bm25, description="BM25 (bm25s), stemmed in the corpus language"),
-    Architecture("hybrid", _hybrid, parts=("dense", "bm25"), description="dense and BM25 fused (RRF or scores)"),
-    Architecture("hyde", _hyde, needs_llm=True, parts=("dense",), description="dense over an LLM-written passage"),
-    Architecture("multi_query", _multi_query, needs_llm=True, first_stage="multi_query",
-                 description="LLM rewrites of the question, each retrieved, fused"),
-    Architecture("rerank", _rerank, first_stage="rerank", description="a first stage reranked by a scorer"),
-)}
+ARCHITECTURES: dict[str, Architecture] = {
+    a.name: a
+    for a in (
+        Architecture("dense", _dense, description="embeddings, cosine (Chroma)"),
+        Architecture("bm25", _bm25, description="BM25 (bm25s), stemmed in the corpus language"),
+        Architecture("hybrid", _hybrid, parts=("dense", "bm25"), description="dense and BM25 fused (RRF or scores)"),
+        Architecture("hyde", _hyde, needs_llm=True, parts=("dense",), description="dense over an LLM-written passage"),
+        Architecture(
+            "multi_query",
+            _multi_query,
+            needs_llm=True,
+            first_stage="multi_query",
+            description="LLM rewrites of the question, each retrieved, fused",
+        ),
+        Architecture("rerank", _rerank, first_stage="rerank", description="a first stage reranked by a scorer"),
+    )
+}
 # name -> builder: what build_retriever calls
 BUILDERS: dict[str, Callable[..., Retriever]] = {name: a.build for name, a in ARCHITECTURES.items()}
 
@@ -117,8 +142,14 @@ def needs_llm(name: str, options: RetrievalOptions | dict | None = None) -> bool
     return any(needs_llm(part, options) for part in parts)
 
 
-def build_retriever(name: str, *, language: str = "en", llm=None, options: RetrievalOptions | dict | None = None,
-                    shared: dict | None = None) -> Retriever:
+def build_retriever(
+    name: str,
+    *,
+    language: str = "en",
+    llm=None,
+    options: RetrievalOptions | dict | None = None,
+    shared: dict | None = None,
+) -> Retriever:
     """Build the architecture `name` (errors list the valid names).
 
     language: the corpus language ('en' default; picks the embedder and the BM25 stemmer).

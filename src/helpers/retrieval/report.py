@@ -1,4 +1,5 @@
 """Tables and plots of retrieval results for the notebooks."""
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,17 @@ def side_by_side(retrievers: dict, queries: dict[str, str], *, k: int = 3, snipp
         for qid in queries:
             for rank, (doc_id, score) in enumerate(run.get(qid, {}).items(), 1):
                 doc = retriever.corpus[doc_id]
-                rows.append({"architecture": name, "qid": qid, "rank": rank, "doc_id": doc_id,
-                             "page": doc.get("page"), "score": round(score, 4),
-                             "passage": " ".join(doc["text"].split())[:snippet]})
+                rows.append(
+                    {
+                        "architecture": name,
+                        "qid": qid,
+                        "rank": rank,
+                        "doc_id": doc_id,
+                        "page": doc.get("page"),
+                        "score": round(score, 4),
+                        "passage": " ".join(doc["text"].split())[:snippet],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -29,8 +38,15 @@ def load_reports(paths: list[str | Path]) -> pd.DataFrame:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
         for architecture, entry in report["results"].items():
             for metric, value in entry.items():
-                rows.append({"dataset": Path(path).stem, "architecture": architecture,
-                             "metric": metric, "value": value, "queries": entry["queries"]})
+                rows.append(
+                    {
+                        "dataset": Path(path).stem,
+                        "architecture": architecture,
+                        "metric": metric,
+                        "value": value,
+                        "queries": entry["queries"],
+                    }
+                )
     return pd.DataFrame(rows)
 
 

@@ -10,6 +10,7 @@
   `python -m helpers train-reranker` on SciFact's *train* claims (BEIR evaluates on its
   validation claims). Deterministic; artefact in data/models/.
 """
+
 from __future__ import annotations
 
 from typing import Protocol
@@ -53,14 +54,20 @@ class CrossEncoderScorer:
         # on the CPU, as everything here: the same scores on every machine
         # safetensors only, no remote code: a shared folder's pytorch_model.bin (a pickle) or
         # custom modelling code is refused rather than run (SECURITY.md)
-        self.model = CrossEncoder(resolve_model_path(model, role="cross-encoder"), device="cpu",
-                                  trust_remote_code=False, model_kwargs={"use_safetensors": True})
+        self.model = CrossEncoder(
+            resolve_model_path(model, role="cross-encoder"),
+            device="cpu",
+            trust_remote_code=False,
+            model_kwargs={"use_safetensors": True},
+        )
         self.batch_size = batch_size
 
     def score(self, query: str, first_stage: dict[str, float], retriever: Retriever) -> np.ndarray:
         pairs = [(query, doc_text(retriever.corpus[doc_id])) for doc_id in first_stage]
-        return np.asarray(self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False,
-                                             convert_to_numpy=True), dtype=float)
+        return np.asarray(
+            self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True),
+            dtype=float,
+        )
 
 
 def _first_stage_parts(retriever: Retriever) -> tuple[str, object | None]:

@@ -1,6 +1,7 @@
 """BM25 with bm25s, with language-aware tokenisation: lower-case, accents folded, stop words
 removed and Snowball-stemmed (PyStemmer), for every language both libraries cover (a user's own
 documents may be in any of them)."""
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,20 @@ import numpy as np
 from helpers.retrieval.base import RetrievalError, Retriever, doc_text
 
 # ISO 639-1 code -> (PyStemmer's Snowball stemmer, bm25s's stop-word list)
-_LANGUAGES = {"en": ("english", "EN"), "es": ("spanish", "SPANISH"), "fr": ("french", "FRENCH"),
-              "de": ("german", "GERMAN"), "it": ("italian", "ITALIAN"), "pt": ("portuguese", "PORTUGUESE"),
-              "nl": ("dutch", "DUTCH"), "da": ("danish", "DANISH"), "sv": ("swedish", "SWEDISH"),
-              "no": ("norwegian", "NORWEGIAN"), "ru": ("russian", "RUSSIAN"), "tr": ("turkish", "TURKISH")}
+_LANGUAGES = {
+    "en": ("english", "EN"),
+    "es": ("spanish", "SPANISH"),
+    "fr": ("french", "FRENCH"),
+    "de": ("german", "GERMAN"),
+    "it": ("italian", "ITALIAN"),
+    "pt": ("portuguese", "PORTUGUESE"),
+    "nl": ("dutch", "DUTCH"),
+    "da": ("danish", "DANISH"),
+    "sv": ("swedish", "SWEDISH"),
+    "no": ("norwegian", "NORWEGIAN"),
+    "ru": ("russian", "RUSSIAN"),
+    "tr": ("turkish", "TURKISH"),
+}
 LANGUAGES = tuple(sorted(_LANGUAGES))
 
 
@@ -45,8 +56,13 @@ class Tokenizer:
         import bm25s
 
         folded = [fold_accents(t.lower()) for t in texts]
-        tokens = bm25s.tokenize(folded, stopwords=self.stopwords, stemmer=self._stemmer and self._stemmer.stemWords,
-                                return_ids=False, show_progress=False)
+        tokens = bm25s.tokenize(
+            folded,
+            stopwords=self.stopwords,
+            stemmer=self._stemmer and self._stemmer.stemWords,
+            return_ids=False,
+            show_progress=False,
+        )
         return tokens
 
 

@@ -5,6 +5,7 @@ module never imports scorers).
 Deterministic: fixed candidate lists (each source's hybrid top 50), fixed seeds, single-threaded
 trees. The artefact (a skops file, helpers.artefacts) and its card are cached in data/models/.
 """
+
 from __future__ import annotations
 
 import logging
@@ -76,16 +77,32 @@ def train_reranker(out_path: str | Path | None = None, seed: int = 0, sources=SO
     start = time.perf_counter()
     X, y, groups = training_rows(tuple(sources))
     features_s = time.perf_counter() - start
-    model = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.05, max_leaf_nodes=15,
-                                           min_samples_leaf=40, l2_regularization=1.0,
-                                           random_state=seed, early_stopping=False)
+    model = HistGradientBoostingClassifier(
+        max_iter=300,
+        learning_rate=0.05,
+        max_leaf_nodes=15,
+        min_samples_leaf=40,
+        l2_regularization=1.0,
+        random_state=seed,
+        early_stopping=False,
+    )
     model.fit(X, y)
     per_source = {s: int(sum(g.startswith(s + "/") for g in set(groups))) for s in sources}
-    info = {"training_data": {"scifact": "SciFact train claims (claims_train.csv)",
-                              "obstetrics-es": "obstetrics-es dev half (helpers.data.splits)"},
-            "sources": list(sources), "queries_per_source": per_source, "candidates": f"hybrid top {CANDIDATES}",
-            "rows": int(len(y)), "positives": int(y.sum()), "queries": int(len(set(groups))),
-            "features_s": round(features_s, 1), "total_s": round(time.perf_counter() - start, 1), "seed": seed}
+    info = {
+        "training_data": {
+            "scifact": "SciFact train claims (claims_train.csv)",
+            "obstetrics-es": "obstetrics-es dev half (helpers.data.splits)",
+        },
+        "sources": list(sources),
+        "queries_per_source": per_source,
+        "candidates": f"hybrid top {CANDIDATES}",
+        "rows": int(len(y)),
+        "positives": int(y.sum()),
+        "queries": int(len(set(groups))),
+        "features_s": round(features_s, 1),
+        "total_s": round(time.perf_counter() - start, 1),
+        "seed": seed,
+    }
     info["training_data"] = {s: info["training_data"][s] for s in sources}
     return write_artefact(model, out_path, card={"what": "offline LTR reranker (HistGradientBoosting)", **info})
 

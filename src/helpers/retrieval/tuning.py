@@ -9,6 +9,7 @@ re-fuses them, so a grid of ~50 costs seconds. The chosen fusion maximises mean 
 tuning queries; ties go to plain RRF (k=60, alpha 0.5), then to the fusion nearest to it, so a
 flat grid keeps the published default. Report it on queries it was not chosen on.
 """
+
 from __future__ import annotations
 
 from helpers.retrieval.fusion import fuse
@@ -17,15 +18,19 @@ from helpers.retrieval.options import parse_options
 from helpers.retrieval.registry import build_retriever
 
 RRF_KS = (10, 30, 60, 100)
-ALPHAS = tuple(round(a / 10, 1) for a in range(1, 10))   # 0 and 1 are the parts alone, not a fusion
+ALPHAS = tuple(round(a / 10, 1) for a in range(1, 10))  # 0 and 1 are the parts alone, not a fusion
 DEFAULT = {"method": "rrf", "rrf_k": 60, "alpha": 0.5}
 
 
 def fusion_grid() -> list[dict]:
     """Every fusion tried: plain RRF (the default) first."""
     grid = [dict(DEFAULT)]
-    grid += [{"method": "rrf", "rrf_k": k, "alpha": a} for k in RRF_KS for a in ALPHAS
-             if {"method": "rrf", "rrf_k": k, "alpha": a} != DEFAULT]
+    grid += [
+        {"method": "rrf", "rrf_k": k, "alpha": a}
+        for k in RRF_KS
+        for a in ALPHAS
+        if {"method": "rrf", "rrf_k": k, "alpha": a} != DEFAULT
+    ]
     grid += [{"method": "score", "rrf_k": 60, "alpha": a} for a in ALPHAS]
     return grid
 
@@ -34,8 +39,9 @@ def _distance_from_default(fusion: dict) -> tuple:
     return (fusion["method"] != "rrf", abs(fusion["alpha"] - 0.5), abs(fusion["rrf_k"] - 60))
 
 
-def choose_fusion(qrels: dict, dense_run: dict, sparse_run: dict, *, metric: str = "ndcg@10",
-                  grid: list[dict] | None = None) -> dict:
+def choose_fusion(
+    qrels: dict, dense_run: dict, sparse_run: dict, *, metric: str = "ndcg@10", grid: list[dict] | None = None
+) -> dict:
     """The best fusion of two runs ({qid: {doc_id: score}}, dense first) on `qrels`, with the
     whole grid's scores and the parts' own scores for reference."""
     scored = []
@@ -43,11 +49,18 @@ def choose_fusion(qrels: dict, dense_run: dict, sparse_run: dict, *, metric: str
         fused = fuse([dense_run, sparse_run], top=100, **fusion)
         scored.append({**fusion, metric: round(evaluate_run(qrels, fused, (metric,))[metric], 4)})
     best = max(scored, key=lambda row: (row[metric], tuple(-x for x in _distance_from_default(row))))
-    return {"chosen": {key: best[key] for key in DEFAULT}, "metric": metric, "score": best[metric],
-            "default_score": scored[0][metric], "queries": len(qrels),
-            "parts": {"dense": round(evaluate_run(qrels, dense_run, (metric,))[metric], 4),
-                      "bm25": round(evaluate_run(qrels, sparse_run, (metric,))[metric], 4)},
-            "grid": scored}
+    return {
+        "chosen": {key: best[key] for key in DEFAULT},
+        "metric": metric,
+        "score": best[metric],
+        "default_score": scored[0][metric],
+        "queries": len(qrels),
+        "parts": {
+            "dense": round(evaluate_run(qrels, dense_run, (metric,))[metric], 4),
+            "bm25": round(evaluate_run(qrels, sparse_run, (metric,))[metric], 4),
+        },
+        "grid": scored,
+    }
 
 
 def tune_fusion(dataset: str, *, query_split: str = "dev", options=None, dataset_options: dict | None = None) -> dict:
@@ -76,8 +89,14 @@ def tune_fusion_on(data, *, options=None, shared: dict | None = None) -> dict:
             retriever.index(data.corpus)
         runs.append(retriever.retrieve(queries, options.hybrid.candidates))
     report = choose_fusion({q: data.qrels[q] for q in queries}, *runs)
-    report.update({"dataset": data.name, "candidates": options.hybrid.candidates,
-                   "dense": options.dense.model_dump(), "bm25": options.bm25.model_dump()})
+    report.update(
+        {
+            "dataset": data.name,
+            "candidates": options.hybrid.candidates,
+            "dense": options.dense.model_dump(),
+            "bm25": options.bm25.model_dump(),
+        }
+    )
     return report
 
 
@@ -90,7 +109,9 @@ def tuned_options(options, fusion: dict):
 
 def format_fusion(report: dict) -> str:
     chosen = report["chosen"]
-    return (f"{report['dataset']} ({report.get('query_split', 'all')}, {report['queries']} queries): "
-            f"hybrid {{method: {chosen['method']}, rrf_k: {chosen['rrf_k']}, alpha: {chosen['alpha']}}} "
-            f"{report['metric']} {report['score']:.4f} (plain RRF {report['default_score']:.4f}; "
-            f"dense {report['parts']['dense']:.4f}, bm25 {report['parts']['bm25']:.4f})")
+    return (
+        f"{report['dataset']} ({report.get('query_split', 'all')}, {report['queries']} queries): "
+        f"hybrid {{method: {chosen['method']}, rrf_k: {chosen['rrf_k']}, alpha: {chosen['alpha']}}} "
+        f"{report['metric']} {report['score']:.4f} (plain RRF {report['default_score']:.4f}; "
+        f"dense {report['parts']['dense']:.4f}, bm25 {report['parts']['bm25']:.4f})"
+    )

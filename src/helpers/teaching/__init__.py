@@ -7,6 +7,7 @@ that check a student's answer in the notebook.
 Each topic module (retrieval, ragas_steps, trace_steps, judges, statistics, data) computes its toy
 case and registers its exercises with `exercise(...)`; notebooks only call them.
 """
+
 from helpers.teaching.exercises import EXERCISES, Verdict, check, exercise, exercises_of
 
 __all__ = ["EXERCISES", "Verdict", "check", "exercise", "exercises_of"]

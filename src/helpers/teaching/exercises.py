@@ -1,5 +1,6 @@
 """Self-checking exercises: a question, a solution computed by the package (never typed in), a
 tolerance and a hint. `check(id, answer)` says right or wrong in the notebook."""
+
 from __future__ import annotations
 
 import importlib
@@ -15,11 +16,11 @@ EXERCISES: dict[str, "Exercise"] = {}
 @dataclass(frozen=True)
 class Exercise:
     id: str
-    topic: str                       # the notebook it belongs to, e.g. "01-architectures"
+    topic: str  # the notebook it belongs to, e.g. "01-architectures"
     question: str
-    solution: Callable[[], Any]      # computed when checked, from the same code the notebook shows
+    solution: Callable[[], Any]  # computed when checked, from the same code the notebook shows
     hint: str
-    tolerance: float = 0.005         # numbers: absolute tolerance; other answers compare equal
+    tolerance: float = 0.005  # numbers: absolute tolerance; other answers compare equal
 
     def expected(self):
         return self.solution()
@@ -28,7 +29,7 @@ class Exercise:
 @dataclass(frozen=True)
 class Verdict:
     exercise: str
-    right: bool | None               # None: not answered yet
+    right: bool | None  # None: not answered yet
     message: str
 
     def __bool__(self):
@@ -42,8 +43,9 @@ class Verdict:
         return f"{self.exercise}: {self.message}"
 
 
-def exercise(id: str, topic: str, question: str, solution: Callable[[], Any], hint: str,
-             tolerance: float = 0.005) -> Exercise:
+def exercise(
+    id: str, topic: str, question: str, solution: Callable[[], Any], hint: str, tolerance: float = 0.005
+) -> Exercise:
     """Register an exercise (ids are unique: a second registration of an id is an error)."""
     if id in EXERCISES:
         raise ValueError(f"exercise {id!r} is registered twice")
@@ -58,8 +60,11 @@ def _same(answer, expected, tolerance: float) -> bool:
         except (TypeError, ValueError):
             return False
     if isinstance(expected, (list, tuple)):
-        return (isinstance(answer, (list, tuple)) and len(answer) == len(expected)
-                and all(_same(a, e, tolerance) for a, e in zip(answer, expected)))
+        return (
+            isinstance(answer, (list, tuple))
+            and len(answer) == len(expected)
+            and all(_same(a, e, tolerance) for a, e in zip(answer, expected))
+        )
     if isinstance(expected, str):
         return isinstance(answer, str) and answer.strip().lower() == expected.strip().lower()
     return answer == expected
@@ -85,6 +90,6 @@ def exercises_of(topic: str) -> list[Exercise]:
 
 def _load_topics() -> None:
     """Import every topic module, which registers its exercises."""
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):   # the modules of helpers.teaching
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):  # the modules of helpers.teaching
         if module.name != "exercises":
             importlib.import_module(f"helpers.teaching.{module.name}")

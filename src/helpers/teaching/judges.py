@@ -1,5 +1,6 @@
 """Judging the judges on a toy case: AUROC as the share of (positive, negative) pairs a judge
 orders correctly, and RMSE as the typical error of a predicted score (notebook 05)."""
+
 from __future__ import annotations
 
 import itertools
@@ -14,8 +15,8 @@ from helpers.teaching.exercises import exercise
 # the judge's score: its probability of hallucination.
 TOY_LABELS = [1, 1, 0, 0, 1, 0]
 TOY_SCORES = [0.9, 0.4, 0.35, 0.8, 0.7, 0.1]
-TOY_GOLD = [0.10, 0.40, 0.25, 0.00, 0.60]        # e.g. gold relevance of five examples
-TOY_PREDICTED = [0.20, 0.30, 0.25, 0.20, 0.30]   # a judge's predicted relevance
+TOY_GOLD = [0.10, 0.40, 0.25, 0.00, 0.60]  # e.g. gold relevance of five examples
+TOY_PREDICTED = [0.20, 0.30, 0.25, 0.20, 0.30]  # a judge's predicted relevance
 
 
 def auroc_pairs(labels=TOY_LABELS, scores=TOY_SCORES) -> pd.DataFrame:
@@ -48,10 +49,24 @@ def constant_rmse(gold=TOY_GOLD) -> float:
 
 
 TOPIC = "05-judging-the-judges"
-exercise("auroc-toy", TOPIC, "AUROC of the toy judge (count the pairs it orders correctly, out of 9)?",
-         lambda: auroc(TOY_LABELS, TOY_SCORES), "3 positives × 3 negatives = 9 pairs; the negative at 0.8 "
-         "beats two positives")
-exercise("auroc-flipped", TOPIC, "AUROC of a judge that outputs 1 - score for the same examples?",
-         lambda: auroc(TOY_LABELS, [1 - s for s in TOY_SCORES]), "every pair's order is reversed")
-exercise("rmse-toy", TOPIC, "RMSE of the predicted relevance against the gold one?", lambda: rmse(),
-         "errors 0.1, -0.1, 0, 0.2, -0.3: square, average, square root")
+exercise(
+    "auroc-toy",
+    TOPIC,
+    "AUROC of the toy judge (count the pairs it orders correctly, out of 9)?",
+    lambda: auroc(TOY_LABELS, TOY_SCORES),
+    "3 positives × 3 negatives = 9 pairs; the negative at 0.8 beats two positives",
+)
+exercise(
+    "auroc-flipped",
+    TOPIC,
+    "AUROC of a judge that outputs 1 - score for the same examples?",
+    lambda: auroc(TOY_LABELS, [1 - s for s in TOY_SCORES]),
+    "every pair's order is reversed",
+)
+exercise(
+    "rmse-toy",
+    TOPIC,
+    "RMSE of the predicted relevance against the gold one?",
+    lambda: rmse(),
+    "errors 0.1, -0.1, 0, 0.2, -0.3: square, average, square root",
+)

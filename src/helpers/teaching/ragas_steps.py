@@ -1,6 +1,7 @@
 """The four RAGAS metrics step by step on the seed document's worked examples
 (../shared/seeds/ragas-evaluation-framework.md), with ragas 0.4.3's formulas, including where the
 seed's own arithmetic differs from them (its context-precision example)."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -11,29 +12,38 @@ from helpers.teaching.exercises import exercise
 FAITHFULNESS = {
     "question": "¿Cuál es la cantidad ideal de controles prenatales?",
     "context": "Se recomienda un programa de diez citas para primigestantes. Para una mujer multípara con un "
-               "embarazo de curso normal se recomienda un programa de siete citas.",
+    "embarazo de curso normal se recomienda un programa de siete citas.",
     "answer": "Se recomienda un programa de diez citas para embarazos primarios y siete citas para multíparas "
-              "con embarazos de curso normal.",
-    "statements": {"Se recomienda un programa de diez citas para embarazos primarios": True,
-                   "Siete citas para multíparas con embarazos de curso normal": True},
+    "con embarazos de curso normal.",
+    "statements": {
+        "Se recomienda un programa de diez citas para embarazos primarios": True,
+        "Siete citas para multíparas con embarazos de curso normal": True,
+    },
 }
 ANSWER_RELEVANCY = {
     "question": "¿Cuál es la cantidad ideal de controles prenatales?",
     # cosine of the question with each question an LLM regenerated from the answer (the seed's values)
-    "similarities": {"¿Cuántas citas prenatales se recomiendan para primigestantes?": 0.92,
-                     "¿Cuál es el número de controles recomendados durante el embarazo?": 0.95,
-                     "¿Cuántos controles debe tener una mujer embarazada?": 0.88},
+    "similarities": {
+        "¿Cuántas citas prenatales se recomiendan para primigestantes?": 0.92,
+        "¿Cuál es el número de controles recomendados durante el embarazo?": 0.95,
+        "¿Cuántos controles debe tener una mujer embarazada?": 0.88,
+    },
     "noncommittal": False,
 }
 CONTEXT_PRECISION = {
     "question": "¿Cuándo realizar la valoración de riesgo psicosocial?",
-    "relevant": [True, True, False, True, False],   # contexts 1..5 in retrieval order
-    "seed_score": 0.81,                             # what the seed document prints
+    "relevant": [True, True, False, True, False],  # contexts 1..5 in retrieval order
+    "seed_score": 0.81,  # what the seed document prints
 }
 CONTEXT_RECALL = {
     "question": "¿Cuáles son las metas de ganancia de peso en las mujeres gestantes?",
-    "facts": ["IMC registrado hacia la semana 10", "IMC < 20: 12-18 kg", "IMC 20-24,9: 10-13 kg",
-              "IMC 25-29,9: 7-10 kg", "IMC > 30: 6-7 kg"],
+    "facts": [
+        "IMC registrado hacia la semana 10",
+        "IMC < 20: 12-18 kg",
+        "IMC 20-24,9: 10-13 kg",
+        "IMC 25-29,9: 7-10 kg",
+        "IMC > 30: 6-7 kg",
+    ],
     "found_complete": [True, True, True, True, True],
     "found_incomplete": [True, True, True, False, False],
 }
@@ -55,8 +65,14 @@ def context_precision_steps(relevant: list[bool]) -> pd.DataFrame:
     rows, hits = [], 0
     for k, is_relevant in enumerate(relevant, 1):
         hits += is_relevant
-        rows.append({"rank k": k, "relevant v_k": int(is_relevant), "precision@k": hits / k,
-                     "precision@k × v_k": hits / k * is_relevant})
+        rows.append(
+            {
+                "rank k": k,
+                "relevant v_k": int(is_relevant),
+                "precision@k": hits / k,
+                "precision@k × v_k": hits / k * is_relevant,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -82,27 +98,63 @@ def context_recall(found: list[bool]) -> float:
 def worked_examples() -> pd.DataFrame:
     """Each metric: the seed's printed value and ragas's formula on the same example."""
     precision = CONTEXT_PRECISION["relevant"]
-    return pd.DataFrame([
-        {"metric": "faithfulness", "seed": 1.0, "formula": faithfulness(FAITHFULNESS["statements"]),
-         "how": "2 supported / 2 statements"},
-        {"metric": "answer_relevancy", "seed": 0.92, "formula": answer_relevancy(ANSWER_RELEVANCY["similarities"]),
-         "how": "(0.92 + 0.95 + 0.88) / 3"},
-        {"metric": "context_precision", "seed": CONTEXT_PRECISION["seed_score"], "formula": context_precision(precision),
-         "how": "(1/1 + 2/2 + 3/4) / 3 relevant; the seed's 0.81 is near the mean of all precision@k, "
-                f"{mean_precision_at_k(precision):.3f}"},
-        {"metric": "context_recall (complete)", "seed": 1.0, "formula": context_recall(CONTEXT_RECALL["found_complete"]),
-         "how": "5 of 5 facts in the contexts"},
-        {"metric": "context_recall (incomplete)", "seed": 0.6,
-         "formula": context_recall(CONTEXT_RECALL["found_incomplete"]), "how": "3 of 5 facts"},
-    ]).assign(agree=lambda t: (t["seed"] - t["formula"]).abs() < 0.01)
+    return pd.DataFrame(
+        [
+            {
+                "metric": "faithfulness",
+                "seed": 1.0,
+                "formula": faithfulness(FAITHFULNESS["statements"]),
+                "how": "2 supported / 2 statements",
+            },
+            {
+                "metric": "answer_relevancy",
+                "seed": 0.92,
+                "formula": answer_relevancy(ANSWER_RELEVANCY["similarities"]),
+                "how": "(0.92 + 0.95 + 0.88) / 3",
+            },
+            {
+                "metric": "context_precision",
+                "seed": CONTEXT_PRECISION["seed_score"],
+                "formula": context_precision(precision),
+                "how": "(1/1 + 2/2 + 3/4) / 3 relevant; the seed's 0.81 is near the mean of all precision@k, "
+                f"{mean_precision_at_k(precision):.3f}",
+            },
+            {
+                "metric": "context_recall (complete)",
+                "seed": 1.0,
+                "formula": context_recall(CONTEXT_RECALL["found_complete"]),
+                "how": "5 of 5 facts in the contexts",
+            },
+            {
+                "metric": "context_recall (incomplete)",
+                "seed": 0.6,
+                "formula": context_recall(CONTEXT_RECALL["found_incomplete"]),
+                "how": "3 of 5 facts",
+            },
+        ]
+    ).assign(agree=lambda t: (t["seed"] - t["formula"]).abs() < 0.01)
 
 
 TOPIC = "03-generation-and-ragas"
-exercise("ragas-context-precision", TOPIC, "ragas context precision of the seed's example (relevant, relevant, "
-         "not, relevant, not)?", lambda: context_precision(CONTEXT_PRECISION["relevant"]),
-         "sum precision@k only at the relevant ranks (1, 2, 4), divide by 3")
-exercise("ragas-precision-swap", TOPIC, "The same five contexts, but the irrelevant third one moved to the end "
-         "(relevant, relevant, relevant, not, not): context precision?",
-         lambda: context_precision([True, True, True, False, False]), "every relevant context now has precision 1")
-exercise("ragas-faithfulness-half", TOPIC, "An answer makes 4 statements; the context supports 3. Faithfulness?",
-         lambda: faithfulness({"a": True, "b": True, "c": True, "d": False}), "supported / all statements")
+exercise(
+    "ragas-context-precision",
+    TOPIC,
+    "ragas context precision of the seed's example (relevant, relevant, not, relevant, not)?",
+    lambda: context_precision(CONTEXT_PRECISION["relevant"]),
+    "sum precision@k only at the relevant ranks (1, 2, 4), divide by 3",
+)
+exercise(
+    "ragas-precision-swap",
+    TOPIC,
+    "The same five contexts, but the irrelevant third one moved to the end "
+    "(relevant, relevant, relevant, not, not): context precision?",
+    lambda: context_precision([True, True, True, False, False]),
+    "every relevant context now has precision 1",
+)
+exercise(
+    "ragas-faithfulness-half",
+    TOPIC,
+    "An answer makes 4 statements; the context supports 3. Faithfulness?",
+    lambda: faithfulness({"a": True, "b": True, "c": True, "d": False}),
+    "supported / all statements",
+)

@@ -1,6 +1,7 @@
 """Retrieval mechanisms on toy cases: BM25 on a four-sentence corpus by hand and by bm25s, the
 cosine of two vectors, reciprocal rank fusion of two short lists, nDCG and recall by hand, and
 a reranker's moves. Notebooks 01 and 02 show them; the exercises check the numbers."""
+
 from __future__ import annotations
 
 import math
@@ -21,7 +22,7 @@ FOUR_SENTENCES = {
     "s4": "the cat chased the dog",
 }
 TOY_QUERY = "cat on mat"
-K1, B = 1.5, 0.75   # bm25s's defaults (Lucene's)
+K1, B = 1.5, 0.75  # bm25s's defaults (Lucene's)
 
 
 def tokens(text: str) -> list[str]:
@@ -36,8 +37,9 @@ def idf(term: str, corpus: dict[str, str] = FOUR_SENTENCES) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def bm25_by_hand(query: str = TOY_QUERY, corpus: dict[str, str] = FOUR_SENTENCES, *, k1: float = K1,
-                 b: float = B) -> pd.DataFrame:
+def bm25_by_hand(
+    query: str = TOY_QUERY, corpus: dict[str, str] = FOUR_SENTENCES, *, k1: float = K1, b: float = B
+) -> pd.DataFrame:
     """One row per (document, query term): tf, document length, IDF and the term's contribution
     idf · tf / (tf + k1 · (1 - b + b · |d| / avgdl)) (Lucene's variant, which bm25s implements:
     Robertson's (k1 + 1) factor is dropped, a constant that changes no ranking)."""
@@ -49,9 +51,17 @@ def bm25_by_hand(query: str = TOY_QUERY, corpus: dict[str, str] = FOUR_SENTENCES
         for term in dict.fromkeys(tokens(query)):
             tf = words.count(term)
             norm = k1 * (1 - b + b * lengths[doc_id] / avgdl)
-            rows.append({"doc_id": doc_id, "term": term, "tf": tf, "doc_len": lengths[doc_id],
-                         "avgdl": round(avgdl, 3), "idf": idf(term, corpus),
-                         "contribution": idf(term, corpus) * tf / (tf + norm) if tf else 0.0})
+            rows.append(
+                {
+                    "doc_id": doc_id,
+                    "term": term,
+                    "tf": tf,
+                    "doc_len": lengths[doc_id],
+                    "avgdl": round(avgdl, 3),
+                    "idf": idf(term, corpus),
+                    "contribution": idf(term, corpus) * tf / (tf + norm) if tf else 0.0,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -120,8 +130,13 @@ def ndcg_by_hand(ranking=TOY_RANKING, qrels=TOY_RELEVANT, k: int = 5) -> dict:
     dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
     ideal = sorted(qrels.values(), reverse=True)[:k]
     idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return {"gains": gains, "dcg": dcg, "idcg": idcg, "ndcg": dcg / idcg if idcg else 0.0,
-            "recall": sum(1 for d in ranking[:k] if qrels.get(d, 0) > 0) / len(qrels)}
+    return {
+        "gains": gains,
+        "dcg": dcg,
+        "idcg": idcg,
+        "ndcg": dcg / idcg if idcg else 0.0,
+        "recall": sum(1 for d in ranking[:k] if qrels.get(d, 0) > 0) / len(qrels),
+    }
 
 
 def ndcg_by_ranx(ranking=TOY_RANKING, qrels=TOY_RELEVANT, k: int = 5) -> dict:
@@ -132,8 +147,17 @@ def ndcg_by_ranx(ranking=TOY_RANKING, qrels=TOY_RELEVANT, k: int = 5) -> dict:
 
 def rank_moves(first_stage: list[str], reranked: list[str]) -> pd.DataFrame:
     """Where each reranked document was in the first stage: positive `moved` = up."""
-    return pd.DataFrame([{"doc_id": d, "rank after": i + 1, "rank before": first_stage.index(d) + 1,
-                          "moved": first_stage.index(d) - i} for i, d in enumerate(reranked)])
+    return pd.DataFrame(
+        [
+            {
+                "doc_id": d,
+                "rank after": i + 1,
+                "rank before": first_stage.index(d) + 1,
+                "moved": first_stage.index(d) - i,
+            }
+            for i, d in enumerate(reranked)
+        ]
+    )
 
 
 def reranker_moves(rerank, queries: dict[str, str], k: int = 5) -> pd.DataFrame:
@@ -144,18 +168,50 @@ def reranker_moves(rerank, queries: dict[str, str], k: int = 5) -> pd.DataFrame:
 
 
 TOPIC_01, TOPIC_02 = "01-architectures", "02-retrieval-benchmark"
-exercise("bm25-idf-cat", TOPIC_01, "What is BM25's IDF of the term 'cat' in the four-sentence corpus "
-         "(Lucene's formula, natural log)? Two of the four sentences contain 'cat'.",
-         lambda: idf("cat"), "ln(1 + (N - df + 0.5) / (df + 0.5)) with N = 4, df = 2")
-exercise("bm25-top-doc", TOPIC_01, f"Which sentence does BM25 rank first for {TOY_QUERY!r}? (its id)",
-         lambda: max(bm25_scores_by_hand().items(), key=lambda kv: kv[1])[0],
-         "the sentence that holds the rarest query terms ('mat' is in one sentence only)")
-exercise("cosine-toy", TOPIC_01, "Cosine of [1, 2, 2] and [2, 1, 2]?", lambda: cosine(*TOY_VECTORS),
-         "dot product 8, each norm 3", tolerance=0.001)
-exercise("rrf-a", TOPIC_01, "RRF score (k = 60) of document 'a': rank 1 in dense, rank 2 in bm25?",
-         lambda: rrf_by_hand().set_index("doc_id").loc["a", "rrf"], "1/(60+1) + 1/(60+2)", tolerance=1e-5)
-exercise("ndcg-toy", TOPIC_02, "nDCG@5 of the ranking d3, d1, d7, d2, d9 when d1 and d2 are the relevant documents?",
-         lambda: ndcg_by_hand()["ndcg"], "DCG = 1/log2(3) + 1/log2(5); the ideal puts both at ranks 1 and 2",
-         tolerance=0.001)
-exercise("recall-at-2", TOPIC_02, "Recall@2 of the same ranking?", lambda: ndcg_by_hand(k=2)["recall"],
-         "one of the two relevant documents is in the top 2", tolerance=0.001)
+exercise(
+    "bm25-idf-cat",
+    TOPIC_01,
+    "What is BM25's IDF of the term 'cat' in the four-sentence corpus "
+    "(Lucene's formula, natural log)? Two of the four sentences contain 'cat'.",
+    lambda: idf("cat"),
+    "ln(1 + (N - df + 0.5) / (df + 0.5)) with N = 4, df = 2",
+)
+exercise(
+    "bm25-top-doc",
+    TOPIC_01,
+    f"Which sentence does BM25 rank first for {TOY_QUERY!r}? (its id)",
+    lambda: max(bm25_scores_by_hand().items(), key=lambda kv: kv[1])[0],
+    "the sentence that holds the rarest query terms ('mat' is in one sentence only)",
+)
+exercise(
+    "cosine-toy",
+    TOPIC_01,
+    "Cosine of [1, 2, 2] and [2, 1, 2]?",
+    lambda: cosine(*TOY_VECTORS),
+    "dot product 8, each norm 3",
+    tolerance=0.001,
+)
+exercise(
+    "rrf-a",
+    TOPIC_01,
+    "RRF score (k = 60) of document 'a': rank 1 in dense, rank 2 in bm25?",
+    lambda: rrf_by_hand().set_index("doc_id").loc["a", "rrf"],
+    "1/(60+1) + 1/(60+2)",
+    tolerance=1e-5,
+)
+exercise(
+    "ndcg-toy",
+    TOPIC_02,
+    "nDCG@5 of the ranking d3, d1, d7, d2, d9 when d1 and d2 are the relevant documents?",
+    lambda: ndcg_by_hand()["ndcg"],
+    "DCG = 1/log2(3) + 1/log2(5); the ideal puts both at ranks 1 and 2",
+    tolerance=0.001,
+)
+exercise(
+    "recall-at-2",
+    TOPIC_02,
+    "Recall@2 of the same ranking?",
+    lambda: ndcg_by_hand(k=2)["recall"],
+    "one of the two relevant documents is in the top 2",
+    tolerance=0.001,
+)

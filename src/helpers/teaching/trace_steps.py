@@ -1,5 +1,6 @@
 """TRACe from sentence keys to scores, step by step (RAGBench, arXiv:2407.11005 §3): a toy
 example small enough to count by hand, then the same steps on one shipped RAGBench row."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -11,11 +12,14 @@ from helpers.trace.scoring import trace_scores
 # Two documents of 3 and 2 sentences, keyed as RAGBench keys them ("0a" = document 0, sentence a).
 TOY = {
     "question": "When should the first prenatal visit take place?",
-    "documents_sentences": [[["0a", "The first visit should be before week 10."],
-                             ["0b", "It includes a blood test."],
-                             ["0c", "The clinic opens at 8 am."]],
-                            [["1a", "Later visits are monthly."],
-                             ["1b", "Parking is free."]]],
+    "documents_sentences": [
+        [
+            ["0a", "The first visit should be before week 10."],
+            ["0b", "It includes a blood test."],
+            ["0c", "The clinic opens at 8 am."],
+        ],
+        [["1a", "Later visits are monthly."], ["1b", "Parking is free."]],
+    ],
     "response_sentences": [["a", "The first visit should be before week 10."], ["b", "It is free of charge."]],
     "all_relevant_sentence_keys": ["0a", "0b", "1a"],
     "all_utilized_sentence_keys": ["0a"],
@@ -29,28 +33,66 @@ def steps(example: dict) -> pd.DataFrame:
     relevant = {normalize_key(k) for k in example["all_relevant_sentence_keys"]}
     utilized = {normalize_key(k) for k in example["all_utilized_sentence_keys"]}
     unsupported = {normalize_key(k) for k in example["unsupported_response_sentence_keys"]}
-    scores = trace_scores(example["documents_sentences"], example["all_relevant_sentence_keys"],
-                          example["all_utilized_sentence_keys"], example["unsupported_response_sentence_keys"])
-    rows = [("document sentences |D|", n, ""), ("relevant keys |R|", len(relevant), ", ".join(sorted(relevant))),
-            ("utilized keys |U|", len(utilized), ", ".join(sorted(utilized))),
-            ("relevant and utilized |R ∩ U|", len(relevant & utilized), ", ".join(sorted(relevant & utilized))),
-            ("unsupported response sentences", len(unsupported), ", ".join(sorted(unsupported))),
-            ("relevance = |R| / |D|", scores.relevance, ""), ("utilization = |U| / |D|", scores.utilization, ""),
-            ("completeness = |R ∩ U| / |R|", scores.completeness, ""),
-            ("adherence = no unsupported sentence", scores.adherence, "")]
+    scores = trace_scores(
+        example["documents_sentences"],
+        example["all_relevant_sentence_keys"],
+        example["all_utilized_sentence_keys"],
+        example["unsupported_response_sentence_keys"],
+    )
+    rows = [
+        ("document sentences |D|", n, ""),
+        ("relevant keys |R|", len(relevant), ", ".join(sorted(relevant))),
+        ("utilized keys |U|", len(utilized), ", ".join(sorted(utilized))),
+        ("relevant and utilized |R ∩ U|", len(relevant & utilized), ", ".join(sorted(relevant & utilized))),
+        ("unsupported response sentences", len(unsupported), ", ".join(sorted(unsupported))),
+        ("relevance = |R| / |D|", scores.relevance, ""),
+        ("utilization = |U| / |D|", scores.utilization, ""),
+        ("completeness = |R ∩ U| / |R|", scores.completeness, ""),
+        ("adherence = no unsupported sentence", scores.adherence, ""),
+    ]
     return pd.DataFrame(rows, columns=["quantity", "value", "keys"])
 
 
 TOPIC = "04-trace"
-exercise("trace-relevance", TOPIC, "Relevance of the toy example (3 of its 5 document sentences are relevant)?",
-         lambda: trace_scores(TOY["documents_sentences"], TOY["all_relevant_sentence_keys"],
-                              TOY["all_utilized_sentence_keys"], TOY["unsupported_response_sentence_keys"]).relevance,
-         "|R| / |D| counts sentences of all documents")
-exercise("trace-completeness", TOPIC, "Completeness of the toy example?",
-         lambda: trace_scores(TOY["documents_sentences"], TOY["all_relevant_sentence_keys"],
-                              TOY["all_utilized_sentence_keys"], TOY["unsupported_response_sentence_keys"]).completeness,
-         "of the relevant sentences (0a, 0b, 1a), which were utilized?")
-exercise("trace-adherence", TOPIC, "Adherence of the toy example (0 or 1)?",
-         lambda: trace_scores(TOY["documents_sentences"], TOY["all_relevant_sentence_keys"],
-                              TOY["all_utilized_sentence_keys"], TOY["unsupported_response_sentence_keys"]).adherence,
-         "one response sentence is unsupported")
+exercise(
+    "trace-relevance",
+    TOPIC,
+    "Relevance of the toy example (3 of its 5 document sentences are relevant)?",
+    lambda: (
+        trace_scores(
+            TOY["documents_sentences"],
+            TOY["all_relevant_sentence_keys"],
+            TOY["all_utilized_sentence_keys"],
+            TOY["unsupported_response_sentence_keys"],
+        ).relevance
+    ),
+    "|R| / |D| counts sentences of all documents",
+)
+exercise(
+    "trace-completeness",
+    TOPIC,
+    "Completeness of the toy example?",
+    lambda: (
+        trace_scores(
+            TOY["documents_sentences"],
+            TOY["all_relevant_sentence_keys"],
+            TOY["all_utilized_sentence_keys"],
+            TOY["unsupported_response_sentence_keys"],
+        ).completeness
+    ),
+    "of the relevant sentences (0a, 0b, 1a), which were utilized?",
+)
+exercise(
+    "trace-adherence",
+    TOPIC,
+    "Adherence of the toy example (0 or 1)?",
+    lambda: (
+        trace_scores(
+            TOY["documents_sentences"],
+            TOY["all_relevant_sentence_keys"],
+            TOY["all_utilized_sentence_keys"],
+            TOY["unsupported_response_sentence_keys"],
+        ).adherence
+    ),
+    "one response sentence is unsupported",
+)

@@ -1,10 +1,11 @@
 """Sub-commands `train-judge` and `judge-eval`, registered on the package CLI by `add_cli`:
 
-    python -m helpers train-judge [--out PATH] [--seed 0] [--ragbench-dir DIR]
-    python -m helpers judge-eval --ragbench-dir DIR --split test --judges offline[,lexical,evidence,llm] --out FILE.json
-    python -m helpers judge-eval --labels RUN_ID        (the run's judges against a person's labels)
-    python -m helpers train-evidence [--out DIR] [--nli-epochs 1] [--support-epochs 2] [--if-missing]
+python -m helpers train-judge [--out PATH] [--seed 0] [--ragbench-dir DIR]
+python -m helpers judge-eval --ragbench-dir DIR --split test --judges offline[,lexical,evidence,llm] --out FILE.json
+python -m helpers judge-eval --labels RUN_ID        (the run's judges against a person's labels)
+python -m helpers train-evidence [--out DIR] [--nli-epochs 1] [--support-epochs 2] [--if-missing]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,13 @@ def _train_evidence(args: argparse.Namespace) -> int:
     if args.if_missing and EvidenceModel.exists(args.out):
         print(f"evidence model present: {args.out or DEFAULT_DIR}")
         return 0
-    settings = TrainSettings(nli_epochs=args.nli_epochs, support_epochs=args.support_epochs, seed=args.seed,
-                             limit_nli=args.limit_nli, limit_support=args.limit_support)
+    settings = TrainSettings(
+        nli_epochs=args.nli_epochs,
+        support_epochs=args.support_epochs,
+        seed=args.seed,
+        limit_nli=args.limit_nli,
+        limit_support=args.limit_support,
+    )
     card = train_evidence_model(args.out, settings, ragbench_dir=args.ragbench_dir)
     print(json.dumps({k: card[k] for k in ("train_s", "steps", "final_loss", "held_out", "artefact_bytes")}, indent=2))
     return 0
@@ -65,24 +71,47 @@ def _check_dir(path: str | None, option: str) -> None:
 
 
 def _judge_eval(args: argparse.Namespace) -> int:
-    if args.labels:   # the judges of a run against a person's labels of its answers
+    if args.labels:  # the judges of a run against a person's labels of its answers
         table = judge_agreement(args.labels, annotator=args.annotator)
         labels = labels_frame(args.labels)
-        print(f"run {args.labels}: {labels[['architecture', 'model', 'qid']].drop_duplicates().shape[0]} answers "
-              f"labelled by {labels['annotator'].nunique()} annotator(s)")
-        columns = ["judge", "metric", "positive", "n", "labelled_positive", "auroc", "auroc_low", "auroc_high",
-                   "accuracy", "kappa", "kappa_low", "kappa_high"]
-        print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}") if len(table) else
-              "no judge of this run scored a labelled answer")
+        print(
+            f"run {args.labels}: {labels[['architecture', 'model', 'qid']].drop_duplicates().shape[0]} answers "
+            f"labelled by {labels['annotator'].nunique()} annotator(s)"
+        )
+        columns = [
+            "judge",
+            "metric",
+            "positive",
+            "n",
+            "labelled_positive",
+            "auroc",
+            "auroc_low",
+            "auroc_high",
+            "accuracy",
+            "kappa",
+            "kappa_low",
+            "kappa_high",
+        ]
+        print(
+            table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}")
+            if len(table)
+            else "no judge of this run scored a labelled answer"
+        )
         if args.out:
             table.to_csv(args.out, index=False)
             print(f"\nwritten: {args.out}")
         return 0
 
     _check_dir(args.ragbench_dir, "--ragbench-dir")
-    result = judge_eval(args.ragbench_dir, split=args.split, judges=args.judges,
-                        llm_config=_load_llm_config(args.llm_config), limit=args.limit,
-                        judge_path=args.judge_path, evidence_path=args.evidence_path)
+    result = judge_eval(
+        args.ragbench_dir,
+        split=args.split,
+        judges=args.judges,
+        llm_config=_load_llm_config(args.llm_config),
+        limit=args.limit,
+        judge_path=args.judge_path,
+        evidence_path=args.evidence_path,
+    )
     print(format_table(result))
     if args.out:
         save_result(result, args.out)
@@ -99,7 +128,9 @@ def add_cli(subparsers) -> None:
     train.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
     train.set_defaults(func=_train_judge)
 
-    evidence = subparsers.add_parser("train-evidence", help="fine-tune the evidence cross-encoder (NLI, then RAGBench support)")
+    evidence = subparsers.add_parser(
+        "train-evidence", help="fine-tune the evidence cross-encoder (NLI, then RAGBench support)"
+    )
     evidence.add_argument("--out", default=None, help="model folder (default data/models/evidence)")
     evidence.add_argument("--nli-epochs", type=float, default=1.0)
     evidence.add_argument("--support-epochs", type=float, default=2.0)
@@ -107,24 +138,34 @@ def add_cli(subparsers) -> None:
     evidence.add_argument("--limit-nli", type=int, default=None, help="train on N NLI pairs (a tiny model)")
     evidence.add_argument("--limit-support", type=int, default=None, help="train on N RAGBench examples")
     evidence.add_argument("--if-missing", action="store_true", help="do nothing when the model exists")
-    evidence.add_argument("--stack-only", action="store_true",
-                          help="only (re)choose the stacking weight of a trained model, on its held-out examples")
+    evidence.add_argument(
+        "--stack-only",
+        action="store_true",
+        help="only (re)choose the stacking weight of a trained model, on its held-out examples",
+    )
     evidence.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
     evidence.set_defaults(func=_train_evidence)
 
     evaluate = subparsers.add_parser("judge-eval", help="TRACe judges vs RAGBench baselines, per subset")
     evaluate.add_argument("--ragbench-dir", default=None, help="<subset>/<split>-*.parquet (default data/raw/ragbench)")
     evaluate.add_argument("--split", default="test")
-    evaluate.add_argument("--judges", default="offline",
-                          help="comma-separated: offline (stacked when an evidence model is trained, else "
-                               "lexical), lexical, evidence, stacked, llm")
+    evaluate.add_argument(
+        "--judges",
+        default="offline",
+        help="comma-separated: offline (stacked when an evidence model is trained, else "
+        "lexical), lexical, evidence, stacked, llm",
+    )
     evaluate.add_argument("--evidence-path", default=None, help="evidence model folder (default data/models/evidence)")
     evaluate.add_argument("--llm-config", default=None, help="LLM judge config: inline JSON or a JSON/YAML file")
     evaluate.add_argument("--limit", type=int, default=None, help="first N rows per subset")
     evaluate.add_argument("--judge-path", default=None, help="offline judge artefact")
     evaluate.add_argument("--out", default=None, help="write the full result as JSON (with --labels: CSV)")
-    evaluate.add_argument("--labels", default=None, metavar="RUN_ID",
-                          help="instead: every judge of run RUN_ID against the person's labels in its labels.csv "
-                               "(AUROC for supported vs not, Cohen's kappa, bootstrap intervals, n)")
+    evaluate.add_argument(
+        "--labels",
+        default=None,
+        metavar="RUN_ID",
+        help="instead: every judge of run RUN_ID against the person's labels in its labels.csv "
+        "(AUROC for supported vs not, Cohen's kappa, bootstrap intervals, n)",
+    )
     evaluate.add_argument("--annotator", default=None, help="with --labels: only this annotator's labels")
     evaluate.set_defaults(func=_judge_eval)

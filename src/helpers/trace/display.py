@@ -1,5 +1,6 @@
 """Pictures of TRACe: an example's sentences highlighted as relevant / utilized / unsupported (HTML),
 and the judge comparison as bars (AUROC and RMSE per subset and judge)."""
+
 from __future__ import annotations
 
 import html
@@ -15,13 +16,24 @@ COLOURS = {"relevant": "#fff3b0", "utilized": "#b7e4c7", "unsupported": "#f4a6a6
 
 
 def _legend() -> str:
-    items = [("relevant (not utilized)", COLOURS["relevant"]), ("relevant/utilized", COLOURS["utilized"]),
-             ("unsupported response sentence", COLOURS["unsupported"])]
+    items = [
+        ("relevant (not utilized)", COLOURS["relevant"]),
+        ("relevant/utilized", COLOURS["utilized"]),
+        ("unsupported response sentence", COLOURS["unsupported"]),
+    ]
     return " ".join(f'<span style="background:{c};padding:0 4px">{html.escape(t)}</span>' for t, c in items)
 
 
-def example_html(question: str, documents_sentences, response_sentences, relevant_keys=(), utilized_keys=(),
-                 unsupported_keys=(), scores=None, title: str = "") -> str:
+def example_html(
+    question: str,
+    documents_sentences,
+    response_sentences,
+    relevant_keys=(),
+    utilized_keys=(),
+    unsupported_keys=(),
+    scores=None,
+    title: str = "",
+) -> str:
     """HTML of one example: documents with relevant sentences in yellow and utilized ones in green,
     the response with unsupported sentences in red, and the TRACe scores when given."""
     relevant = {normalize_key(k) for k in relevant_keys}
@@ -34,11 +46,12 @@ def example_html(question: str, documents_sentences, response_sentences, relevan
     for i, doc in enumerate(documents_sentences):
         spans = []
         for key, sentence in doc:
-            colour = (COLOURS["utilized"] if key in utilized else
-                      COLOURS["relevant"] if key in relevant else None)
+            colour = COLOURS["utilized"] if key in utilized else COLOURS["relevant"] if key in relevant else None
             style = f"background:{colour}" if colour else ""
-            spans.append(f'<span style="{style}" title="{html.escape(key)}"><sup>{html.escape(key)}</sup>'
-                         f"{html.escape(sentence)}</span>")
+            spans.append(
+                f'<span style="{style}" title="{html.escape(key)}"><sup>{html.escape(key)}</sup>'
+                f"{html.escape(sentence)}</span>"
+            )
         parts.append(f"<p><b>Document {i}:</b> " + " ".join(spans) + "</p>")
     spans = []
     for key, sentence in response_sentences:
@@ -47,8 +60,11 @@ def example_html(question: str, documents_sentences, response_sentences, relevan
     parts.append("<p><b>Response:</b> " + " ".join(spans) + "</p>")
     if scores is not None:
         s = scores if isinstance(scores, dict) else scores.as_dict()
-        cells = " · ".join(f"{m} = {s[m]:.3f}" for m in ("relevance", "utilization", "completeness", "adherence")
-                           if s.get(m) is not None and not math.isnan(s[m]))
+        cells = " · ".join(
+            f"{m} = {s[m]:.3f}"
+            for m in ("relevance", "utilization", "completeness", "adherence")
+            if s.get(m) is not None and not math.isnan(s[m])
+        )
         parts.append(f"<p><b>TRACe:</b> {cells}</p>")
     parts.append("</div>")
     return "".join(parts)
@@ -57,15 +73,29 @@ def example_html(question: str, documents_sentences, response_sentences, relevan
 def judgement_html(question: str, documents_sentences, response_sentences, judgement, title: str = "") -> str:
     """HTML of an offline-judge prediction (keys thresholded at 0.5)."""
     keys = judgement.keys()
-    return example_html(question, documents_sentences, response_sentences, keys["all_relevant_sentence_keys"],
-                        keys["all_utilized_sentence_keys"], keys["unsupported_response_sentence_keys"],
-                        judgement.scores, title)
+    return example_html(
+        question,
+        documents_sentences,
+        response_sentences,
+        keys["all_relevant_sentence_keys"],
+        keys["all_utilized_sentence_keys"],
+        keys["unsupported_response_sentence_keys"],
+        judgement.scores,
+        title,
+    )
 
 
 def gold_html(row, title: str = "") -> str:
-    return example_html(row["question"], row["documents_sentences"], row["response_sentences"],
-                        row["all_relevant_sentence_keys"], row["all_utilized_sentence_keys"],
-                        row["unsupported_response_sentence_keys"], gold_scores(row), title)
+    return example_html(
+        row["question"],
+        row["documents_sentences"],
+        row["response_sentences"],
+        row["all_relevant_sentence_keys"],
+        row["all_utilized_sentence_keys"],
+        row["unsupported_response_sentence_keys"],
+        gold_scores(row),
+        title,
+    )
 
 
 def judge_comparison_figure(table, metrics=("auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness")):
@@ -78,10 +108,14 @@ def judge_comparison_figure(table, metrics=("auroc", "rmse_relevance", "rmse_uti
     cmap = plt.get_cmap("tab10")
     for ax, metric in zip(axes[0], metrics):
         for j, judge in enumerate(judges):
-            values = [table[(table.subset == s) & (table.judge == judge)][metric].astype(float).mean()
-                      for s in subsets]
-            ax.bar(np.arange(len(subsets)) + j * width - 0.4 + width / 2, np.nan_to_num(values, nan=0.0),
-                   width, label=judge, color=cmap(j))
+            values = [table[(table.subset == s) & (table.judge == judge)][metric].astype(float).mean() for s in subsets]
+            ax.bar(
+                np.arange(len(subsets)) + j * width - 0.4 + width / 2,
+                np.nan_to_num(values, nan=0.0),
+                width,
+                label=judge,
+                color=cmap(j),
+            )
         ax.set_xticks(range(len(subsets)), subsets, rotation=30, ha="right")
         ax.set_title(metric.replace("_", " ") + (" (↑)" if metric == "auroc" else " (↓)"))
         if metric == "auroc":

@@ -10,6 +10,7 @@ so sentence-transformers' `CrossEncoder(path)` loads it too, with `card.json` be
     model.support(["Paris is in France."], ["Paris is the capital of France."])   # -> array([0.9])
     model.response_support(documents, response_sentences, question)    # one P per response sentence
 """
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,14 @@ from helpers.trace.features import content, tokens
 from helpers.trace.keys import as_response_sentences
 
 DEFAULT_DIR = paths.MODELS_DIR / "evidence"
-MAX_LENGTH = 128        # a response sentence + 3 evidence sentences mostly fit; 2-core training ~20 pairs/s
+MAX_LENGTH = 128  # a response sentence + 3 evidence sentences mostly fit; 2-core training ~20 pairs/s
 
 
 class EvidenceModel:
     def __init__(self, model, tokenizer, card: dict | None = None, path: Path | None = None):
         self.model, self.tokenizer = model.eval(), tokenizer
         self.card, self.path = card or {}, path
-        self._memo: dict[tuple[str, str], float] = {}     # judge-eval scores the same pairs for several judges
+        self._memo: dict[tuple[str, str], float] = {}  # judge-eval scores the same pairs for several judges
 
     @staticmethod
     def exists(path: str | Path | None = None) -> bool:
@@ -44,8 +45,9 @@ class EvidenceModel:
 
         path = Path(path or DEFAULT_DIR)
         if not cls.exists(path):
-            raise UserError(f"{path}: no trained evidence model; run `make evidence-model` "
-                            "(python -m helpers train-evidence)")
+            raise UserError(
+                f"{path}: no trained evidence model; run `make evidence-model` (python -m helpers train-evidence)"
+            )
         card = json.loads((path / "card.json").read_text(encoding="utf-8"))
         model = AutoModelForSequenceClassification.from_pretrained(path, use_safetensors=True)  # never a pickle
         return cls(model, AutoTokenizer.from_pretrained(path), card, path)
@@ -61,9 +63,13 @@ class EvidenceModel:
         order = todo[length_order([claims[i] for i in todo], [evidences[i] for i in todo])]
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
-                batch = order[start:start + batch_size]
-                inputs = encode(self.tokenizer, [claims[i] for i in batch], [evidences[i] for i in batch],
-                                self.card.get("max_length", MAX_LENGTH))
+                batch = order[start : start + batch_size]
+                inputs = encode(
+                    self.tokenizer,
+                    [claims[i] for i in batch],
+                    [evidences[i] for i in batch],
+                    self.card.get("max_length", MAX_LENGTH),
+                )
                 logits = self.model(**inputs).logits[:, 0]
                 out[batch] = torch.sigmoid(logits).numpy()
         self._memo.update({(claims[i], evidences[i]): float(out[i]) for i in order})

@@ -12,6 +12,7 @@
   for a name of another document (the wrong bridge: hotpotqa's failure), a negation, and a
   sentence taken from another example's answer.
 """
+
 from __future__ import annotations
 
 import csv
@@ -28,15 +29,15 @@ from helpers.trace.features import content, names, tokens
 from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key, split_sentences
 
 NLI_DIR = paths.RAW_DIR / "nli"
-EVIDENCE_SENTENCES = 3        # top-3 by rare-word overlap hold 67-84% of the gold support (offline-stack notes)
+EVIDENCE_SENTENCES = 3  # top-3 by rare-word overlap hold 67-84% of the gold support (offline-stack notes)
 
 
 @dataclass(frozen=True)
 class Pair:
     claim: str
     evidence: str
-    label: int          # 1 supported / entailed, 0 not
-    source: str         # e.g. "mnli", "ragbench/covidqa", "synthetic/number"
+    label: int  # 1 supported / entailed, 0 not
+    source: str  # e.g. "mnli", "ragbench/covidqa", "synthetic/number"
 
 
 def label_counts(pairs: list[Pair], names: tuple[str, str] = ("not_supported", "supported")) -> dict:
@@ -67,8 +68,10 @@ def evidence_selector(documents, question: str = ""):
         claim_toks = set(content(tokens(claim)))
         # summed in sorted order: a set's order changes with PYTHONHASHSEED, and float sums with it,
         # which flipped near-ties between processes (the pairs, and so the training, must not)
-        scores = [sum(idf[t] for t in sorted(toks & claim_toks)) + 0.25 * sum(idf[t] for t in sorted(toks & question_toks))
-                  for toks in token_sets]
+        scores = [
+            sum(idf[t] for t in sorted(toks & claim_toks)) + 0.25 * sum(idf[t] for t in sorted(toks & question_toks))
+            for toks in token_sets
+        ]
         best = sorted(range(n), key=lambda i: (-scores[i], i))[:k]
         return " ".join(sentences[i].strip() for i in sorted(best))
 
@@ -101,7 +104,7 @@ def nli_pairs(nli_dir: str | Path | None = None) -> list[Pair]:
     """English entailment pairs, deduplicated, in a fixed order. Missing sources are skipped;
     none at all is an error naming the folder."""
     root = Path(nli_dir or NLI_DIR)
-    raw: list[tuple[str, str, str, str]] = []          # premise, hypothesis, label, source
+    raw: list[tuple[str, str, str, str]] = []  # premise, hypothesis, label, source
     mnli = root / "mnli_dev_matched" / "mnli_dev_matched_with_bert_correct_counts.tsv"
     if mnli.exists():
         with mnli.open(encoding="utf-8") as handle:
@@ -143,14 +146,15 @@ def _rng(*parts) -> random.Random:
     return random.Random(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest())
 
 
-def perturb(sentence: str, documents, other_sentence: str, seed: int = 0,
-            language: str = "en") -> tuple[str, str] | None:
+def perturb(
+    sentence: str, documents, other_sentence: str, seed: int = 0, language: str = "en"
+) -> tuple[str, str] | None:
     """(perturbed sentence, kind) that the documents no longer support, or None when no
     perturbation applies. Kinds: number, name (a name from another document), negation, and,
     only where none of those applies, other (another answer's sentence)."""
     docs = as_documents_sentences(documents)
     rng = _rng(seed, sentence)
-    options: dict[str, tuple[str, list[str]]] = {}      # kind -> (what to replace, candidates)
+    options: dict[str, tuple[str, list[str]]] = {}  # kind -> (what to replace, candidates)
     numbers_here = sorted(set(_NUMBER.findall(sentence)))
     doc_numbers = sorted(set(_NUMBER.findall(" ".join(s for doc in docs for _, s in doc))) - set(numbers_here))
     if numbers_here and doc_numbers:
@@ -159,15 +163,18 @@ def perturb(sentence: str, documents, other_sentence: str, seed: int = 0,
     if names_here:
         old = rng.choice(names_here)
         home = {i for i, doc in enumerate(docs) if any(old in s for _, s in doc)}
-        elsewhere = sorted({m for i, doc in enumerate(docs) if i not in home for _, s in doc
-                            for m in _NAME.findall(s)} - set(names_here) - names(sentence))
+        elsewhere = sorted(
+            {m for i, doc in enumerate(docs) if i not in home for _, s in doc for m in _NAME.findall(s)}
+            - set(names_here)
+            - names(sentence)
+        )
         if elsewhere:
             options["name"] = (old, elsewhere)
     negatable, negated = (_NEGATABLE_ES, _NEGATED_ES) if language == "es" else (_NEGATABLE, _NEGATED)
     if negatable.search(sentence):
         options["negation"] = ("", [])
     if not options and other_sentence and other_sentence != sentence:
-        return other_sentence, "other"       # the easy negative, only where no hard one applies
+        return other_sentence, "other"  # the easy negative, only where no hard one applies
     if not options:
         return None
     kind = rng.choice(sorted(options))
@@ -196,7 +203,7 @@ def support_pairs(frame, *, synthetic: bool = True, seed: int = 0) -> list[Pair]
         others = [s for _, s in as_response_sentences(other_row.response_sentences)] or [""]
         pick = evidence_selector(docs, row.question)
         for index, (key, sentence) in enumerate(as_response_sentences(row.response_sentences)):
-            if len(content(tokens(sentence))) < 2:        # "Yes.", list bullets: no claim to check
+            if len(content(tokens(sentence))) < 2:  # "Yes.", list bullets: no claim to check
                 continue
             label = int(normalize_key(key) not in unsupported)
             pairs.append(Pair(sentence, pick(sentence), label, source))
@@ -204,8 +211,7 @@ def support_pairs(frame, *, synthetic: bool = True, seed: int = 0) -> list[Pair]
                 made = perturb(sentence, docs, others[index % len(others)], seed)
                 if made:
                     fake, kind = made
-                    pairs.append(Pair(fake, pick(fake), 0,
-                                      f"synthetic/{kind}"))
+                    pairs.append(Pair(fake, pick(fake), 0, f"synthetic/{kind}"))
     return pairs
 
 
@@ -223,12 +229,10 @@ def maternaqa_pairs(records: list[dict], seed: int = 0) -> list[Pair]:
             if len(content(tokens(sentence))) < 2:
                 continue
             pairs.append(Pair(sentence, gold(sentence), 1, "maternaqa/gold"))
-            pairs.append(Pair(sentence, other(sentence), 0,
-                              "maternaqa/other_passage"))
+            pairs.append(Pair(sentence, other(sentence), 0, "maternaqa/other_passage"))
             made = perturb(sentence, passage, "", seed, language="es")
             if made:
-                pairs.append(Pair(made[0], gold(made[0]), 0,
-                                  f"maternaqa/{made[1]}"))
+                pairs.append(Pair(made[0], gold(made[0]), 0, f"maternaqa/{made[1]}"))
     return pairs
 
 

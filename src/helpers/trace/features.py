@@ -6,6 +6,7 @@ sentences), so no vocabulary of any one language is learnt.
 One row per document sentence (for relevance and utilization) and one per response sentence (for
 support). Row order follows `documents_sentences` / `response_sentences`.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,8 @@ import numpy as np
 
 from helpers.trace.keys import as_documents_sentences, as_response_sentences
 
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all also am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had has
 have having he her here hers him his how i if in into is it its itself just me more most my no nor
@@ -28,7 +30,8 @@ entre era eran es esa ese eso esta estaba estan este esto estos fue fueron ha ha
 lo los mas me mi mucho muy nada ni no nos o otra otro para pero poco por porque que quien se ser si
 sin sobre son su sus tambien te tiene tienen todo todos tu un una uno unos y ya puede pueden segun
 title passage
-""".split())
+""".split()
+)
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+", re.UNICODE)
 _CAPITALISED = re.compile(r"(?<![.!?¿¡]\s)(?<!^)\b[A-ZÁÉÍÓÚÑ][\w-]+")
@@ -40,30 +43,90 @@ _ABSTENTION = re.compile(
     r"not (?:explicitly )?(?:mentioned|provided|specified|stated|found|available)|no (?:specific )?"
     r"(?:information|mention|details?)|cannot be (?:determined|answered)|unable to (?:determine|find)|"
     r"no (?:se )?(?:menciona|proporciona|especifica|indica|encuentra)|no hay informaci[oó]n|"
-    r"no contiene|no es posible determinar)\b", re.IGNORECASE)
+    r"no contiene|no es posible determinar)\b",
+    re.IGNORECASE,
+)
 
 DOC_FEATURES = (
-    "log_n_sentences", "n_documents", "document_index", "sentence_index", "relative_position",
-    "is_first", "is_title", "log_length", "n_content", "doc_log_n_sentences",
-    "q_recall", "q_precision", "r_precision", "r_precision_idf", "r_best_precision",
-    "r_best_recall", "r_bigram_precision", "r_numbers_shared", "r_precision_rank",
-    "r_precision_gap", "q_recall_rank", "q_recall_gap",
-    "prev_r_precision", "next_r_precision", "prev_q_recall", "next_q_recall",
-    "doc_max_r_precision", "doc_mean_r_precision", "doc_max_q_recall", "doc_mean_q_recall",
-    "ex_response_coverage", "ex_log_response_length", "ex_n_response_sentences",
-    "ex_mean_r_precision", "ex_mean_q_recall", "doc_q_recall", "doc_r_recall", "doc_q_rank",
-    "doc_r_rank", "doc_share_q_overlap", "window_max_r_precision", "window_max_q_recall",
+    "log_n_sentences",
+    "n_documents",
+    "document_index",
+    "sentence_index",
+    "relative_position",
+    "is_first",
+    "is_title",
+    "log_length",
+    "n_content",
+    "doc_log_n_sentences",
+    "q_recall",
+    "q_precision",
+    "r_precision",
+    "r_precision_idf",
+    "r_best_precision",
+    "r_best_recall",
+    "r_bigram_precision",
+    "r_numbers_shared",
+    "r_precision_rank",
+    "r_precision_gap",
+    "q_recall_rank",
+    "q_recall_gap",
+    "prev_r_precision",
+    "next_r_precision",
+    "prev_q_recall",
+    "next_q_recall",
+    "doc_max_r_precision",
+    "doc_mean_r_precision",
+    "doc_max_q_recall",
+    "doc_mean_q_recall",
+    "ex_response_coverage",
+    "ex_log_response_length",
+    "ex_n_response_sentences",
+    "ex_mean_r_precision",
+    "ex_mean_q_recall",
+    "doc_q_recall",
+    "doc_r_recall",
+    "doc_q_rank",
+    "doc_r_rank",
+    "doc_share_q_overlap",
+    "window_max_r_precision",
+    "window_max_q_recall",
     "ex_abstains",
 )
 RESPONSE_FEATURES = (
-    "log_length", "n_content", "position", "relative_position", "is_last", "n_response_sentences",
-    "coverage", "coverage_idf", "best_sentence_coverage", "best_window_coverage",
-    "best_document_coverage", "bigram_coverage", "trigram_coverage", "n_numbers",
-    "n_numbers_missing", "n_names", "n_names_missing", "question_overlap", "n_novel",
-    "novel_fraction", "log_n_document_sentences", "ex_min_coverage", "ex_mean_coverage",
-    "ex_min_best_window", "ex_n_novel", "relative_novel", "abstains", "best_sentence_bigram",
-    "best_window_missing_idf", "q_in_docs", "pair_window_support", "pair_document_support",
-    "pair_window_support_rare", "ex_min_pair_window",
+    "log_length",
+    "n_content",
+    "position",
+    "relative_position",
+    "is_last",
+    "n_response_sentences",
+    "coverage",
+    "coverage_idf",
+    "best_sentence_coverage",
+    "best_window_coverage",
+    "best_document_coverage",
+    "bigram_coverage",
+    "trigram_coverage",
+    "n_numbers",
+    "n_numbers_missing",
+    "n_names",
+    "n_names_missing",
+    "question_overlap",
+    "n_novel",
+    "novel_fraction",
+    "log_n_document_sentences",
+    "ex_min_coverage",
+    "ex_mean_coverage",
+    "ex_min_best_window",
+    "ex_n_novel",
+    "relative_novel",
+    "abstains",
+    "best_sentence_bigram",
+    "best_window_missing_idf",
+    "q_in_docs",
+    "pair_window_support",
+    "pair_document_support",
+    "pair_window_support_rare",
+    "ex_min_pair_window",
 )
 
 
@@ -88,7 +151,7 @@ def content(toks: list[str]) -> list[str]:
 
 
 def ngrams(toks: list[str], n: int) -> set:
-    return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
+    return {tuple(toks[i : i + n]) for i in range(len(toks) - n + 1)}
 
 
 def names(text: str) -> set[str]:
@@ -118,13 +181,13 @@ def _pair_support(found: set, window_of: dict, doc_of: dict, idf: dict) -> list[
     also occur together in one sentence window / one document, and the same over its 6 rarest
     words: words that are all in the documents but never together signal a wrong combination."""
     words = sorted(found)
-    pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1 :]]
     if not pairs:
         return [1.0, 1.0, 1.0]
     in_window = np.mean([bool(window_of[a] & window_of[b]) for a, b in pairs])
     in_document = np.mean([bool(doc_of[a] & doc_of[b]) for a, b in pairs])
     rare = sorted(words, key=lambda t: (-idf.get(t, 0.0), t))[:6]
-    rare_pairs = [(a, b) for i, a in enumerate(rare) for b in rare[i + 1:]]
+    rare_pairs = [(a, b) for i, a in enumerate(rare) for b in rare[i + 1 :]]
     in_window_rare = np.mean([bool(window_of[a] & window_of[b]) for a, b in rare_pairs]) if rare_pairs else 1.0
     return [float(in_window), float(in_document), float(in_window_rare)]
 
@@ -158,8 +221,7 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
     r_prec = np.array([_fraction(resp_all, s) for s in sent_sets])
     r_prec_idf = np.array([_weighted(resp_all, s, idf, unseen_idf) for s in sent_sets])
     r_best_prec = np.array([max((_fraction(r, s) for r in resp_sets), default=0.0) for s in sent_sets])
-    r_best_rec = np.array([max((_weighted(s, r, idf, unseen_idf) for r in resp_sets), default=0.0)
-                           for s in sent_sets])
+    r_best_rec = np.array([max((_weighted(s, r, idf, unseen_idf) for r in resp_sets), default=0.0) for s in sent_sets])
     r_bigram = np.array([_fraction(resp_bigrams, ngrams(t, 2)) for t in sent_toks])
     resp_numbers = {t for t in resp_all if t[0].isdigit()}
     r_numbers = np.array([len({t for t in s if t[0].isdigit()} & resp_numbers) for s in sent_sets])
@@ -183,8 +245,9 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
     doc_q = np.array([_weighted(d, q_set, idf, unseen_idf) for d in doc_sets])
     doc_r = np.array([_weighted(d, resp_all, idf, unseen_idf) for d in doc_sets])
     doc_q_rank, doc_r_rank = _rank(doc_q), _rank(doc_r)
-    share_q = np.array([np.mean([q_rec[j] > 0 for j in range(n) if sent_doc[j] == d]) if docs[d] else 0.0
-                        for d in range(len(docs))])
+    share_q = np.array(
+        [np.mean([q_rec[j] > 0 for j in range(n) if sent_doc[j] == d]) if docs[d] else 0.0 for d in range(len(docs))]
+    )
     sd = np.array(sent_doc, int)
 
     def window_max(values, width=2):
@@ -195,34 +258,75 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
 
     abstains = float(any(_ABSTENTION.search(s) for _, s in resp))
     ones = np.ones(n)
-    doc_rows = np.column_stack([
-        ones * math.log(n + 1), ones * len(docs), np.array(sent_doc, float), np.array(sent_idx, float),
-        np.array(sent_idx) / np.maximum(doc_len - 1, 1), (np.array(sent_idx) == 0).astype(float),
-        np.array([s.lower().startswith(("title:", "titulo:", "título:")) for s in sent_text], float),
-        np.log1p([len(tokens(s)) for s in sent_text]), np.array([len(s) for s in sent_sets], float),
-        np.log1p(doc_len),
-        q_rec, q_prec, r_prec, r_prec_idf, r_best_prec, r_best_rec, r_bigram, r_numbers,
-        _rank(r_prec_idf), r_prec_idf - (r_prec_idf.max() if n else 0), _rank(q_rec),
-        q_rec - (q_rec.max() if n else 0),
-        neighbour(r_prec_idf, -1), neighbour(r_prec_idf, 1), neighbour(q_rec, -1), neighbour(q_rec, 1),
-        doc_max_r, doc_mean_r, doc_max_q, doc_mean_q,
-        ones * resp_cov, ones * math.log1p(sum(map(len, resp_toks))), ones * len(resp),
-        ones * (r_prec_idf.mean() if n else 0), ones * (q_rec.mean() if n else 0),
-        doc_q[sd], doc_r[sd], doc_q_rank[sd], doc_r_rank[sd], share_q[sd],
-        window_max(r_prec_idf), window_max(q_rec), ones * abstains,
-    ]) if n else np.zeros((0, len(DOC_FEATURES)))
+    doc_rows = (
+        np.column_stack(
+            [
+                ones * math.log(n + 1),
+                ones * len(docs),
+                np.array(sent_doc, float),
+                np.array(sent_idx, float),
+                np.array(sent_idx) / np.maximum(doc_len - 1, 1),
+                (np.array(sent_idx) == 0).astype(float),
+                np.array([s.lower().startswith(("title:", "titulo:", "título:")) for s in sent_text], float),
+                np.log1p([len(tokens(s)) for s in sent_text]),
+                np.array([len(s) for s in sent_sets], float),
+                np.log1p(doc_len),
+                q_rec,
+                q_prec,
+                r_prec,
+                r_prec_idf,
+                r_best_prec,
+                r_best_rec,
+                r_bigram,
+                r_numbers,
+                _rank(r_prec_idf),
+                r_prec_idf - (r_prec_idf.max() if n else 0),
+                _rank(q_rec),
+                q_rec - (q_rec.max() if n else 0),
+                neighbour(r_prec_idf, -1),
+                neighbour(r_prec_idf, 1),
+                neighbour(q_rec, -1),
+                neighbour(q_rec, 1),
+                doc_max_r,
+                doc_mean_r,
+                doc_max_q,
+                doc_mean_q,
+                ones * resp_cov,
+                ones * math.log1p(sum(map(len, resp_toks))),
+                ones * len(resp),
+                ones * (r_prec_idf.mean() if n else 0),
+                ones * (q_rec.mean() if n else 0),
+                doc_q[sd],
+                doc_r[sd],
+                doc_q_rank[sd],
+                doc_r_rank[sd],
+                share_q[sd],
+                window_max(r_prec_idf),
+                window_max(q_rec),
+                ones * abstains,
+            ]
+        )
+        if n
+        else np.zeros((0, len(DOC_FEATURES)))
+    )
 
     # ---- response sentences
     doc_bigrams = set().union(*(ngrams(t, 2) for t in sent_toks)) if sent_toks else set()
     doc_trigrams = set().union(*(ngrams(t, 3) for t in sent_toks)) if sent_toks else set()
     doc_names = set().union(*(names(s) for s in sent_text)) if sent_text else set()
     doc_names |= {normalize(t)[:STEM_LENGTH] for s in sent_text for t in _TOKEN.findall(s)}
-    windows = [sent_sets[j] | (sent_sets[j + 1] if j + 1 < n and sent_doc[j + 1] == sent_doc[j] else set())
-               | (sent_sets[j - 1] if j > 0 and sent_doc[j - 1] == sent_doc[j] else set()) for j in range(n)]
+    windows = [
+        sent_sets[j]
+        | (sent_sets[j + 1] if j + 1 < n and sent_doc[j + 1] == sent_doc[j] else set())
+        | (sent_sets[j - 1] if j > 0 and sent_doc[j - 1] == sent_doc[j] else set())
+        for j in range(n)
+    ]
     sent_bigrams = [ngrams(t, 2) for t in sent_toks]
-    window_bigrams = [sent_bigrams[j] | (sent_bigrams[j + 1] if j + 1 < n and sent_doc[j + 1] == sent_doc[j] else set())
-                      for j in range(n)]
-    window_of: dict[str, set] = {}   # token -> ids of sentence windows (sentence ± 1) holding it
+    window_bigrams = [
+        sent_bigrams[j] | (sent_bigrams[j + 1] if j + 1 < n and sent_doc[j + 1] == sent_doc[j] else set())
+        for j in range(n)
+    ]
+    window_of: dict[str, set] = {}  # token -> ids of sentence windows (sentence ± 1) holding it
     doc_of: dict[str, set] = {}
     for j in range(n):
         for t in windows[j]:
@@ -235,16 +339,31 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
         numbers = {t for t in rset if t[0].isdigit()}
         rnames = names(text) - q_set
         novel = rset - doc_vocab - q_set
-        rows.append([
-            math.log1p(len(tokens(text))), len(rset), i, i / max(m - 1, 1), float(i == m - 1), m,
-            _fraction(doc_vocab, rset), _weighted(doc_vocab, rset, idf, unseen_idf),
-            max((_fraction(s, rset) for s in sent_sets), default=0.0),
-            max((_fraction(w, rset) for w in windows), default=0.0),
-            max((_fraction(d, rset) for d in doc_sets), default=0.0),
-            _fraction(doc_bigrams, ngrams(toks, 2)), _fraction(doc_trigrams, ngrams(toks, 3)),
-            len(numbers), len(numbers - doc_vocab), len(rnames), len(rnames - doc_names),
-            _fraction(q_set, rset), len(novel), len(novel) / max(len(rset), 1), math.log(n + 1),
-        ])
+        rows.append(
+            [
+                math.log1p(len(tokens(text))),
+                len(rset),
+                i,
+                i / max(m - 1, 1),
+                float(i == m - 1),
+                m,
+                _fraction(doc_vocab, rset),
+                _weighted(doc_vocab, rset, idf, unseen_idf),
+                max((_fraction(s, rset) for s in sent_sets), default=0.0),
+                max((_fraction(w, rset) for w in windows), default=0.0),
+                max((_fraction(d, rset) for d in doc_sets), default=0.0),
+                _fraction(doc_bigrams, ngrams(toks, 2)),
+                _fraction(doc_trigrams, ngrams(toks, 3)),
+                len(numbers),
+                len(numbers - doc_vocab),
+                len(rnames),
+                len(rnames - doc_names),
+                _fraction(q_set, rset),
+                len(novel),
+                len(novel) / max(len(rset), 1),
+                math.log(n + 1),
+            ]
+        )
         best_window = max(range(n), key=lambda j: _fraction(windows[j], rset)) if n else None
         missing = rset - windows[best_window] if n else rset
         rows[-1] += [
@@ -258,10 +377,17 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
     resp_rows = np.array(rows, float).reshape(-1, n_base)
     if m:
         cov, win, nov = resp_rows[:, 6], resp_rows[:, 9], resp_rows[:, 18]
-        extra = np.column_stack([np.full(m, cov.min()), np.full(m, cov.mean()), np.full(m, win.min()),
-                                 np.full(m, nov.sum()), nov - nov.mean()])
+        extra = np.column_stack(
+            [
+                np.full(m, cov.min()),
+                np.full(m, cov.mean()),
+                np.full(m, win.min()),
+                np.full(m, nov.sum()),
+                nov - nov.mean(),
+            ]
+        )
         pair_min = np.full((m, 1), resp_rows[:, -3].min())
-        resp_rows = np.hstack([resp_rows[:, :n_base - 7], extra, resp_rows[:, n_base - 7:], pair_min])
+        resp_rows = np.hstack([resp_rows[:, : n_base - 7], extra, resp_rows[:, n_base - 7 :], pair_min])
     else:
         resp_rows = np.zeros((0, len(RESPONSE_FEATURES)))
     return doc_rows, resp_rows

@@ -9,6 +9,7 @@ ragas (faithfulness, context_relevance), trulens (groundedness, context_relevanc
 (gpt3_adherence, gpt3_context_relevance, gpt35_utilization); a metric a baseline has no column for
 is NaN. The trivial predictor is the mean of the training data (constant, so its AUROC is 0.5).
 """
+
 from __future__ import annotations
 
 import math
@@ -28,12 +29,14 @@ from helpers.trace.scoring import to_json
 BASELINES = {
     "ragas": {"adherence": "ragas_faithfulness", "relevance": "ragas_context_relevance"},
     "trulens": {"adherence": "trulens_groundedness", "relevance": "trulens_context_relevance"},
-    "gpt3.5": {"adherence": "gpt3_adherence", "relevance": "gpt3_context_relevance",
-               "utilization": "gpt35_utilization"},
+    "gpt3.5": {
+        "adherence": "gpt3_adherence",
+        "relevance": "gpt3_context_relevance",
+        "utilization": "gpt35_utilization",
+    },
 }
 SCORED = ("relevance", "utilization", "completeness")
-GOLD = {"relevance": "relevance_score", "utilization": "utilization_score",
-        "completeness": "completeness_score"}
+GOLD = {"relevance": "relevance_score", "utilization": "utilization_score", "completeness": "completeness_score"}
 
 
 def hallucination_auroc(hallucinated, adherence_score, *, n_resamples: int = 500, seed: int = 0) -> dict:
@@ -56,8 +59,7 @@ def score_predictions(frame: pd.DataFrame, predictions: dict[str, np.ndarray]) -
     else:
         out.update({"auroc": math.nan, "auroc_ci95": [math.nan, math.nan]})
     for metric in SCORED:
-        out[f"rmse_{metric}"] = (rmse(predictions[metric], frame[GOLD[metric]])
-                                 if metric in predictions else math.nan)
+        out[f"rmse_{metric}"] = rmse(predictions[metric], frame[GOLD[metric]]) if metric in predictions else math.nan
     scored = predictions.get("relevance", predictions.get("adherence"))
     out["n_scored"] = int(np.sum(~np.isnan(np.asarray(scored, float)))) if scored is not None else 0
     return out
@@ -89,14 +91,26 @@ def _offline_judges(judges: list[str], judge_path, evidence_path) -> dict:
     names = [j for j in judges if j in ("offline", "lexical", "evidence", "stacked")]
     if not names:
         return {}
-    needs = any(j in ("evidence", "stacked") for j in names)      # loading raises, saying how to train it
+    needs = any(j in ("evidence", "stacked") for j in names)  # loading raises, saying how to train it
     evidence = EvidenceModel.load(evidence_path) if evidence_path or needs or EvidenceModel.exists() else None
     lexical = OfflineJudge.load(judge_path, evidence=None)
-    uses = {"offline": "stacked" if evidence is not None else "lexical", "lexical": "lexical",
-            "evidence": "evidence", "stacked": "stacked"}
-    return {name: OfflineJudge(lexical.sentence_models, lexical.example_models, lexical.meta,
-                               evidence if uses[name] != "lexical" else None, uses[name], lexical.path)
-            for name in names}
+    uses = {
+        "offline": "stacked" if evidence is not None else "lexical",
+        "lexical": "lexical",
+        "evidence": "evidence",
+        "stacked": "stacked",
+    }
+    return {
+        name: OfflineJudge(
+            lexical.sentence_models,
+            lexical.example_models,
+            lexical.meta,
+            evidence if uses[name] != "lexical" else None,
+            uses[name],
+            lexical.path,
+        )
+        for name in names
+    }
 
 
 def training_means(ragbench_dir=None, offline_judge=None) -> dict:
@@ -110,12 +124,19 @@ def training_means(ragbench_dir=None, offline_judge=None) -> dict:
     except Exception:
         frame = training_frame(None)
     return {m: float(frame[GOLD[m]].mean()) for m in SCORED} | {
-        "adherence": float(frame["adherence_score"].astype(float).mean())}
+        "adherence": float(frame["adherence_score"].astype(float).mean())
+    }
 
 
-def judge_eval(ragbench_dir=None, split: str = "test", judges=("offline",), llm_config: dict | None = None,
-               limit: int | None = None, judge_path: str | Path | None = None,
-               evidence_path: str | Path | None = None) -> dict:
+def judge_eval(
+    ragbench_dir=None,
+    split: str = "test",
+    judges=("offline",),
+    llm_config: dict | None = None,
+    limit: int | None = None,
+    judge_path: str | Path | None = None,
+    evidence_path: str | Path | None = None,
+) -> dict:
     """Per subset: AUROC and RMSEs of our judges, the shipped baselines and the trivial predictor.
     Judges: offline (stacked when an evidence model is trained, else lexical), lexical, evidence
     (the evidence model's adherence alone), stacked, llm."""
@@ -126,9 +147,16 @@ def judge_eval(ragbench_dir=None, split: str = "test", judges=("offline",), llm_
     offline_judges = _offline_judges(judges, judge_path, evidence_path)
     first = next(iter(offline_judges.values()), None)
     means = training_means(ragbench_dir, first)
-    result = {"split": split, "ragbench_dir": str(ragbench_dir or "default"), "judges": judges,
-              "artefacts": {name: j.describe() for name, j in offline_judges.items()},
-              "baselines": list(BASELINES), "trivial_means": means, "limit": limit, "subsets": {}}
+    result = {
+        "split": split,
+        "ragbench_dir": str(ragbench_dir or "default"),
+        "judges": judges,
+        "artefacts": {name: j.describe() for name, j in offline_judges.items()},
+        "baselines": list(BASELINES),
+        "trivial_means": means,
+        "limit": limit,
+        "subsets": {},
+    }
     for subset, splits in list_splits(ragbench_dir).items():
         if split not in splits:
             continue
@@ -137,16 +165,17 @@ def judge_eval(ragbench_dir=None, split: str = "test", judges=("offline",), llm_
         rows = {}
         for name in judges:
             preds, failures = _judge_predictions(name, frame, offline_judges, llm_config)
-            rows[name] = score_predictions(frame, preds) | {"n_failed": len(failures),
-                                                            "failures": failures[:5]}
+            rows[name] = score_predictions(frame, preds) | {"n_failed": len(failures), "failures": failures[:5]}
         for name, columns in BASELINES.items():
             preds = {m: frame[c].astype(float).to_numpy() for m, c in columns.items()}
             rows[name] = score_predictions(frame, preds)
         trivial = {m: np.full(len(frame), means[m]) for m in SCORED} | {"adherence": np.full(len(frame), 0.5)}
         rows["trivial"] = score_predictions(frame, trivial)
-        result["subsets"][subset] = {"n": len(frame),
-                                     "n_hallucinated": int((~frame["adherence_score"].astype(bool)).sum()),
-                                     "judges": rows}
+        result["subsets"][subset] = {
+            "n": len(frame),
+            "n_hallucinated": int((~frame["adherence_score"].astype(bool)).sum()),
+            "judges": rows,
+        }
     return result
 
 
@@ -155,10 +184,18 @@ def result_frame(result: dict) -> pd.DataFrame:
     rows = []
     for subset, block in result["subsets"].items():
         for judge, metrics in block["judges"].items():
-            rows.append({"subset": subset, "judge": judge, "n": block["n"],
-                         "n_hallucinated": block["n_hallucinated"],
-                         **{k: metrics.get(k, math.nan) for k in
-                            ("auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness")}})
+            rows.append(
+                {
+                    "subset": subset,
+                    "judge": judge,
+                    "n": block["n"],
+                    "n_hallucinated": block["n_hallucinated"],
+                    **{
+                        k: metrics.get(k, math.nan)
+                        for k in ("auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness")
+                    },
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -168,14 +205,17 @@ def format_table(result: dict) -> str:
     if frame.empty:
         return f"(no subset has a '{result['split']}' split)"
     lines = [f"judge {name}: {text}" for name, text in result.get("artefacts", {}).items()]
-    lines += [f"split: {result['split']}   AUROC: hallucination detection (higher is better); "
-             "RMSE vs gold (lower is better)",
-             f"{'subset':12s} {'judge':9s} {'n':>5s} {'halluc':>6s} {'AUROC':>7s} {'RMSE rel':>9s} "
-             f"{'RMSE util':>9s} {'RMSE comp':>9s}"]
+    lines += [
+        f"split: {result['split']}   AUROC: hallucination detection (higher is better); RMSE vs gold (lower is better)",
+        f"{'subset':12s} {'judge':9s} {'n':>5s} {'halluc':>6s} {'AUROC':>7s} {'RMSE rel':>9s} "
+        f"{'RMSE util':>9s} {'RMSE comp':>9s}",
+    ]
     fmt = lambda v: "      —" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:7.3f}"
     for _, r in frame.iterrows():
-        lines.append(f"{r.subset:12s} {r.judge:9s} {r.n:5d} {r.n_hallucinated:6d} {fmt(r.auroc)} "
-                     f"  {fmt(r.rmse_relevance)}   {fmt(r.rmse_utilization)}   {fmt(r.rmse_completeness)}")
+        lines.append(
+            f"{r.subset:12s} {r.judge:9s} {r.n:5d} {r.n_hallucinated:6d} {fmt(r.auroc)} "
+            f"  {fmt(r.rmse_relevance)}   {fmt(r.rmse_utilization)}   {fmt(r.rmse_completeness)}"
+        )
     return "\n".join(lines)
 
 

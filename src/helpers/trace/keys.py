@@ -6,6 +6,7 @@ as in the shipped data: ..., 'z', 'aa', 'ab', ..., 'az', 'ba', ... (expertqa has
 Annotator keys are sometimes malformed ('0b.', ' 1C ', '1as, 1av', 'supported_without_sentence');
 `parse_keys` normalises what it can and reports the rest instead of failing.
 """
+
 from __future__ import annotations
 
 import re
@@ -55,8 +56,8 @@ def normalize_key(raw) -> str | None:
 
 @dataclass
 class ParsedKeys:
-    keys: list[str] = field(default_factory=list)      # normalised, valid, first-seen order, unique
-    invalid: list[str] = field(default_factory=list)   # raw entries that name no sentence
+    keys: list[str] = field(default_factory=list)  # normalised, valid, first-seen order, unique
+    invalid: list[str] = field(default_factory=list)  # raw entries that name no sentence
 
 
 def parse_keys(raw_keys, valid_keys=None) -> ParsedKeys:

@@ -5,6 +5,7 @@ the keys exactly as for the gold labels (`scoring.trace_scores`, unique conventi
 
 A failed call or an unparsable answer gives NaN scores and the recorded reason, never an exception.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,7 +19,8 @@ from helpers.trace.scoring import TraceScores, trace_scores
 SYSTEM_PROMPT = (
     "You are an expert annotator of retrieval-augmented generation. You receive a question, "
     "documents split into sentences with keys (e.g. '0a', '0b', '1a') and a response split into "
-    "sentences with keys ('a', 'b'). Answer with JSON only.")
+    "sentences with keys ('a', 'b'). Answer with JSON only."
+)
 
 INSTRUCTIONS = """Annotate:
 1. all_relevant_sentence_keys: the document sentence keys that are relevant to answering the question.
@@ -41,6 +43,7 @@ class SentenceSupport(BaseModel):
 
 class Annotation(BaseModel):
     """RAGBench's annotation fields (the names of its dataset columns)."""
+
     relevance_explanation: str = ""
     all_relevant_sentence_keys: list[str] = Field(default_factory=list)
     sentence_support_information: list[SentenceSupport] = Field(default_factory=list)
@@ -64,8 +67,14 @@ def build_messages(question: str, documents_sentences, response_sentences) -> li
         doc_lines.append(f"Document {i}:")
         doc_lines.extend(f"{k}. {s}" for k, s in doc)
     resp_lines = [f"{k}. {s}" for k, s in response_sentences]
-    user = (f"Question: {question}\n\nDocuments:\n" + "\n".join(doc_lines)
-            + "\n\nResponse:\n" + "\n".join(resp_lines) + "\n\n" + INSTRUCTIONS)
+    user = (
+        f"Question: {question}\n\nDocuments:\n"
+        + "\n".join(doc_lines)
+        + "\n\nResponse:\n"
+        + "\n".join(resp_lines)
+        + "\n\n"
+        + INSTRUCTIONS
+    )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -78,8 +87,9 @@ def annotation_to_judgement(annotation: Annotation, documents_sentences, respons
     if utilized_raw is None:  # RAGBench: utilized = union of the supporting keys
         utilized_raw = [k for s in annotation.sentence_support_information for k in s.supporting_sentence_keys]
     utilized = parse_keys([k for k in utilized_raw if str(k).lower() != "general"], valid_docs)
-    unsupported = parse_keys([s.response_sentence_key for s in annotation.sentence_support_information
-                              if not s.fully_supported], valid_resp)
+    unsupported = parse_keys(
+        [s.response_sentence_key for s in annotation.sentence_support_information if not s.fully_supported], valid_resp
+    )
     scores = trace_scores(documents_sentences, relevant.keys, utilized.keys, unsupported.keys)
     scores.invalid_keys = relevant.invalid + utilized.invalid + unsupported.invalid
     return LLMJudgement(scores, relevant.keys, utilized.keys, unsupported.keys, annotation.model_dump())

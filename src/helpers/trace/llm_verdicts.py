@@ -33,6 +33,7 @@ NaN with its reason, never an exception.
     claims = judge.claim_verdicts(question, documents, response)
     claim_score(claims)                                      # min P(supported) over claims
 """
+
 from __future__ import annotations
 
 import math
@@ -50,13 +51,16 @@ EVIDENCE_SENTENCES = 3
 # bump when a prompt changes: cached verdicts carry it (benchmarks/llm_judge_ragbench.py)
 PROMPT_VERSION = 1
 
-SYSTEM_PROMPT = ("You are a careful fact checker for retrieval-augmented generation. You decide "
-                 "whether statements are supported by source passages. A statement is supported "
-                 "only if the passages state or directly imply it. Answer with one word: yes or no.")
-RESPONSE_QUESTION = ("Is every statement in the response supported by the documents above? "
-                     "Answer yes or no.")
-CLAIM_QUESTION = ("Is the claim supported by the evidence? The response above is given only for "
-                  "context; judge the claim alone. Answer yes or no.")
+SYSTEM_PROMPT = (
+    "You are a careful fact checker for retrieval-augmented generation. You decide "
+    "whether statements are supported by source passages. A statement is supported "
+    "only if the passages state or directly imply it. Answer with one word: yes or no."
+)
+RESPONSE_QUESTION = "Is every statement in the response supported by the documents above? Answer yes or no."
+CLAIM_QUESTION = (
+    "Is the claim supported by the evidence? The response above is given only for "
+    "context; judge the claim alone. Answer yes or no."
+)
 
 
 def yes_probability(logits, yes_ids, no_ids) -> float:
@@ -77,8 +81,9 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in blingfire.text_to_sentences(text).split("\n") if s.strip()] if text else []
 
 
-def select_evidence(claims: list[str], sentences: list[str], k: int = EVIDENCE_SENTENCES,
-                    tokenizer=None) -> list[list[str]]:
+def select_evidence(
+    claims: list[str], sentences: list[str], k: int = EVIDENCE_SENTENCES, tokenizer=None
+) -> list[list[str]]:
     """For each claim, its `k` best sentences of `sentences` by BM25 (bm25s defaults, IDF over
     `sentences` themselves), best first; ties keep document order; all of them when there are
     at most `k`. A claim sharing no term with the sentences gets the first `k`."""
@@ -88,7 +93,7 @@ def select_evidence(claims: list[str], sentences: list[str], k: int = EVIDENCE_S
         return [list(sentences) for _ in claims]
     tokenizer = tokenizer or Tokenizer("en")
     corpus = tokenizer(sentences)
-    if not any(corpus):                  # nothing but stop words: no term to rank by
+    if not any(corpus):  # nothing but stop words: no term to rank by
         return [sentences[:k] for _ in claims]
     index = bm25s.BM25()
     index.index(corpus, show_progress=False)
@@ -123,8 +128,10 @@ def response_messages(question: str, documents: list[str], response: str) -> lis
 
 def claim_messages(question: str, response: str, claim: str, evidence: list[str]) -> list[dict]:
     lines = "\n".join(f"- {s}" for s in evidence) or "- (no document text)"
-    user = (_shared_part(question, response)
-            + f"Evidence:\n{lines}\n\nClaim (a sentence of the response): {claim}\n\n{CLAIM_QUESTION}")
+    user = (
+        _shared_part(question, response)
+        + f"Evidence:\n{lines}\n\nClaim (a sentence of the response): {claim}\n\n{CLAIM_QUESTION}"
+    )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -140,17 +147,25 @@ class LogprobJudge:
 
         threads = threads or os.cpu_count() or 1
         self.path = Path(path)
-        self.model = block_aligned_llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
-                                         n_threads_batch=threads, flash_attn=True, verbose=False,
-                                         seed=0, block=block)
+        self.model = block_aligned_llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            flash_attn=True,
+            verbose=False,
+            seed=0,
+            block=block,
+        )
         eos = self.model.detokenize([self.model.token_eos()], special=True).decode("utf-8")
         # the template adds its own special tokens (Qwen's <|im_start|>): no BOS of our own
-        self._format = Jinja2ChatFormatter(self.model.metadata["tokenizer.chat_template"],
-                                           eos_token=eos, bos_token="", add_generation_prompt=True)
+        self._format = Jinja2ChatFormatter(
+            self.model.metadata["tokenizer.chat_template"], eos_token=eos, bos_token="", add_generation_prompt=True
+        )
         self.yes_ids, self.no_ids = self._single_tokens(YES_WORDS), self._single_tokens(NO_WORDS)
         self._bm25_tokenizer = Tokenizer("en")
         self.last_error: str | None = None
-        self.tokens_evaluated = self.tokens_reused = 0   # what prefix reuse saved, over all calls
+        self.tokens_evaluated = self.tokens_reused = 0  # what prefix reuse saved, over all calls
 
     def _single_tokens(self, words) -> list[int]:
         ids = {w: self.model.tokenize(w.encode("utf-8"), add_bos=False, special=False) for w in words}
@@ -170,7 +185,7 @@ class LogprobJudge:
         # eval() then starts at n_tokens, in batches of `block` from a block boundary
         self.tokens_reused += model.keep_prefix(tokens)
         self.tokens_evaluated += len(tokens) - model.n_tokens
-        model.eval(tokens[model.n_tokens:])
+        model.eval(tokens[model.n_tokens :])
         logits = np.ctypeslib.as_array(model._ctx.get_logits_ith(-1), shape=(model.n_vocab(),))
         return yes_probability(logits, self.yes_ids, self.no_ids)
 

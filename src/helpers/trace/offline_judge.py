@@ -24,6 +24,7 @@ model's card; 1/2 without). `use="evidence"` takes the neural signal alone (to m
     out = judge.judge(question, ["doc text", ...], "response text")
     out.scores.relevance, out.document_predictions, out.response_predictions
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,15 +54,23 @@ DEFAULT_PATH = paths.MODELS_DIR / "offline_judge.skops"
 RETRAIN = "python -m helpers train-judge"
 N_OOF_FOLDS = 3
 # Tree settings chosen by leave-one-subset-out and in-subset 2-fold CV on the validation splits.
-SENTENCE_TREES = dict(max_iter=100, learning_rate=0.1, max_leaf_nodes=31, min_samples_leaf=40,
-                      l2_regularization=1.0, early_stopping=False)
-EXAMPLE_TREES = dict(max_iter=150, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=30,
-                     l2_regularization=1.0, early_stopping=False)
+SENTENCE_TREES = dict(
+    max_iter=100, learning_rate=0.1, max_leaf_nodes=31, min_samples_leaf=40, l2_regularization=1.0, early_stopping=False
+)
+EXAMPLE_TREES = dict(
+    max_iter=150,
+    learning_rate=0.05,
+    max_leaf_nodes=15,
+    min_samples_leaf=30,
+    l2_regularization=1.0,
+    early_stopping=False,
+)
 
 
 @dataclass
 class Example:
     """One featurised example and, for training, its gold labels."""
+
     doc_x: np.ndarray
     resp_x: np.ndarray
     doc_keys: list[str]
@@ -69,22 +78,23 @@ class Example:
     y_relevant: np.ndarray | None = None
     y_utilized: np.ndarray | None = None
     y_supported: np.ndarray | None = None
-    targets: tuple | None = None     # (relevance, utilization, completeness, adherence)
+    targets: tuple | None = None  # (relevance, utilization, completeness, adherence)
 
 
 @dataclass
 class Judgement:
     scores: TraceScores
-    document_predictions: list[dict] = field(default_factory=list)   # key, sentence, p_relevant, p_utilized
-    response_predictions: list[dict] = field(default_factory=list)   # key, sentence, p_supported
+    document_predictions: list[dict] = field(default_factory=list)  # key, sentence, p_relevant, p_utilized
+    response_predictions: list[dict] = field(default_factory=list)  # key, sentence, p_supported
 
     def keys(self, threshold: float = 0.5) -> dict:
         """Predicted key lists, RAGBench's column names."""
         return {
             "all_relevant_sentence_keys": [d["key"] for d in self.document_predictions if d["p_relevant"] >= threshold],
             "all_utilized_sentence_keys": [d["key"] for d in self.document_predictions if d["p_utilized"] >= threshold],
-            "unsupported_response_sentence_keys": [r["key"] for r in self.response_predictions
-                                                   if r["p_supported"] < threshold],
+            "unsupported_response_sentence_keys": [
+                r["key"] for r in self.response_predictions if r["p_supported"] < threshold
+            ],
         }
 
 
@@ -101,22 +111,29 @@ def featurise(question: str, documents, response, row=None) -> Example:
         example.y_relevant = np.array([k in relevant for k in doc_keys])
         example.y_utilized = np.array([k in utilized for k in doc_keys])
         example.y_supported = np.array([k not in unsupported for k in resp_keys])
-        example.targets = (row["relevance_score"], row["utilization_score"], row["completeness_score"],
-                           float(bool(row["adherence_score"])))
+        example.targets = (
+            row["relevance_score"],
+            row["utilization_score"],
+            row["completeness_score"],
+            float(bool(row["adherence_score"])),
+        )
     return example
 
 
 def featurise_frame(frame: pd.DataFrame, with_labels: bool = True) -> list[Example]:
-    return [featurise(r["question"], r["documents_sentences"], r["response_sentences"],
-                      r if with_labels else None) for _, r in frame.iterrows()]
+    return [
+        featurise(r["question"], r["documents_sentences"], r["response_sentences"], r if with_labels else None)
+        for _, r in frame.iterrows()
+    ]
 
 
 def _pooled(example: Example) -> np.ndarray:
     """Example-level pooling of the sentence features (mean, max, 75th percentile; response: mean, min, max)."""
     doc = example.doc_x if len(example.doc_x) else np.zeros((1, len(DOC_FEATURES)))
     resp = example.resp_x if len(example.resp_x) else np.zeros((1, len(RESPONSE_FEATURES)))
-    return np.concatenate([doc.mean(0), doc.max(0), np.quantile(doc, 0.75, axis=0),
-                           resp.mean(0), resp.min(0), resp.max(0)])
+    return np.concatenate(
+        [doc.mean(0), doc.max(0), np.quantile(doc, 0.75, axis=0), resp.mean(0), resp.min(0), resp.max(0)]
+    )
 
 
 def _summary(p_rel, p_util, p_sup) -> np.ndarray:
@@ -125,17 +142,35 @@ def _summary(p_rel, p_util, p_sup) -> np.ndarray:
     p_rel = p_rel if len(p_rel) else np.zeros(1)
     p_util = p_util if len(p_util) else np.zeros(1)
     expected_completeness = (p_rel * p_util).sum() / max(p_rel.sum(), 1e-9)
-    return np.array([p_rel.mean(), p_util.mean(), expected_completeness, p_sup.min(), p_sup.mean(),
-                     np.prod(p_sup), p_rel.max(), p_util.max(), np.quantile(p_rel, 0.75),
-                     np.quantile(p_util, 0.75)])
+    return np.array(
+        [
+            p_rel.mean(),
+            p_util.mean(),
+            expected_completeness,
+            p_sup.min(),
+            p_sup.mean(),
+            np.prod(p_sup),
+            p_rel.max(),
+            p_util.max(),
+            np.quantile(p_rel, 0.75),
+            np.quantile(p_util, 0.75),
+        ]
+    )
 
 
 USES = ("lexical", "evidence", "stacked")
 
 
 class OfflineJudge:
-    def __init__(self, sentence_models: dict, example_models: dict, meta: dict, evidence=None,
-                 use: str | None = None, path: Path | None = None):
+    def __init__(
+        self,
+        sentence_models: dict,
+        example_models: dict,
+        meta: dict,
+        evidence=None,
+        use: str | None = None,
+        path: Path | None = None,
+    ):
         self.sentence_models = sentence_models
         self.example_models = example_models
         self.meta = meta
@@ -146,25 +181,33 @@ class OfflineJudge:
         # the neural part's weight in the stack: chosen on held-out data at training (the card), else 1/2
         self.stack_weight = float((getattr(evidence, "card", None) or {}).get("stacking", {}).get("weight", 0.5))
         if self.use != "lexical" and evidence is None:
-            raise UserError(f"offline judge use {self.use!r} needs a trained evidence model: "
-                            "run `make evidence-model`")
+            raise UserError(f"offline judge use {self.use!r} needs a trained evidence model: run `make evidence-model`")
 
     def describe(self) -> str:
         """Which artefacts judge: printed by judge-eval and kept in run summaries."""
         text = f"{self.use}: lexical judge {self.path or '(in memory)'}"
         if self.evidence is not None and self.use != "lexical":
             card = self.evidence.card
-            text += (f" + evidence model {self.evidence.path} (trained {card.get('trained_at', '?')}, "
-                     f"data {card.get('data_sha256', {}).get('support', '?')}"
-                     + (f", weight {self.stack_weight:g})" if self.use == "stacked" else ")"))
+            text += (
+                f" + evidence model {self.evidence.path} (trained {card.get('trained_at', '?')}, "
+                f"data {card.get('data_sha256', {}).get('support', '?')}"
+                + (f", weight {self.stack_weight:g})" if self.use == "stacked" else ")")
+            )
         return text
 
     # ---- persistence
     def save(self, path: str | Path | None = None) -> Path:
         path = Path(path or DEFAULT_PATH)
-        write_artefact({"format_version": FORMAT_VERSION, "sentence_models": self.sentence_models,
-                        "example_models": self.example_models, "meta": self.meta}, path,
-                       card={"what": "offline TRACe judge", "format_version": FORMAT_VERSION, **self.meta})
+        write_artefact(
+            {
+                "format_version": FORMAT_VERSION,
+                "sentence_models": self.sentence_models,
+                "example_models": self.example_models,
+                "meta": self.meta,
+            },
+            path,
+            card={"what": "offline TRACe judge", "format_version": FORMAT_VERSION, **self.meta},
+        )
         return path
 
     @classmethod
@@ -174,8 +217,10 @@ class OfflineJudge:
         path = Path(path or DEFAULT_PATH)
         blob = read_artefact(path, what="trained judge", retrain=RETRAIN)
         if blob.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{path}: judge format {blob.get('format_version')}, expected "
-                             f"{FORMAT_VERSION}; retrain with `python -m helpers train-judge`")
+            raise ValueError(
+                f"{path}: judge format {blob.get('format_version')}, expected "
+                f"{FORMAT_VERSION}; retrain with `python -m helpers train-judge`"
+            )
         if evidence == "auto":
             evidence = EvidenceModel.load() if EvidenceModel.exists() and use != "lexical" else None
         elif evidence is not None and not isinstance(evidence, EvidenceModel):
@@ -195,8 +240,12 @@ class OfflineJudge:
 
         p_rel = batched("doc_x", lambda x: models["relevant"].predict_proba(x)[:, 1])
         p_util = batched("doc_x", lambda x: models["utilized"].predict_proba(x)[:, 1])
-        p_sup = batched("resp_x", lambda x: (models["supported"].predict_proba(x)[:, 1]
-                                             + models["supported_linear"].predict_proba(x)[:, 1]) / 2)
+        p_sup = batched(
+            "resp_x",
+            lambda x: (
+                (models["supported"].predict_proba(x)[:, 1] + models["supported_linear"].predict_proba(x)[:, 1]) / 2
+            ),
+        )
         return list(zip(p_rel, p_util, p_sup))
 
     def _sentence_probabilities(self, example: Example):
@@ -208,8 +257,9 @@ class OfflineJudge:
         if rows:
             x = np.vstack([np.concatenate([_pooled(examples[i]), _summary(*probabilities[i])]) for i in rows])
             models = self.example_models
-            rel, util, comp = (np.clip(models[m].predict(x), 0, 1)
-                               for m in ("relevance", "utilization", "completeness"))
+            rel, util, comp = (
+                np.clip(models[m].predict(x), 0, 1) for m in ("relevance", "utilization", "completeness")
+            )
             p_adherent = models["adherence"].predict_proba(x)[:, 1]
             for r, i in enumerate(rows):
                 p_sup = probabilities[i][2]
@@ -225,22 +275,28 @@ class OfflineJudge:
         """Judge (question, documents, response) triples in one batch."""
         keyed = [(q, as_documents_sentences(d), as_response_sentences(r)) for q, d, r in items]
         examples = [featurise(q, d, r) for q, d, r in keyed]
-        neural = (self.evidence.response_support_many(keyed)
-                  if self.evidence is not None and self.use != "lexical" else None)
+        neural = (
+            self.evidence.response_support_many(keyed) if self.evidence is not None and self.use != "lexical" else None
+        )
         with threadpool_limits(1):
             probabilities = self._sentence_probabilities_many(examples)
             scores = self._scores_many(examples, probabilities, neural)
-        if neural is not None:     # per-sentence support as the scores use it
+        if neural is not None:  # per-sentence support as the scores use it
             w = 1.0 if self.use == "evidence" else self.stack_weight
             probabilities = [(a, b, (1 - w) * c + w * n) for (a, b, c), n in zip(probabilities, neural)]
         out = []
         for (_, docs, resp), example, (p_rel, p_util, p_sup), score in zip(keyed, examples, probabilities, scores):
             doc_sentences = [s for doc in docs for _, s in doc]
-            out.append(Judgement(
-                score,
-                [{"key": k, "sentence": s, "p_relevant": float(a), "p_utilized": float(b)}
-                 for k, s, a, b in zip(example.doc_keys, doc_sentences, p_rel, p_util)],
-                [{"key": k, "sentence": s, "p_supported": float(c)} for (k, s), c in zip(resp, p_sup)]))
+            out.append(
+                Judgement(
+                    score,
+                    [
+                        {"key": k, "sentence": s, "p_relevant": float(a), "p_utilized": float(b)}
+                        for k, s, a, b in zip(example.doc_keys, doc_sentences, p_rel, p_util)
+                    ],
+                    [{"key": k, "sentence": s, "p_supported": float(c)} for (k, s), c in zip(resp, p_sup)],
+                )
+            )
         return out
 
     def judge(self, question: str, documents, response) -> Judgement:
@@ -250,8 +306,9 @@ class OfflineJudge:
 
     def judge_frame(self, frame: pd.DataFrame, batch_size: int = 256) -> list[Judgement]:
         items = list(zip(frame["question"], frame["documents_sentences"], frame["response_sentences"]))
-        return [j for start in range(0, len(items), batch_size)
-                for j in self.judge_many(items[start:start + batch_size])]
+        return [
+            j for start in range(0, len(items), batch_size) for j in self.judge_many(items[start : start + batch_size])
+        ]
 
 
 # ---- training
@@ -262,19 +319,24 @@ def _fit_sentence_models(examples: list[Example], seed: int, max_iter: int | Non
         return np.vstack(xs), np.concatenate(ys).astype(int)
 
     models = {}
-    for name, attr_x, attr_y in (("relevant", "doc_x", "y_relevant"), ("utilized", "doc_x", "y_utilized"),
-                                 ("supported", "resp_x", "y_supported")):
+    for name, attr_x, attr_y in (
+        ("relevant", "doc_x", "y_relevant"),
+        ("utilized", "doc_x", "y_utilized"),
+        ("supported", "resp_x", "y_supported"),
+    ):
         x, y = stacked(attr_x, attr_y)
         trees = SENTENCE_TREES | ({"max_iter": max_iter} if max_iter else {})
         models[name] = HistGradientBoostingClassifier(random_state=seed, **trees).fit(x, y)
         if name == "supported":
-            models["supported_linear"] = make_pipeline(
-                StandardScaler(), LogisticRegression(C=0.1, max_iter=2000)).fit(x, y)
+            models["supported_linear"] = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000)).fit(
+                x, y
+            )
     return models
 
 
-def fit_judge(examples: list[Example], seed: int = 0, meta: dict | None = None,
-              max_iter: int | None = None) -> OfflineJudge:
+def fit_judge(
+    examples: list[Example], seed: int = 0, meta: dict | None = None, max_iter: int | None = None
+) -> OfflineJudge:
     """Both stages on featurised, labelled examples (stage-2 inputs predicted out-of-fold).
     `max_iter` overrides the number of boosting rounds (tests use few; None: the tuned settings)."""
     example_trees = EXAMPLE_TREES | ({"max_iter": max_iter} if max_iter else {})
@@ -293,12 +355,19 @@ def fit_judge(examples: list[Example], seed: int = 0, meta: dict | None = None,
         y = np.array([e.targets for e in examples], float)
         example_models = {
             name: HistGradientBoostingRegressor(random_state=seed, **example_trees).fit(x, y[:, col])
-            for col, name in enumerate(("relevance", "utilization", "completeness"))}
-        example_models["adherence"] = HistGradientBoostingClassifier(
-            random_state=seed, **example_trees).fit(x, y[:, 3].astype(int))
-    meta = dict(meta or {}, seed=seed, n_examples=len(examples),
-                training_means=dict(zip(("relevance", "utilization", "completeness", "adherence"),
-                                        map(float, np.nanmean(y, axis=0)))))
+            for col, name in enumerate(("relevance", "utilization", "completeness"))
+        }
+        example_models["adherence"] = HistGradientBoostingClassifier(random_state=seed, **example_trees).fit(
+            x, y[:, 3].astype(int)
+        )
+    meta = dict(
+        meta or {},
+        seed=seed,
+        n_examples=len(examples),
+        training_means=dict(
+            zip(("relevance", "utilization", "completeness", "adherence"), map(float, np.nanmean(y, axis=0)))
+        ),
+    )
     return OfflineJudge(sentence_models, example_models, meta)
 
 
@@ -322,9 +391,14 @@ def _fingerprint(frame: pd.DataFrame) -> str:
     return hashlib.sha256(ids.encode()).hexdigest()[:16]
 
 
-def train_judge(out_path: str | Path | None = None, seed: int = 0, ragbench_dir=None,
-                subsets: list[str] | None = None, limit: int | None = None,
-                max_iter: int | None = None) -> dict:
+def train_judge(
+    out_path: str | Path | None = None,
+    seed: int = 0,
+    ragbench_dir=None,
+    subsets: list[str] | None = None,
+    limit: int | None = None,
+    max_iter: int | None = None,
+) -> dict:
     """Train on RAGBench's non-test splits and save the artefact (default data/models/offline_judge.skops).
     Returns training time (s), artefact size (bytes), path and data summary."""
     start = time.perf_counter()
@@ -332,9 +406,16 @@ def train_judge(out_path: str | Path | None = None, seed: int = 0, ragbench_dir=
     examples = featurise_frame(frame)
     featurise_s = time.perf_counter() - start
     splits = sorted({f"{s}/{p}" for s, p in zip(frame["subset"], frame["split"])})
-    judge = fit_judge(examples, seed, meta={"trained_on": splits, "data_fingerprint": _fingerprint(frame)},
-                      max_iter=max_iter)
+    judge = fit_judge(
+        examples, seed, meta={"trained_on": splits, "data_fingerprint": _fingerprint(frame)}, max_iter=max_iter
+    )
     path = judge.save(out_path)
-    return {"path": str(path), "train_s": round(time.perf_counter() - start, 1),
-            "featurise_s": round(featurise_s, 1), "artefact_bytes": path.stat().st_size,
-            "n_examples": len(examples), "trained_on": splits, "seed": seed}
+    return {
+        "path": str(path),
+        "train_s": round(time.perf_counter() - start, 1),
+        "featurise_s": round(featurise_s, 1),
+        "artefact_bytes": path.stat().st_size,
+        "n_examples": len(examples),
+        "trained_on": splits,
+        "seed": seed,
+    }

@@ -13,6 +13,7 @@ Two conventions for counting keys:
 - "unique" (default for new judgements) counts unique, normalised keys that name a sentence.
 Aggregates: mean and a percentile-bootstrap interval (95% by default) from helpers.stats.bootstrap_ci.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,8 @@ class TraceScores:
     relevance: float
     utilization: float
     completeness: float
-    adherence: float            # 1.0 / 0.0 (NaN when unknown)
-    adherence_score: float = math.nan   # continuous P(adherent), for AUROC; = adherence for gold
+    adherence: float  # 1.0 / 0.0 (NaN when unknown)
+    adherence_score: float = math.nan  # continuous P(adherent), for AUROC; = adherence for gold
     invalid_keys: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -48,8 +49,9 @@ class TraceScores:
         return cls(nan, nan, nan, nan, nan, [], error)
 
 
-def trace_scores(documents_sentences, relevant_keys, utilized_keys, unsupported_keys,
-                 convention: str = "unique") -> TraceScores:
+def trace_scores(
+    documents_sentences, relevant_keys, utilized_keys, unsupported_keys, convention: str = "unique"
+) -> TraceScores:
     """TRACe scores of one example from its key lists (see module docstring)."""
     if convention not in ("unique", "ragbench"):
         raise ValueError(f"convention must be 'unique' or 'ragbench', got {convention!r}")
@@ -59,12 +61,10 @@ def trace_scores(documents_sentences, relevant_keys, utilized_keys, unsupported_
     unsupported = parse_keys(unsupported_keys)
     invalid = relevant.invalid + utilized.invalid + unsupported.invalid
     if n_sentences == 0:
-        return TraceScores(math.nan, math.nan, math.nan, math.nan, math.nan, invalid,
-                           "no document sentences")
+        return TraceScores(math.nan, math.nan, math.nan, math.nan, math.nan, invalid, "no document sentences")
     if convention == "ragbench":
         n_relevant, n_utilized = len(list(relevant_keys)), len(list(utilized_keys))
-        both = ({normalize_key(k) or k for k in relevant_keys}
-                & {normalize_key(k) or k for k in utilized_keys})
+        both = {normalize_key(k) or k for k in relevant_keys} & {normalize_key(k) or k for k in utilized_keys}
         adherent = len(list(unsupported_keys)) == 0
     else:
         n_relevant, n_utilized = len(relevant.keys), len(utilized.keys)
@@ -72,8 +72,7 @@ def trace_scores(documents_sentences, relevant_keys, utilized_keys, unsupported_
         adherent = not unsupported.keys
     completeness = len(both) / n_relevant if n_relevant else 1.0
     adherence = 1.0 if adherent else 0.0
-    return TraceScores(n_relevant / n_sentences, n_utilized / n_sentences, completeness,
-                       adherence, adherence, invalid)
+    return TraceScores(n_relevant / n_sentences, n_utilized / n_sentences, completeness, adherence, adherence, invalid)
 
 
 def scores_from_probabilities(p_relevant, p_utilized, p_supported) -> TraceScores:
@@ -87,19 +86,27 @@ def scores_from_probabilities(p_relevant, p_utilized, p_supported) -> TraceScore
     mass = p_rel.sum()
     completeness = float((p_rel * p_util).sum() / mass) if mass > 1e-9 else 1.0
     adherence_score = float(p_sup.min()) if p_sup.size else 1.0
-    return TraceScores(float(p_rel.mean()), float(p_util.mean()), min(completeness, 1.0),
-                       1.0 if adherence_score >= 0.5 else 0.0, adherence_score)
+    return TraceScores(
+        float(p_rel.mean()),
+        float(p_util.mean()),
+        min(completeness, 1.0),
+        1.0 if adherence_score >= 0.5 else 0.0,
+        adherence_score,
+    )
 
 
 def gold_scores(row, convention: str = "ragbench") -> TraceScores:
     """Scores of a RAGBench row recomputed from its gold keys."""
-    return trace_scores(row["documents_sentences"], row["all_relevant_sentence_keys"],
-                        row["all_utilized_sentence_keys"], row["unsupported_response_sentence_keys"],
-                        convention)
+    return trace_scores(
+        row["documents_sentences"],
+        row["all_relevant_sentence_keys"],
+        row["all_utilized_sentence_keys"],
+        row["unsupported_response_sentence_keys"],
+        convention,
+    )
 
 
-def aggregate(scores: list[TraceScores], *, n_resamples: int = 2000, seed: int = 0,
-              confidence: float = 0.95) -> dict:
+def aggregate(scores: list[TraceScores], *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> dict:
     """The seed guide's JSON layout (mean per metric, 'average', 'num_samples',
     'individual_scores') plus, per metric, the [low, high] percentile-bootstrap interval of the
     mean (helpers.stats.bootstrap_ci; NaN scores left out) under 'ci95' ('ci90' for
