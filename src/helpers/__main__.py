@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", nargs="?", help="e.g. configs/default.yaml")
     # pandas: loaded only when this runs
     from helpers.data.cli import add_cli as add_documents_cli
-    from helpers.data.cli import add_run_options
+    from helpers.data.cli import add_run_options  # pandas, as above
 
     add_run_options(run)  # --documents, --questions, --config
     run.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=argparse.SUPPRESS)
