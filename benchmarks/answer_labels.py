@@ -25,6 +25,7 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.analysis import load_scores
 from helpers.experiment.labels import (
+    AGREEMENT_COLUMNS,
     COMMITTED_COLUMNS,
     answers_sheet,
     judges_vs_labels,
@@ -64,21 +65,7 @@ def _report(args) -> int:
     pd.set_option("display.width", 200)
     print("Hand labels (score: yes 1, partly 0.5, no 0; 95% bootstrap interval):")
     print(summary.round(2).to_string(index=False))
-    columns = [
-        "models",
-        "judge",
-        "metric",
-        "positive",
-        "n",
-        "labelled_positive",
-        "auroc",
-        "auroc_low",
-        "auroc_high",
-        "accuracy",
-        "kappa",
-        "kappa_low",
-        "kappa_high",
-    ]
+    columns = ["models", *AGREEMENT_COLUMNS]
     tables = []
     for positive in (("no",), ("no", "partly")):
         for model in [None, *labels["model"].unique()]:

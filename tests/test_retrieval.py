@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from chroma_server import chroma_run
 from helpers.llm import LLM, ResponseCache
 from helpers.retrieval import BM25, Dense, Hybrid, HyDE, MultiQuery, RetrievalError, build_retriever
 from helpers.retrieval.composed import parse_rewrites
@@ -328,36 +329,8 @@ def test_hyde_and_multi_query_with_local_model(tmp_path):
 @pytest.fixture
 def chroma_server(tmp_path):
     """A real `chroma run` server on a free port of 127.0.0.1, stopped afterwards."""
-    import socket
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
-    import chromadb
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    chroma = Path(sys.executable).with_name("chroma")
-    server = subprocess.Popen(
-        [str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(tmp_path / "chroma-server")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 60
-    while True:
-        try:
-            chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
-            break
-        except Exception:
-            if time.time() > deadline or server.poll() is not None:
-                server.kill()
-                pytest.fail("chroma run did not start")
-            time.sleep(0.3)
-    yield {"host": "127.0.0.1", "port": port}
-    server.terminate()
-    server.wait(timeout=30)
+    with chroma_run(tmp_path / "chroma-server") as port:
+        yield {"host": "127.0.0.1", "port": port}
 
 
 def test_dense_on_a_chroma_server_is_shared_and_ranks_as_embedded(tmp_path, chroma_server, dense_en):

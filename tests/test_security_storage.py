@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from chroma_server import chroma_run as start_chroma
 from ray_heads import start_head, stop_head
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -164,39 +165,8 @@ def _free_port() -> int:
 def chroma_run(tmp_path_factory):
     """A real `chroma run` on 127.0.0.1. Chroma 1.x's server checks no token itself (its auth
     settings are gone from the Rust server), so tokens and TLS are a reverse proxy's job, as below."""
-    import time
-
-    import chromadb
-
-    port = _free_port()
-    chroma = Path(sys.executable).with_name("chroma")
-    server = subprocess.Popen(
-        [
-            str(chroma),
-            "run",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--path",
-            str(tmp_path_factory.mktemp("chroma-server")),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 60
-    while True:
-        try:
-            chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
-            break
-        except Exception:
-            if time.time() > deadline or server.poll() is not None:
-                server.kill()
-                pytest.fail("chroma run did not start")
-            time.sleep(0.3)
-    yield port
-    server.terminate()
-    server.wait(timeout=30)
+    with start_chroma(tmp_path_factory.mktemp("chroma-server")) as port:
+        yield port
 
 
 def _self_signed(directory: Path) -> tuple[Path, Path]:

@@ -171,14 +171,25 @@ def _source(relpath: str) -> SourceFile:
                           f"{[f.relpath for f in sources[dataset]]}")
 
 
+# (path) -> (inode, size, mtime) of the file when its sha256 last matched: hashed again only when
+# the file changed, so a process that loads a dataset many times reads its files once
+_VERIFIED: dict[Path, tuple] = {}
+
+
+def _stamp(path: Path) -> tuple:
+    info = path.stat()
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 def raw_path(relpath: str, raw_dir: Path | None = None) -> Path:
-    """Path of a raw file whose sha256 matches the manifest, checked on every call (all raw data
-    hashes in well under a second). A missing or failing file is prepared first, with its dataset;
-    if no verified copy can be had, the error names the file, the expected and the actual sha256."""
+    """Path of a raw file whose sha256 matches the manifest, checked whenever the file changed
+    since its last check. A missing or failing file is prepared first, with its dataset; if no
+    verified copy can be had, the error names the file, the expected and the actual sha256."""
     raw_dir = raw_dir or paths.RAW_DIR
     src = _source(relpath)
     path = raw_dir / relpath
-    if path.exists() and sha256_of(path) == src.sha256:
+    if path.exists() and (_VERIFIED.get(path) == _stamp(path) or sha256_of(path) == src.sha256):
+        _VERIFIED[path] = _stamp(path)
         return path
     prepare_data([src.dataset], raw_dir=raw_dir)
     actual = sha256_of(path) if path.exists() else None

@@ -188,6 +188,23 @@ def judges_vs_labels(
     return pd.DataFrame(merged_rows)
 
 
+# the columns of judges_vs_labels a person reads (the command line and the benchmark print them)
+AGREEMENT_COLUMNS = [
+    "judge",
+    "metric",
+    "positive",
+    "n",
+    "labelled_positive",
+    "auroc",
+    "auroc_low",
+    "auroc_high",
+    "accuracy",
+    "kappa",
+    "kappa_low",
+    "kappa_high",
+]
+
+
 def label_figure(summary: pd.DataFrame):
     """Bars of the mean label score per architecture, one colour per model, with the bootstrap
     interval; `supported` and `correct` side by side (from label_summary)."""

@@ -256,9 +256,10 @@ class Experiment:
             return
         judge.prepare()
 
+        checked = {m.name: m for m in judge.metrics_for(self.config)}  # each value within its declared range
+
         def one(answer):
             rows, usage = judge.score_one(answer)
-            checked = {m.name: m for m in judge.metrics_for(self.config)}
             return [(m, checked[m].check(v) if m in checked else v, r) for m, v, r in rows], usage
 
         self._score(chosen, judge.name, judge.label, one, artefact=judge.artefact, workers=judge.workers)

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from helpers.data import DataError
+from helpers.experiment.labels import AGREEMENT_COLUMNS
 from helpers.experiment.run_labels import judge_agreement, labels_frame
 from helpers.inputs import load_yaml
 from helpers.trace.evidence import DEFAULT_DIR, EvidenceModel
@@ -78,20 +79,7 @@ def _judge_eval(args: argparse.Namespace) -> int:
             f"run {args.labels}: {labels[['architecture', 'model', 'qid']].drop_duplicates().shape[0]} answers "
             f"labelled by {labels['annotator'].nunique()} annotator(s)"
         )
-        columns = [
-            "judge",
-            "metric",
-            "positive",
-            "n",
-            "labelled_positive",
-            "auroc",
-            "auroc_low",
-            "auroc_high",
-            "accuracy",
-            "kappa",
-            "kappa_low",
-            "kappa_high",
-        ]
+        columns = AGREEMENT_COLUMNS
         print(
             table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}")
             if len(table)
