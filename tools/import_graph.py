@@ -69,6 +69,7 @@ LAYERS: dict[str, int] = {
     "helpers.paths": 0,
     "helpers.inputs": 0,
     "helpers.offline": 0,
+    "helpers.redaction": 0,
     "helpers.stats": 0,
     "helpers.artefacts": 0,
     "helpers.smoke": 0,

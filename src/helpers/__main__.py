@@ -40,10 +40,11 @@ from helpers import paths
 from helpers.errors import UserError
 from helpers.experiment.config import load_config
 from helpers.experiment.sweep import run_sweep
-from helpers.llm.keys import HOSTS_SETTING, redact, user_setting
+from helpers.llm.keys import HOSTS_SETTING, user_setting
 from helpers.llm.server import serve_cli
 from helpers.llm.split_models import assemble
 from helpers.offline import quiet_noisy_loggers
+from helpers.redaction import redact
 from helpers.retrieval.cli import add_cli as add_retrieval_cli
 
 

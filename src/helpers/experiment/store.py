@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from helpers.llm.keys import redact
+from helpers.redaction import redact
 
 
 def answer_key(architecture: str, llm: str, qid: str) -> str:

@@ -16,10 +16,11 @@ from urllib.parse import urlparse
 
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
-from helpers.llm.keys import DEFAULT_HOSTS, check_destination, is_loopback, read_api_key, redact
+from helpers.llm.keys import DEFAULT_HOSTS, check_destination, is_loopback, read_api_key
 from helpers.llm.llama_prefix import block_aligned_llama
 from helpers.llm.local_weights import BUNDLED_NAMES, chosen_weights, local_layout, q8_0_copy
 from helpers.llm.split_models import SPLIT_MODELS, assemble
+from helpers.redaction import redact
 
 
 @dataclass

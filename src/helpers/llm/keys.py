@@ -1,5 +1,5 @@
-"""API keys: which variables may hold one, which hosts may receive it, and keeping every key
-value out of anything logged or recorded (SECURITY.md).
+"""API keys: which variables may hold one, and which hosts may receive it (SECURITY.md); each
+value read is handed to helpers.redaction, which keeps it out of anything logged or recorded.
 
 A config is shared data: it may name the variable a key comes from (`api_key_env`) and the
 server it goes to (`base_url`). Both are checked here, against the user's own settings (the
@@ -13,14 +13,13 @@ environment or the project's gitignored .env), never against the config:
 from __future__ import annotations
 
 import ipaddress
-import logging
 import os
 import re
-import threading
 from urllib.parse import urlparse
 
 from helpers import paths
 from helpers.llm.errors import KeyPolicyError
+from helpers.redaction import remember_secret
 
 KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*_API_KEY")
 VARIABLES_SETTING = "HELPERS_KEY_VARIABLES"
@@ -39,11 +38,6 @@ PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
     "GEMINI_API_KEY": ("generativelanguage.googleapis.com",),
 }
 DEFAULT_HOSTS = {"groq": "https://api.groq.com", "openai-compatible": None}
-# shorter values are not redacted: they are not secrets ("not-needed") and would mangle text
-MIN_SECRET_CHARS = 8
-
-_SECRETS: set[str] = set()  # every key value read by this process
-_LOCK = threading.Lock()
 
 
 def user_setting(name: str) -> list[str]:
@@ -116,32 +110,3 @@ def read_api_key(variable: str) -> str | None:
     if value:
         remember_secret(value)
     return value or None
-
-
-def remember_secret(value: str) -> None:
-    if value and len(value) >= MIN_SECRET_CHARS:
-        with _LOCK:
-            _SECRETS.add(value)
-
-
-def redact(text):
-    """`text` with every key value this process has read replaced by [REDACTED]: a server that
-    echoes the Authorization header in an error must not put the key into records or logs.
-    Anything that is not a string is returned as it is."""
-    if not isinstance(text, str) or not _SECRETS:
-        return text
-    for secret in sorted(_SECRETS, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, "[REDACTED]")
-    return text
-
-
-class _RedactedRecord(logging.LogRecord):
-    def getMessage(self) -> str:  # noqa: N802 - logging's name
-        return redact(super().getMessage())
-
-
-def install_log_redaction() -> None:
-    """Every log record's message passes through `redact`, whichever handler prints it."""
-    if logging.getLogRecordFactory() is not _RedactedRecord:
-        logging.setLogRecordFactory(_RedactedRecord)
