@@ -126,7 +126,7 @@ def test_toy_case_and_exercises():
 
 def test_ground_truth_recall_counts_content_terms():
     from helpers.reproduce.seed_chunks import ground_truth_recall
-    from helpers.retrieval.sparse import Tokenizer
+    from helpers.text import Tokenizer
 
     tokenizer = Tokenizer("es")
     assert ground_truth_recall("diez citas prenatales", ["Se recomiendan diez citas."], tokenizer) == pytest.approx(

@@ -20,7 +20,7 @@ Layers, bottom to top; a module may import its own layer and the ones below, nev
 (the longest matching prefix of LAYERS places a module; modules named `cli` are front ends, on
 top, whatever their package):
 
-    0  foundations   errors, paths, inputs, offline, stats, artefacts, smoke, answer_checks,
+    0  foundations   errors, paths, inputs, offline, stats, artefacts, smoke, answer_checks, text,
                      figures (the figure saver)
     1  services      llm (clients, local servers, keys), data (readers, chunking, datasets,
                      contracts), ray_cluster (Ray start-up, loopback only), finetune (the shared
@@ -75,6 +75,7 @@ LAYERS: dict[str, int] = {
     "helpers.smoke": 0,
     "helpers.answer_checks": 0,
     "helpers.figures": 0,
+    "helpers.text": 0,
     # 1: services
     "helpers": 1,
     "helpers.llm": 1,

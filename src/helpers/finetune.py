@@ -17,6 +17,7 @@ the same weights as a training run straight through. The loss is BCE on the sing
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 from dataclasses import asdict, dataclass, field
@@ -29,6 +30,33 @@ from helpers.errors import UserError
 
 BATCHES_PER_BUCKET = 50  # batches are drawn from length-sorted buckets of this many
 MAX_LENGTH = 128  # tokens of a (first, second) pair, the default of `encode` and LoopSettings
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A labelled text pair for a one-logit cross-encoder: (claim, evidence) for the evidence model,
+    (query, passage) for the retrieval cross-encoder."""
+
+    claim: str
+    evidence: str
+    label: int  # 1 supported / entailed, 0 not
+    source: str  # e.g. "mnli", "ragbench/covidqa", "synthetic/number"
+
+
+def label_counts(pairs: list[Pair], names: tuple[str, str] = ("not_supported", "supported")) -> dict:
+    """{source: {names[0]: label-0 count, names[1]: label-1 count}}, sources sorted: a card's record."""
+    counts: dict[str, list[int]] = {}
+    for p in pairs:
+        counts.setdefault(p.source, [0, 0])[p.label] += 1
+    return {s: {names[0]: c[0], names[1]: c[1]} for s, c in sorted(counts.items())}
+
+
+def fingerprint(pairs: list[Pair]) -> str:
+    """SHA-256 (16 hex) of the pairs in order: the card's record of what was trained on."""
+    digest = hashlib.sha256()
+    for p in pairs:
+        digest.update(f"{p.claim}\x1f{p.evidence}\x1f{p.label}\x1e".encode())
+    return digest.hexdigest()[:16]
 
 
 @dataclass
@@ -80,7 +108,7 @@ class Trained:
 
 
 def claim_evidence(pair) -> tuple[str, str]:
-    """The default text pair of an item: (claim, evidence), as `evidence_data.Pair` holds them."""
+    """The default text pair of an item: (claim, evidence), as `Pair` holds them."""
     return pair.claim, pair.evidence
 
 

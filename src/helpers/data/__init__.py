@@ -16,7 +16,7 @@ from helpers.data.contracts import DataError, Dataset
 from helpers.data.documents import load_documents
 from helpers.data.fetch import DataSourceError, prepare_data
 from helpers.data.obstetrics import guideline_chunks, load_maternaqa, load_obstetrics, load_obstetrics_es
-from helpers.data.ragbench import list_splits, load_ragbench, load_ragbench_dataset
+from helpers.data.ragbench import list_splits, load_ragbench, load_ragbench_dataset, training_frame
 from helpers.data.splits import QUERY_SPLITS, split_queries
 
 
@@ -121,4 +121,5 @@ def summarize_all() -> tuple[list[dict], list[dict]]:
 
 
 __all__ = ["DATASETS", "DataError", "DataSourceError", "Dataset", "check_dataset_options", "dataset_options",
-           "list_splits", "load_dataset", "split_queries", "load_ragbench", "prepare_data", "summarize_all"]
+           "list_splits", "load_dataset", "split_queries", "load_ragbench", "prepare_data", "summarize_all",
+           "training_frame"]

@@ -102,3 +102,19 @@ def load_ragbench_dataset(subset: str = "covidqa", split: str = "test", n: int |
             qrels[qid][doc_id] = 1
     return Dataset(f"ragbench-{subset}", "en", corpus, queries, qrels, answers,
                    source=str(Path(ragbench_dir or default_dir()) / subset / f"{split}-*.parquet"))
+
+
+def training_frame(ragbench_dir=None, subsets: list[str] | None = None, limit: int | None = None) -> pd.DataFrame:
+    """Every non-test split of RAGBench under `ragbench_dir` (validation + train); never test."""
+    frames = []
+    for subset, splits in list_splits(ragbench_dir).items():
+        if subsets and subset not in subsets:
+            continue
+        for split in splits:
+            if split != "test":
+                frame = load_ragbench(subset, split, ragbench_dir)
+                frames.append(frame.head(limit) if limit else frame)
+    if not frames:
+        raise DataError(str(ragbench_dir or default_dir()), f"no non-test RAGBench split (subsets={subsets})",
+                        fix="Run `make data`, or name subsets that have a train or validation split")
+    return pd.concat(frames, ignore_index=True)

@@ -27,7 +27,7 @@ from helpers.retrieval.base import top_k
 from helpers.retrieval.metrics import evaluate_run
 from helpers.retrieval.registry import ARCHITECTURES as REGISTRY
 from helpers.retrieval.registry import build_retriever, needs_llm
-from helpers.retrieval.sparse import Tokenizer, fold_accents
+from helpers.text import Tokenizer, fold_accents
 
 ARCHITECTURES = tuple(REGISTRY)  # the panels' choices: every registered architecture
 _WORD = re.compile(r"\w+", re.UNICODE)

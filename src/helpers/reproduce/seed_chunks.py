@@ -4,7 +4,7 @@ ours (the guideline PDF chunked here, 500 / 100, sentence boundaries), measured 
 What can be measured honestly here:
 1. The seed's 10 questions (the same 10 for both chunkings): retrieval of each question's ground
    truth. The share of the ground truth's content words (stemmed, stop words out: the BM25
-   tokeniser, helpers.retrieval.sparse.Tokenizer) found in the top-k contexts: a lexical stand-in
+   tokeniser, helpers.text.Tokenizer) found in the top-k contexts: a lexical stand-in
    for RAGAS context recall, which counts the ground-truth claims attributable to the context
    (Es et al. 2023, arXiv:2309.15217, §3). Words stand in for claims: no LLM judges here.
 2. obstetrics-es (306 MaternaQA-es questions, gold passages), with either chunking as the
@@ -29,8 +29,8 @@ from helpers.experiment.analysis import seed_table
 from helpers.experiment.config import ExperimentConfig
 from helpers.retrieval.metrics import evaluate_run
 from helpers.retrieval.registry import build_retriever
-from helpers.retrieval.sparse import Tokenizer
 from helpers.stats import bootstrap_ci, paired_permutation_test
+from helpers.text import Tokenizer
 
 CHUNKINGS = {"seed": {"chunks": "seed"}, "ours": {}}  # dataset options of each chunking
 ARCHITECTURES = ("bm25", "dense", "hybrid")  # the ones that need no LLM

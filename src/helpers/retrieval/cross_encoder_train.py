@@ -38,15 +38,24 @@ from pathlib import Path
 import numpy as np
 
 from helpers import paths
-from helpers.data import load_dataset
+from helpers.data import load_dataset, training_frame
 from helpers.data.splits import query_group
-from helpers.finetune import LoopSettings, Stage, artefact_bytes, encode, finetune, length_order
+from helpers.finetune import (
+    LoopSettings,
+    Pair,
+    Stage,
+    artefact_bytes,
+    encode,
+    finetune,
+    fingerprint,
+    label_counts,
+    length_order,
+)
 from helpers.retrieval.base import doc_text
 from helpers.retrieval.evaluate import evaluate_run
 from helpers.retrieval.registry import build_retriever
 from helpers.retrieval.sparse import BM25
 from helpers.stats import auroc
-from helpers.trace.evidence_data import Pair, fingerprint, label_counts
 
 DEFAULT_DIR = paths.MODELS_DIR / "cross-encoder-retrieval"
 SOURCES = ("scifact", "obstetrics-es", "ragbench")
@@ -243,10 +252,9 @@ def relevant_documents(keys) -> set[int]:
 
 
 def ragbench_queries(settings: RetrievalTrainSettings, ragbench_dir=None) -> tuple[list[Query], list[str]]:
-    """Every non-test RAGBench split (`offline_judge.training_frame`); per subset, BM25 over the
+    """Every non-test RAGBench split (`helpers.data.training_frame`); per subset, BM25 over the
     pooled documents (deduplicated by text) of its examples. Examples without a relevant or
     without a non-relevant candidate are skipped."""
-    from helpers.trace.offline_judge import training_frame  # sklearn: loaded only when this runs
 
     frame = training_frame(ragbench_dir)
     splits = sorted({f"{s}/{p}" for s, p in zip(frame["subset"], frame["split"])})

@@ -20,32 +20,16 @@ import hashlib
 import json
 import random
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from helpers import paths
 from helpers.data import DataError
+from helpers.finetune import Pair
 from helpers.trace.features import content, names, tokens
 from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key, split_sentences
 
 NLI_DIR = paths.RAW_DIR / "nli"
 EVIDENCE_SENTENCES = 3  # top-3 by rare-word overlap hold 67-84% of the gold support (offline-stack notes)
-
-
-@dataclass(frozen=True)
-class Pair:
-    claim: str
-    evidence: str
-    label: int  # 1 supported / entailed, 0 not
-    source: str  # e.g. "mnli", "ragbench/covidqa", "synthetic/number"
-
-
-def label_counts(pairs: list[Pair], names: tuple[str, str] = ("not_supported", "supported")) -> dict:
-    """{source: {names[0]: label-0 count, names[1]: label-1 count}}, sources sorted: a card's record."""
-    counts: dict[str, list[int]] = {}
-    for p in pairs:
-        counts.setdefault(p.source, [0, 0])[p.label] += 1
-    return {s: {names[0]: c[0], names[1]: c[1]} for s, c in sorted(counts.items())}
 
 
 # ---- evidence selection
@@ -234,11 +218,3 @@ def maternaqa_pairs(records: list[dict], seed: int = 0) -> list[Pair]:
             if made:
                 pairs.append(Pair(made[0], gold(made[0]), 0, f"maternaqa/{made[1]}"))
     return pairs
-
-
-def fingerprint(pairs: list[Pair]) -> str:
-    """SHA-256 (16 hex) of the pairs in order: the card's record of what was trained on."""
-    digest = hashlib.sha256()
-    for p in pairs:
-        digest.update(f"{p.claim}\x1f{p.evidence}\x1f{p.label}\x1e".encode())
-    return digest.hexdigest()[:16]

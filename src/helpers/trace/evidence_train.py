@@ -23,10 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.finetune import LoopSettings, Stage, artefact_bytes, batch_plan, finetune
+from helpers.data import training_frame
+from helpers.finetune import LoopSettings, Pair, Stage, artefact_bytes, batch_plan, finetune, fingerprint, label_counts
 from helpers.stats import auroc
 from helpers.trace.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
-from helpers.trace.evidence_data import Pair, fingerprint, label_counts, nli_pairs, support_pairs
+from helpers.trace.evidence_data import nli_pairs, support_pairs
 
 
 @dataclass
@@ -72,7 +73,6 @@ def loop_settings(settings: TrainSettings) -> LoopSettings:
 
 def training_data(settings: TrainSettings, ragbench_dir=None, nli_dir=None) -> dict:
     """{"nli": (train, held), "support": (train, held)} pairs; the RAGBench hold-out is by example."""
-    from helpers.trace.offline_judge import training_frame  # sklearn: loaded only when this runs
 
     nli = nli_pairs(nli_dir)
     if settings.limit_nli:
@@ -181,7 +181,7 @@ def fit_stack_weight(
     them, so that neither part has seen the examples it is weighed on; w maximises the mean
     per-subset hallucination AUROC over a grid (ties: the smaller w). Saved in the card."""
     # sklearn: loaded only when this runs
-    from helpers.trace.offline_judge import OfflineJudge, featurise_frame, fit_judge, training_frame
+    from helpers.trace.offline_judge import OfflineJudge, featurise_frame, fit_judge
 
     out = Path(out_dir or DEFAULT_DIR)
     evidence = EvidenceModel.load(out)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from helpers.data import list_splits, load_ragbench
+from helpers.data import list_splits, load_ragbench, training_frame
 from helpers.errors import UserError
 from helpers.stats import auroc, bootstrap_ci, rmse
 from helpers.trace.evidence import EvidenceModel
@@ -117,7 +117,6 @@ def training_means(ragbench_dir=None, offline_judge=None) -> dict:
     """The trivial predictor: the offline judge's training means, else the non-test splits'."""
     if offline_judge is not None and "training_means" in offline_judge.meta:
         return offline_judge.meta["training_means"]
-    from helpers.trace.offline_judge import training_frame  # sklearn: loaded only when this runs
 
     try:
         frame = training_frame(ragbench_dir)

@@ -24,7 +24,7 @@ claims of one response (and its response-level prompt) reuse each other's leadin
 
 Claim level: the response is split into sentences (blingfire); each sentence's evidence is its
 top 3 document sentences by BM25 (bm25s over the row's own document sentences, stemmed, English
-stop words removed: helpers.retrieval.sparse.Tokenizer); the response's score is its lowest
+stop words removed: helpers.text.Tokenizer); the response's score is its lowest
 claim P(supported). A verdict that fails (a prompt longer than the context, a llama.cpp error) is
 NaN with its reason, never an exception.
 
@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from helpers.llm.llama_prefix import block_aligned_llama
-from helpers.retrieval.sparse import Tokenizer
+from helpers.text import Tokenizer
 
 YES_WORDS = ("yes", "Yes", "YES", " yes", " Yes")
 NO_WORDS = ("no", "No", "NO", " no", " No")

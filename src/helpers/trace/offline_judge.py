@@ -42,7 +42,7 @@ from threadpoolctl import threadpool_limits
 
 from helpers import paths
 from helpers.artefacts import read_artefact, write_artefact
-from helpers.data import list_splits, load_ragbench
+from helpers.data import training_frame
 from helpers.errors import UserError
 from helpers.trace.evidence import EvidenceModel
 from helpers.trace.features import DOC_FEATURES, RESPONSE_FEATURES, example_features
@@ -369,21 +369,6 @@ def fit_judge(
         ),
     )
     return OfflineJudge(sentence_models, example_models, meta)
-
-
-def training_frame(ragbench_dir=None, subsets: list[str] | None = None, limit: int | None = None) -> pd.DataFrame:
-    """Every non-test split of RAGBench under `ragbench_dir` (validation + train); never test."""
-    frames = []
-    for subset, splits in list_splits(ragbench_dir).items():
-        if subsets and subset not in subsets:
-            continue
-        for split in splits:
-            if split != "test":
-                frame = load_ragbench(subset, split, ragbench_dir)
-                frames.append(frame.head(limit) if limit else frame)
-    if not frames:
-        raise UserError(f"no non-test RAGBench split found (subsets={subsets})")
-    return pd.concat(frames, ignore_index=True)
 
 
 def _fingerprint(frame: pd.DataFrame) -> str:
