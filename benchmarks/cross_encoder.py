@@ -24,7 +24,7 @@ from pathlib import Path
 import helpers  # noqa: F401
 from helpers import paths
 from helpers.data import load_dataset
-from helpers.retrieval.evaluate import evaluate_run
+from helpers.retrieval.evaluation.evaluate import evaluate_run
 from helpers.retrieval.registry import build_retriever
 
 DEFAULT_MODEL = paths.MODELS_DIR / "cross-encoder-retrieval"
@@ -124,7 +124,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     model = Path(args.model)
     if not (model / "config.json").exists():
-        print(f"{model}: no trained cross-encoder (helpers.retrieval.cross_encoder_train)", file=sys.stderr)
+        print(f"{model}: no trained cross-encoder (helpers.retrieval.learned.cross_encoder_training)", file=sys.stderr)
         return 2
     card_path = model / "card.json"
     card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.exists() else {}

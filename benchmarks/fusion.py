@@ -4,7 +4,7 @@ neither was chosen or trained on.
   python benchmarks/fusion.py [--datasets obstetrics-es,xquad-es,scifact] [--scorer ltr] [--out results/benchmarks/fusion.json]
 
 Per dataset, on its test queries: BM25, dense, plain RRF (k=60), the fusion chosen on the dev
-queries (helpers.retrieval.tuning), and `rerank` over each hybrid. obstetrics-es and xquad-es
+queries (helpers.retrieval.evaluation.fusion_tuning), and `rerank` over each hybrid. obstetrics-es and xquad-es
 are split in halves by gold passage / article (helpers.data.splits); SciFact tunes on its train
 claims and reports on its test claims (the BEIR split). The offline reranker is trained on
 SciFact train claims and the dev half of obstetrics-es only (`python -m helpers train-reranker`).
@@ -20,9 +20,9 @@ from pathlib import Path
 import helpers  # noqa: F401
 from helpers import paths
 from helpers.data import load_dataset, split_queries
-from helpers.retrieval.metrics import evaluate_run
+from helpers.retrieval.evaluation.fusion_tuning import tune_fusion_on, tuned_options
+from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import build_retriever
-from helpers.retrieval.tuning import tune_fusion_on, tuned_options
 
 
 def splits(name: str):

@@ -22,9 +22,9 @@ import numpy as np
 
 import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
-from helpers.trace.evidence import EvidenceModel
-from helpers.trace.judge_eval import format_table, judge_eval, save_result
-from helpers.trace.offline_judge import DEFAULT_PATH, OfflineJudge, train_judge
+from helpers.judges.evaluation import format_table, judge_eval, save_result
+from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.models.trace_trees import DEFAULT_PATH, OfflineJudge, train_judge
 
 
 def targets(result: dict, judge: str = "offline") -> list[dict]:
@@ -53,9 +53,9 @@ def spanish_figures(model: EvidenceModel) -> dict:
     """Support AUROC on MaternaQA-es pairs (gold passage vs another passage vs perturbed answer;
     none of them trained on) and agreement with the seed's Spanish worked examples."""
     from helpers.data.fetch import raw_path
-    from helpers.ragas_eval.evidence_faithfulness import seed_example_agreement
+    from helpers.judges.models.evidence_faithfulness import seed_example_agreement
+    from helpers.judges.models.evidence_pairs import maternaqa_pairs
     from helpers.stats import auroc
-    from helpers.trace.evidence_data import maternaqa_pairs
 
     records = [
         json.loads(line)

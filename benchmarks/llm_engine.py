@@ -35,7 +35,7 @@ from helpers.data import load_dataset
 from helpers.generation import answer_stops, build_messages, select_contexts
 from helpers.llm.backends import bundled_gguf
 from helpers.llm.local_weights import q8_0_copy
-from helpers.retrieval.sparse import BM25
+from helpers.retrieval.architectures.sparse import BM25
 
 
 def prompts(n: int) -> list[list[dict]]:

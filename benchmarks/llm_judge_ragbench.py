@@ -1,5 +1,5 @@
 """Qwen2.5-Coder-1.5B-Instruct (the local GGUF) as a hallucination judge on RAGBench, at response
-level and at claim level (helpers.trace.llm_verdicts), next to the lexical offline judge, RAGBench's
+level and at claim level (helpers.judges.models.llm_verdicts), next to the lexical offline judge, RAGBench's
 shipped baselines and a judge stacking the three signals.
 
   python benchmarks/llm_judge_ragbench.py --subsets covidqa,delucionqa,emanual,hotpotqa --n 20 \
@@ -44,8 +44,8 @@ import pandas as pd
 import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.data import load_ragbench
-from helpers.trace.judge_eval import hallucination_auroc
-from helpers.trace.llm_verdicts import PROMPT_VERSION, LogprobJudge, claim_score
+from helpers.judges.evaluation import hallucination_auroc
+from helpers.judges.models.llm_verdicts import PROMPT_VERSION, LogprobJudge, claim_score
 from helpers.trace.scoring import to_json
 
 BASELINES = {"ragas": "ragas_faithfulness", "trulens": "trulens_groundedness", "gpt3.5": "gpt3_adherence"}
@@ -240,8 +240,8 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every core)")
     args = parser.parse_args(argv)
 
+    from helpers.judges.models.trace_trees import OfflineJudge
     from helpers.llm.split_models import assemble
-    from helpers.trace.offline_judge import OfflineJudge
 
     subsets = [s.strip() for s in args.subsets.split(",") if s.strip()]
     rows = pd.concat(

@@ -13,7 +13,7 @@
 2. --spanish: the seed document's Spanish worked examples, stock ragas prompts vs the
    Spanish-adjusted ones (helpers.ragas_eval.spanish).
 3. --evidence: the same AUROC for RAGAS faithfulness with the evidence model's verdicts
-   (helpers.ragas_eval.evidence_faithfulness; statements = the response's sentences, or the
+   (helpers.judges.models.evidence_faithfulness; statements = the response's sentences, or the
    judge's with --evidence-statements llm) on a larger seeded sample (--evidence-per-subset).
 
 The local judge's output is constrained by ragas's schemas (a llama.cpp grammar), so it parses;
@@ -91,8 +91,8 @@ def hallucination_detection(args, judge: LLM) -> dict:
 
 
 def evidence_detection(args, judge: LLM) -> dict:
-    from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness
-    from helpers.trace.evidence import EvidenceModel
+    from helpers.judges.models.evidence import EvidenceModel
+    from helpers.judges.models.evidence_faithfulness import EvidenceFaithfulness
 
     model = EvidenceModel.load()
     scorer = EvidenceFaithfulness(model, judge if args.evidence_statements == "llm" else None)

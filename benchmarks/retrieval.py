@@ -21,9 +21,9 @@ import helpers  # noqa: F401
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.retrieval import BM25, Dense, Hybrid
-from helpers.retrieval.base import doc_text
-from helpers.retrieval.embeddings import CachedEmbedder, EmbeddingCache, make_embedder
-from helpers.retrieval.evaluate import evaluate_run
+from helpers.retrieval.architectures.base import doc_text
+from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, make_embedder
+from helpers.retrieval.evaluation.evaluate import evaluate_run
 
 
 def _timed(fn):

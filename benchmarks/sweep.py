@@ -95,7 +95,7 @@ def _index_worker(corpus_file: str, cache: str, chroma: str | None) -> str:
     code = (
         "import json, sys, time\n"
         "from helpers.retrieval import Dense\n"
-        "from helpers.retrieval.embeddings import EmbeddingCache\n"
+        "from helpers.retrieval.embedders.models import EmbeddingCache\n"
         f"corpus = json.load(open({corpus_file!r}))\n"
         f"chroma = {json.loads(chroma) if chroma else None!r}\n"
         "start = time.perf_counter()\n"

@@ -39,7 +39,7 @@ def torch_one_thread():
 
 @pytest.fixture(scope="module")
 def tiny_model(raw_ready, torch_one_thread, tmp_path_factory):
-    from helpers.retrieval.cross_encoder_train import RetrievalTrainSettings, train_retrieval_cross_encoder
+    from helpers.retrieval.learned.cross_encoder_training import RetrievalTrainSettings, train_retrieval_cross_encoder
 
     out = tmp_path_factory.mktemp("cross-encoder")
     card = train_retrieval_cross_encoder(out, RetrievalTrainSettings(**TINY), progress=False)
@@ -66,9 +66,9 @@ def test_tiny_training_writes_a_cross_encoder_and_its_card(tiny_model):
 
 
 def test_the_cross_encoder_reranks_a_toy_corpus_deterministically(tiny_model):
-    from helpers.retrieval.composed import Rerank
-    from helpers.retrieval.scorers import CrossEncoderScorer
-    from helpers.retrieval.sparse import BM25
+    from helpers.retrieval.architectures.composed import Rerank
+    from helpers.retrieval.architectures.sparse import BM25
+    from helpers.retrieval.learned.scorers import CrossEncoderScorer
 
     out, _ = tiny_model
     queries = {"q": "Does folic acid prevent neural tube defects?", "r": "rain this weekend"}
@@ -86,7 +86,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    from helpers.retrieval.cross_encoder_train import RetrievalTrainSettings, train_retrieval_cross_encoder
+    from helpers.retrieval.learned.cross_encoder_training import RetrievalTrainSettings, train_retrieval_cross_encoder
 
     straight, card = tiny_model
     settings = RetrievalTrainSettings(**TINY)
@@ -124,14 +124,14 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     ],
 )
 def test_bad_settings_are_named(bad, message):
-    from helpers.retrieval.cross_encoder_train import RetrievalTrainSettings
+    from helpers.retrieval.learned.cross_encoder_training import RetrievalTrainSettings
 
     with pytest.raises(ValueError, match=message):
         RetrievalTrainSettings(**bad)
 
 
 def test_bad_calls_fail_before_any_work(tmp_path):
-    from helpers.retrieval.cross_encoder_train import train_retrieval_cross_encoder
+    from helpers.retrieval.learned.cross_encoder_training import train_retrieval_cross_encoder
 
     with pytest.raises(ValueError, match="stop_after must be a positive number"):
         train_retrieval_cross_encoder(tmp_path, stop_after=0)
@@ -140,7 +140,7 @@ def test_bad_calls_fail_before_any_work(tmp_path):
 
 
 def test_relevant_documents_from_sentence_keys():
-    from helpers.retrieval.cross_encoder_train import relevant_documents
+    from helpers.retrieval.learned.cross_encoder_training import relevant_documents
 
     assert relevant_documents(["0a", "0b", "12c", "3a"]) == {0, 3, 12}
     assert relevant_documents([]) == set() and relevant_documents(None) == set()

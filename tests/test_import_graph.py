@@ -16,6 +16,7 @@ def test_no_import_cycle_and_no_upward_import():
     report = import_graph.Graph().report()
     assert report["cycles"] == [], report["cycles"]
     assert report["upward"] == [], report["upward"]
+    assert report["package_cycles"] == [], report["package_cycles"]
     assert report["unplaced_modules"] == [], "give these modules a layer in tools/import_graph.py LAYERS"
 
 

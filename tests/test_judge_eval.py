@@ -33,7 +33,7 @@ def tiny_ragbench(tmp_path_factory, raw_ready):
 
 @pytest.fixture(scope="module")
 def tiny_judge(tiny_ragbench, tmp_path_factory):
-    from helpers.trace.offline_judge import train_judge
+    from helpers.judges.models.trace_trees import train_judge
 
     out = tmp_path_factory.mktemp("judge") / "judge.skops"
     info = train_judge(out_path=out, ragbench_dir=tiny_ragbench, max_iter=15)
@@ -42,7 +42,7 @@ def tiny_judge(tiny_ragbench, tmp_path_factory):
 
 
 def test_judge_eval_side_by_side(tiny_ragbench, tiny_judge, tmp_path):
-    from helpers.trace.judge_eval import format_table, judge_eval, result_frame, save_result
+    from helpers.judges.evaluation import format_table, judge_eval, result_frame, save_result
 
     result = judge_eval(tiny_ragbench, split="test", judges=["offline"], judge_path=tiny_judge)
     assert set(result["subsets"]) == {"covidqa", "hotpotqa"}
@@ -65,7 +65,7 @@ def test_judge_eval_side_by_side(tiny_ragbench, tiny_judge, tmp_path):
 
 def test_judge_eval_trivial_rmse_matches_by_hand(tiny_ragbench, tiny_judge):
     from helpers.data import load_ragbench
-    from helpers.trace.judge_eval import judge_eval
+    from helpers.judges.evaluation import judge_eval
 
     result = judge_eval(tiny_ragbench, split="test", judges=["offline"], judge_path=tiny_judge, limit=10)
     frame = load_ragbench("hotpotqa", "test", tiny_ragbench).head(10)
@@ -77,7 +77,7 @@ def test_judge_eval_trivial_rmse_matches_by_hand(tiny_ragbench, tiny_judge):
 
 def test_judge_eval_records_llm_failures(tiny_ragbench, tiny_judge, monkeypatch):
     """An LLM judge that cannot answer yields NaN scores and recorded reasons, not a crash."""
-    from helpers.trace import judge_eval as module
+    from helpers.judges import evaluation as module
 
     result = module.judge_eval(
         tiny_ragbench,
@@ -127,7 +127,7 @@ SHIPPED_AUROC = {
 @pytest.fixture(scope="module")
 def baselines_on_test(raw_ready):
     """judge-eval's result for the shipped baselines alone (no judge of ours), default data dir."""
-    from helpers.trace.judge_eval import judge_eval
+    from helpers.judges.evaluation import judge_eval
 
     return judge_eval(split="test", judges=[])
 
@@ -146,7 +146,7 @@ def test_shipped_baseline_auroc_pins(baselines_on_test):
 
 def test_inverted_score_gives_one_minus_auroc(raw_ready):
     from helpers.data import load_ragbench
-    from helpers.trace.judge_eval import hallucination_auroc
+    from helpers.judges.evaluation import hallucination_auroc
 
     frame = load_ragbench("covidqa", "test")
     hallucinated = 1.0 - frame["adherence_score"].astype(float).to_numpy()
@@ -162,8 +162,8 @@ def test_inverted_score_gives_one_minus_auroc(raw_ready):
 def offline_test_eval(raw_ready):
     """judge-eval of the lexical judge `make data` trains (data/models/) on the test splits (the
     evidence model, trained by its own make target, is measured by benchmarks/judge.py)."""
-    from helpers.trace.judge_eval import judge_eval
-    from helpers.trace.offline_judge import DEFAULT_PATH
+    from helpers.judges.evaluation import judge_eval
+    from helpers.judges.models.trace_trees import DEFAULT_PATH
 
     assert DEFAULT_PATH.exists(), f"{DEFAULT_PATH} is not trained: run `make data`"
     return judge_eval(split="test", judges=["lexical"])

@@ -1,4 +1,4 @@
-"""Logprob verdicts of a local chat model (helpers.trace.llm_verdicts): the pure parts on hand-made
+"""Logprob verdicts of a local chat model (helpers.judges.models.llm_verdicts): the pure parts on hand-made
 inputs, and one tiny real check with the assembled Qwen2.5-Coder-1.5B when it is on disk."""
 
 import math
@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from helpers import paths
-from helpers.trace.llm_verdicts import LogprobJudge, claim_score, select_evidence, split_sentences, yes_probability
+from helpers.judges.models.llm_verdicts import (
+    LogprobJudge,
+    claim_score,
+    select_evidence,
+    split_sentences,
+    yes_probability,
+)
 
 QWEN = paths.DERIVED_MODELS_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 TOY_DOCUMENT = (

@@ -12,6 +12,7 @@ import yaml
 
 from helpers.errors import UserError
 from helpers.experiment import analysis, figures_run
+from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.report_formats import FORMATS, collect, write_report
 from runs import TINY, cli, run_env, write_config
 
@@ -82,6 +83,7 @@ def build_run(root, run_id="hand"):
     _records().to_parquet(directory / "records.parquet")
     config = {"name": "hand", "dataset": {"name": "obstetrics"}, "statistics": {"baseline": "bm25", "n_resamples": 200}}
     (directory / "config.yaml").write_text(yaml.safe_dump(config))
+    config = ExperimentConfig(**config)  # as the report reads it back: typed
     (directory / "summary.json").write_text(json.dumps({"run_id": run_id, "answers": len(ARCHITECTURES) * len(QIDS)}))
     return scores, config
 

@@ -8,9 +8,9 @@ import pytest
 from chroma_server import chroma_run
 from helpers.llm import LLM, ResponseCache
 from helpers.retrieval import BM25, Dense, Hybrid, HyDE, MultiQuery, RetrievalError, build_retriever
-from helpers.retrieval.composed import parse_rewrites
-from helpers.retrieval.evaluate import evaluate_run
-from helpers.retrieval.fusion import fuse, rrf, score_fusion
+from helpers.retrieval.architectures.composed import parse_rewrites
+from helpers.retrieval.architectures.fusion import fuse, rrf, score_fusion
+from helpers.retrieval.evaluation.evaluate import evaluate_run
 
 CORPUS = {
     "d1": {"title": "", "text": "The cat sat on the mat."},
@@ -196,7 +196,7 @@ def test_fusion_is_chosen_on_labelled_queries():
     """BM25 finds the relevant document at rank 1 on every query and dense at rank 3: the chosen
     fusion leans on BM25 (alpha < 0.5) and beats plain RRF; where both parts agree, every fusion
     ties and plain RRF is kept."""
-    from helpers.retrieval.tuning import DEFAULT, choose_fusion, fusion_grid
+    from helpers.retrieval.evaluation.fusion_tuning import DEFAULT, choose_fusion, fusion_grid
 
     qrels = {f"q{i}": {f"rel{i}": 1} for i in range(6)}
     sparse = {q: {f"rel{i}": 3.0, "x": 2.0, "y": 1.0} for i, q in enumerate(qrels)}
@@ -211,7 +211,7 @@ def test_fusion_is_chosen_on_labelled_queries():
 
 def test_tuned_fusion_reaches_the_hybrid(dense_en):
     from helpers.data import Dataset
-    from helpers.retrieval.tuning import tune_fusion_on, tuned_options
+    from helpers.retrieval.evaluation.fusion_tuning import tune_fusion_on, tuned_options
 
     queries = {"q1": "cat on a mat", "q2": "qubits", "q3": "Shakespeare tragedy"}
     data = Dataset("toy", "en", CORPUS, queries, {"q1": {"d1": 1}, "q2": {"d3": 1}, "q3": {"d4": 1}})
@@ -221,7 +221,7 @@ def test_tuned_fusion_reaches_the_hybrid(dense_en):
     hybrid = build_retriever("hybrid", options=options)
     assert (hybrid.method, hybrid.rrf_k, hybrid.alpha, hybrid.candidates) == ("score", 10, 0.3, 4)
     with pytest.raises(RetrievalError, match="tune on 'dev', evaluate on 'test'"):
-        from helpers.retrieval.evaluate import retrieval_eval
+        from helpers.retrieval.evaluation.evaluate import retrieval_eval
 
         retrieval_eval("scifact", ["bm25"], query_split="dev", tune_fusion="dev")
 
@@ -279,7 +279,7 @@ def test_exact_search_is_brute_force_cosine_and_hnsw_agrees_on_a_small_corpus(tm
 
 
 def test_langchain_adapter(dense_en):
-    from helpers.retrieval.langchain import WorkbenchRetriever
+    from helpers.retrieval.architectures.langchain import WorkbenchRetriever
 
     docs = WorkbenchRetriever(retriever=Hybrid(dense_en, BM25("en")).index(CORPUS), k=2).invoke("Hamlet")
     assert len(docs) == 2 and docs[0].metadata["doc_id"] == "d4" and "score" in docs[0].metadata
@@ -334,7 +334,7 @@ def chroma_server(tmp_path):
 
 
 def test_dense_on_a_chroma_server_is_shared_and_ranks_as_embedded(tmp_path, chroma_server, dense_en):
-    from helpers.retrieval.embeddings import EmbeddingCache
+    from helpers.retrieval.embedders.models import EmbeddingCache
 
     queries = {"q1": "cat on a mat", "q2": "qubits"}
     first = Dense("minilm", chroma=chroma_server, cache=EmbeddingCache(tmp_path / "a.sqlite")).index(CORPUS)

@@ -52,7 +52,7 @@ def test_a_skops_file_with_a_matching_card_but_foreign_types_is_refused(tmp_path
     import skops.io as sio
 
     from helpers.artefacts import ArtefactError, read_artefact, sha256_of
-    from helpers.trace.offline_judge import OfflineJudge
+    from helpers.judges.models.trace_trees import OfflineJudge
 
     marker = tmp_path / "ran"
     path = tmp_path / "judge.skops"

@@ -288,8 +288,8 @@ TOKEN = "s3cr3t-token-for-tests"
 
 @pytest.fixture
 def toy_dense(monkeypatch, tmp_path):
-    from helpers.retrieval import dense
-    from helpers.retrieval.embeddings import EmbeddingCache
+    from helpers.retrieval.architectures import dense
+    from helpers.retrieval.embedders.models import EmbeddingCache
 
     monkeypatch.setattr(dense, "make_embedder", lambda name, language="en": _ToyEmbedder())
     return lambda chroma: dense.Dense("toy", chroma=chroma, cache=EmbeddingCache(tmp_path / "emb.sqlite"))
@@ -346,7 +346,7 @@ def test_chroma_token_in_the_x_chroma_token_header_on_loopback(chroma_run, toy_d
 
 def test_chroma_settings_are_checked():
     from helpers.retrieval import RetrievalError
-    from helpers.retrieval.dense import chroma_settings
+    from helpers.retrieval.architectures.dense import chroma_settings
 
     assert chroma_settings({"host": "h", "port": 1}) == {
         "host": "h",
@@ -503,7 +503,7 @@ def test_new_caches_are_private(shared_cache):
     import numpy as np
 
     from helpers.llm.cache import ResponseCache
-    from helpers.retrieval.embeddings import EmbeddingCache
+    from helpers.retrieval.embedders.models import EmbeddingCache
 
     llm = ResponseCache()
     llm.put("k", provider="p", model="m", text="a private answer", input_tokens=1, output_tokens=1)
@@ -537,7 +537,7 @@ def test_existing_loose_caches_are_tightened_when_opened(shared_cache):
 
 def test_a_folder_the_caller_chose_keeps_its_mode_but_the_file_is_private(tmp_path):
     from helpers import paths
-    from helpers.retrieval.embeddings import EmbeddingCache
+    from helpers.retrieval.embedders.models import EmbeddingCache
 
     chosen = tmp_path / "results"
     chosen.mkdir(mode=0o755)

@@ -162,12 +162,14 @@ def test_analysis_uses_the_configured_confidence(tmp_path):
     (tmp_path / "run" / "config.yaml").write_text(yaml.safe_dump(config))
     text = analysis.report("run", results_dir=tmp_path)
     assert "mean [90% CI]" in text and "95%" not in text
+    config = analysis.run_config("run", results_dir=tmp_path)  # typed: the defaults fill the rest
+    assert config.statistics.confidence == 0.9 and config.statistics.alpha == 0.05
     table = analysis.summary(scores, config)
     bm25 = scores[scores.architecture == "bm25"]["value"]
     assert tuple(table.iloc[0][["mean", "ci_low", "ci_high"]]) == bootstrap_ci(bm25, confidence=0.9, n_resamples=500)
-    figure = figures_run.metric_bars(table, confidence=analysis.statistics_settings(config)["confidence"])
+    figure = figures_run.metric_bars(table, confidence=analysis.statistics_settings(config).confidence)
     assert figure._suptitle.get_text() == "Mean per architecture with 90% bootstrap intervals"
-    assert analysis.statistics_settings(None)["confidence"] == 0.95  # StatisticsConfig's default
+    assert analysis.statistics_settings(None).confidence == 0.95  # StatisticsConfig's default
 
 
 def test_compare_to_baseline_leaves_out_a_metric_the_baseline_lacks():

@@ -84,7 +84,7 @@ def test_ragbench_is_an_experiment_dataset(raw_ready):
 def test_per_query_retrieval_values_by_hand():
     """nDCG with linear gains (Järvelin & Kekäläinen 2002), recall and MRR at 3, worked by hand:
     ranking b, c, a against a:1, c:2, z:1. DCG = 2/log2(3) + 1/log2(4); ideal 2, 1, 1."""
-    from helpers.retrieval.metrics import per_query
+    from helpers.retrieval.evaluation.metrics import per_query
 
     relevant = {"a": 1, "c": 2, "z": 1}
     values = per_query({"q": relevant}, {"q": {"b": 1.0, "c": 0.5, "a": 1 / 3}}, ["ndcg@3", "recall@3", "mrr@3"])["q"]
@@ -148,7 +148,7 @@ def test_a_retrieval_only_run_scores_retrieval_and_calls_no_llm(tmp_path, raw_re
     # retrieval only, BM25 on the test half: the same nDCG@10 as retrieval-eval on those questions
     from helpers.data import load_dataset
     from helpers.retrieval import BM25
-    from helpers.retrieval.metrics import evaluate_run
+    from helpers.retrieval.evaluation.metrics import evaluate_run
 
     data = load_dataset("obstetrics-es", query_split="test")
     qids = sorted(set(scores.qid))
@@ -258,7 +258,7 @@ def test_corpus_embedding_spreads_over_ray_workers(tmp_path, ray_head, monkeypat
     import ray
 
     from helpers.retrieval import Dense
-    from helpers.retrieval.embeddings import EmbeddingCache
+    from helpers.retrieval.embedders.models import EmbeddingCache
 
     corpus = {f"d{i}": {"title": "", "text": f"Sentence number {i} about topic {i % 7}."} for i in range(600)}
     monkeypatch.setenv("RAY_ADDRESS", ray_head)

@@ -181,7 +181,7 @@ def test_agreement_is_content_word_f1():
 
 
 def test_two_passage_questions_pair_a_passage_with_a_near_one(corpus):
-    from helpers.retrieval.sparse import BM25
+    from helpers.retrieval.architectures.sparse import BM25
     from helpers.testset import _neighbours
 
     bm25 = BM25("en").index(corpus)

@@ -188,7 +188,7 @@ def tiny_training(ragbench):
 
 
 def test_offline_judge_is_deterministic(tiny_training, ragbench):
-    from helpers.trace.offline_judge import featurise_frame, fit_judge
+    from helpers.judges.models.trace_trees import featurise_frame, fit_judge
 
     rows = tiny_training.iloc[::2]
     first = fit_judge(featurise_frame(rows), seed=0, max_iter=10)
@@ -201,7 +201,7 @@ def test_offline_judge_is_deterministic(tiny_training, ragbench):
 
 
 def test_offline_judge_on_raw_text_spanish_and_edge_cases(tiny_training):
-    from helpers.trace.offline_judge import featurise_frame, fit_judge
+    from helpers.judges.models.trace_trees import featurise_frame, fit_judge
 
     judge = fit_judge(featurise_frame(tiny_training), seed=0, max_iter=15)
     docs = [SPANISH, "La ecografía del primer trimestre se realiza entre las semanas 11 y 14 de gestación."]
@@ -227,7 +227,7 @@ def test_offline_judge_on_raw_text_spanish_and_edge_cases(tiny_training):
 
 
 def test_train_judge_writes_a_small_artefact(tmp_path, raw_ready):
-    from helpers.trace.offline_judge import OfflineJudge, train_judge
+    from helpers.judges.models.trace_trees import OfflineJudge, train_judge
 
     info = train_judge(out_path=tmp_path / "judge.skops", subsets=["covidqa", "hotpotqa"], limit=25, max_iter=15)
     assert info["artefact_bytes"] < 5_000_000 and info["n_examples"] == 50
@@ -252,7 +252,7 @@ class _ScriptedLLM:
 
 
 def test_llm_judge_parses_an_annotation_and_records_failures():
-    from helpers.trace.llm_judge import llm_judge
+    from helpers.judges.models.trace_annotator import llm_judge
 
     docs = [[["0a", "Paris is the capital of France."], ["0b", "It has 2 million people."]]]
     answer = json.dumps(
@@ -278,7 +278,7 @@ def test_llm_judge_parses_an_annotation_and_records_failures():
 
 @pytest.mark.slow
 def test_llm_judge_end_to_end_with_the_local_model(ragbench):
-    from helpers.trace.llm_judge import llm_judge_frame
+    from helpers.judges.models.trace_annotator import llm_judge_frame
 
     frame = ragbench[("hotpotqa", "test")]
     shortest = frame["documents"].map(lambda docs: sum(map(len, docs))).nsmallest(1).index

@@ -2,7 +2,7 @@
 
     python tools/import_graph.py            # a report
     python tools/import_graph.py --json     # the same, for machines
-    python tools/import_graph.py --check    # exit 1 if there is a cycle or an upward import
+    python tools/import_graph.py --check    # exit 1 on a cycle (of modules or packages) or an upward import
 
 Reads every module of src/helpers with `ast` (nothing is imported or run). An edge is one import
 statement naming an internal module: `import helpers.a.b`, `from helpers.a import b` (to
@@ -10,7 +10,7 @@ helpers.a.b when that is a module, else to helpers.a), relative imports resolved
 module's top level (class bodies and `try:` blocks included: they run when the module is imported)
 and imports inside a function (run when it is called) are both edges, marked `in_function`;
 imports under `if TYPE_CHECKING:` are not edges (they never run). The parent packages a dotted
-import runs as well (`helpers/retrieval/__init__.py` for helpers.retrieval.dense) are not edges:
+import runs as well (`helpers/retrieval/__init__.py` for helpers.retrieval.architectures.dense) are not edges:
 every module would otherwise sit in a cycle with the package root.
 
 Cycles are the strongly connected components of more than one module (Tarjan), over every edge,
@@ -25,8 +25,10 @@ top, whatever their package):
     1  services      llm (clients, local servers, keys), data (readers, chunking, datasets,
                      contracts), ray_cluster (Ray start-up, loopback only), finetune (the shared
                      training loop: torch and a base encoder, nothing of the package above it)
-    2  components    retrieval, trace (claims, evidence, judging code), ragas_eval
-    3  pipelines     generation, testset, judges
+    2  components    retrieval (architectures, embedders, learned scorers, evaluation), trace
+                     (TRACe's definitions: sentence keys, gold scores, pictures), ragas_eval
+    3  pipelines     generation, testset, judges (the registered judges and, in judges.models, the
+                     models they run: offline TRACe trees, the LLM annotator, the evidence model)
     4  experiments   experiment (config, runner, sweeps, analysis, figures of a run), reproduce
     5  front ends    explore, teaching, __main__, every `*.cli` module
 
@@ -36,9 +38,9 @@ and Ray start-up imports helpers.llm.keys (its loopback test) so it sits with ll
 The package root (helpers/__init__.py) runs the safe defaults (helpers.offline, the key
 redaction of helpers.llm.keys) and is placed in layer 1.
 
-Cycles between packages (helpers.retrieval <-> helpers.trace: modules of each importing modules
-of the other, with no cycle of modules) are shown too, for information: they are not counted as
-import cycles.
+Cycles between packages (helpers.retrieval <-> helpers.trace, as there was until issue 25: modules
+of each importing modules of the other, with no cycle of modules) are counted too, and fail
+`--check` like a cycle of modules.
 
 An import inside a function is justified by a heavy optional dependency when it keeps one out of
 its module's import: an outside package in HEAVY, or an internal module whose import loads a HEAVY
@@ -457,7 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="machine output")
     parser.add_argument("--brief", action="store_true", help="the numbers, without the lists of imports in functions")
-    parser.add_argument("--check", action="store_true", help="exit 1 on a cycle or an upward import")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 on a cycle (of modules or of packages) or an upward import"
+    )
     parser.add_argument("--src", type=Path, default=SRC, help="the folder holding the package (default: src/)")
     args = parser.parse_args(argv)
     rep = Graph(args.src).report()
@@ -465,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rep, indent=1))
     else:
         print_report(rep, verbose=not args.brief)
-    return 1 if args.check and (rep["cycles_count"] or rep["upward_count"]) else 0
+    return 1 if args.check and (rep["cycles_count"] or rep["package_cycles"] or rep["upward_count"]) else 0
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Fine-tuning a one-logit cross-encoder on CPU: the resumable training loop that the evidence
-model (`helpers.trace.evidence_train`) and the retrieval cross-encoder
-(`helpers.retrieval.cross_encoder_train`) share.
+model (`helpers.judges.models.evidence_training`) and the retrieval cross-encoder
+(`helpers.retrieval.learned.cross_encoder_training`) share.
 
     stages = [Stage("nli", pairs, epochs=1.0, lr=5e-5), Stage("support", more_pairs, 2.0, 3e-5)]
     result = finetune(stages, LoopSettings(seed=0), out / "checkpoint.pt", record=asdict(settings))

@@ -5,7 +5,7 @@
 `address`: 'HOST:PORT' of a head started with `ray start --head`, 'ray://HOST:PORT' for Ray
 Client, or the RAY_ADDRESS environment variable; none of them: `ray.init()` starts a local
 instance. What runs on it: sweeps (helpers.experiment.sweep.run_on_ray) and corpus embedding
-(helpers.retrieval.embeddings.embed_on_ray). A task Ray retries after its worker died is retried
+(helpers.retrieval.embedders.models.embed_on_ray). A task Ray retries after its worker died is retried
 up to MAX_RETRIES times.
 
 The local instance listens on 127.0.0.1 only: a Ray port accepts tasks, that is code to run, from

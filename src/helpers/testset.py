@@ -48,8 +48,8 @@ from helpers.answer_checks import words  # lower-cased \w+ words, one definition
 from helpers.errors import UserError
 from helpers.generation import prompt_language
 from helpers.llm.structured import complete_json
-from helpers.retrieval.embeddings import make_embedder
-from helpers.retrieval.sparse import BM25
+from helpers.retrieval.architectures.sparse import BM25
+from helpers.retrieval.embedders.models import make_embedder
 
 KINDS = ("single", "two", "unanswerable")
 DEFAULT_MIX = {"single": 0.6, "two": 0.25, "unanswerable": 0.15}

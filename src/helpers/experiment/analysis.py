@@ -10,8 +10,8 @@ import pandas as pd
 
 from helpers import paths
 from helpers.errors import UserError
-from helpers.experiment.config import StatisticsConfig
-from helpers.inputs import inside, load_yaml
+from helpers.experiment.config import ExperimentConfig, StatisticsConfig, load_config
+from helpers.inputs import inside
 from helpers.judges import is_quality
 from helpers.ragas_eval import RAGAS_METRICS
 from helpers.stats import bootstrap_ci, compare_to_baseline, summarize
@@ -19,10 +19,15 @@ from helpers.stats import bootstrap_ci, compare_to_baseline, summarize
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 
 
-def statistics_settings(config: dict | None) -> dict:
-    """A run's `statistics` block (baseline, confidence, alpha, n_resamples, seed), with the
-    defaults of helpers.experiment.config.StatisticsConfig for keys it lacks."""
-    return StatisticsConfig().model_dump() | ((config or {}).get("statistics") or {})
+Settings = ExperimentConfig | StatisticsConfig | None  # what the tables below take: a run's config
+
+
+def statistics_settings(config: Settings) -> StatisticsConfig:
+    """A run's statistics settings (baseline, confidence, alpha, n_resamples, seed): its config's
+    own, or StatisticsConfig's defaults without a config."""
+    if config is None:
+        return StatisticsConfig()
+    return config if isinstance(config, StatisticsConfig) else config.statistics
 
 
 def _percent(confidence: float) -> str:
@@ -68,36 +73,34 @@ def quality_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return keep
 
 
-def summary(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
+def summary(scores: pd.DataFrame, config: Settings = None) -> pd.DataFrame:
     """Mean and bootstrap interval per (architecture, judge/metric), at the run's confidence."""
     stats = statistics_settings(config)
     return summarize(
-        quality_scores(scores), confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"]
+        quality_scores(scores), confidence=stats.confidence, n_resamples=stats.n_resamples, seed=stats.seed
     )
 
 
-def baseline_of(quality: pd.DataFrame, config: dict | None = None) -> str | None:
+def baseline_of(quality: pd.DataFrame, config: Settings = None) -> str | None:
     """The configured baseline, or the first architecture (by name) where it has no scores;
     None when fewer than two architectures have any (nothing to compare)."""
     present = set(quality.dropna(subset=["value"])["architecture"])
     if len(present) < 2:
         return None
-    baseline = statistics_settings(config)["baseline"]
+    baseline = statistics_settings(config).baseline
     return baseline if baseline in present else sorted(present)[0]
 
 
-def comparisons(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
+def comparisons(scores: pd.DataFrame, config: Settings = None) -> pd.DataFrame:
     stats = statistics_settings(config)
     quality = quality_scores(scores).dropna(subset=["value"])
     baseline = baseline_of(quality, config)
     if baseline is None:
         return pd.DataFrame()  # nothing to compare (one architecture, or every score failed)
-    return compare_to_baseline(
-        quality, baseline, alpha=stats["alpha"], n_resamples=stats["n_resamples"], seed=stats["seed"]
-    )
+    return compare_to_baseline(quality, baseline, alpha=stats.alpha, n_resamples=stats.n_resamples, seed=stats.seed)
 
 
-def paired_differences(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
+def paired_differences(scores: pd.DataFrame, config: Settings = None) -> pd.DataFrame:
     """Per question: architecture minus baseline on each quality metric (metric, architecture,
     baseline, qid, diff), on the questions both have scored; empty when nothing to compare."""
     quality = quality_scores(scores).dropna(subset=["value"])
@@ -118,7 +121,7 @@ def paired_differences(scores: pd.DataFrame, config: dict | None = None) -> pd.D
     return pd.DataFrame(rows, columns=["metric", "architecture", "baseline", "qid", "diff"])
 
 
-def difference_intervals(scores: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
+def difference_intervals(scores: pd.DataFrame, config: Settings = None) -> pd.DataFrame:
     """Mean paired difference against the baseline with its bootstrap interval (questions
     resampled), at the run's confidence: metric, architecture, baseline, mean_diff, ci_low,
     ci_high, n_pairs."""
@@ -129,9 +132,9 @@ def difference_intervals(scores: pd.DataFrame, config: dict | None = None) -> pd
     ):
         mean, low, high = bootstrap_ci(
             part["diff"].to_numpy(float),
-            confidence=stats["confidence"],
-            n_resamples=stats["n_resamples"],
-            seed=stats["seed"],
+            confidence=stats.confidence,
+            n_resamples=stats.n_resamples,
+            seed=stats.seed,
         )
         rows.append(
             {
@@ -169,16 +172,18 @@ def seed_table(scores: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def load_config(run_id: str, results_dir: Path | None = None) -> dict:
+def run_config(run_id: str, results_dir: Path | None = None) -> ExperimentConfig | None:
+    """The run's resolved config (config.yaml in its folder), typed and checked as `helpers run`
+    checks one (a ConfigError names the file and key); None for a folder without one."""
     path = run_dir(run_id, results_dir) / "config.yaml"
-    return (load_yaml(path) or {}) if path.exists() else {}
+    return load_config(path) if path.exists() else None
 
 
 def report(run_id: str, results_dir: Path | None = None) -> str:
     """Text report: the seed-form table, means with intervals, and the paired comparisons."""
     directory = run_dir(run_id, results_dir)
     scores = load_scores(run_id, results_dir)
-    config = load_config(run_id, results_dir)
+    config = run_config(run_id, results_dir)
     summary_json = json.loads((directory / "summary.json").read_text()) if (directory / "summary.json").exists() else {}
     parts = [
         f"run {run_id}: {summary_json.get('answers', '?')} answers, failures {summary_json.get('answer_failures', {})}, "
@@ -190,7 +195,7 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
     table = summary(scores, config)
     if table.empty:
         return "\n".join(parts + ["", "no quality scores to summarise"])
-    level = _percent(statistics_settings(config)["confidence"])
+    level = _percent(statistics_settings(config).confidence)
     column = f"mean [{level} CI]"
     table[column] = table.apply(lambda r: f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]", axis=1)
     parts += [

@@ -13,7 +13,7 @@ from helpers.errors import UserError
 from helpers.inputs import load_yaml, safe_name
 from helpers.llm.config import LLMConfig
 from helpers.ragas_eval import RAGAS_METRICS
-from helpers.retrieval.options import RetrievalOptions
+from helpers.retrieval.architectures.options import RetrievalOptions
 from helpers.retrieval.registry import ARCHITECTURES
 
 
@@ -56,7 +56,7 @@ class DatasetConfig(Strict):
 
 
 class RetrievalConfig(RetrievalOptions):
-    """`k` plus one section of options per architecture (helpers.retrieval.options), e.g.
+    """`k` plus one section of options per architecture (helpers.retrieval.architectures.options), e.g.
     `retrieval: {k: 5, hybrid: {candidates: 100, method: rrf}, rerank: {candidates: 50, scorer: ltr}}`."""
 
     k: int = Field(5, gt=0, description="contexts given to the generator")

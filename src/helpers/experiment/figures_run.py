@@ -19,14 +19,15 @@ import seaborn as sns  # noqa: E402
 
 from helpers import paths  # noqa: E402
 from helpers.experiment.analysis import (  # noqa: E402
+    Settings,
     _percent,
     comparisons,
     difference_intervals,
-    load_config,
     load_scores,
     natural_sorted,
     paired_differences,
     quality_scores,
+    run_config,
     run_dir,
     seed_table,
     statistics_settings,
@@ -401,7 +402,7 @@ def agreement(scores: pd.DataFrame):
 # ---- all of a run's figures
 
 
-def run_figures(scores: pd.DataFrame, config: dict | None = None) -> dict:
+def run_figures(scores: pd.DataFrame, config: Settings = None) -> dict:
     """{figure name: a function drawing it}; drawn one at a time so each can be closed at once."""
     stats = statistics_settings(config)
     table = summary(scores, config)
@@ -409,7 +410,7 @@ def run_figures(scores: pd.DataFrame, config: dict | None = None) -> dict:
     first = scored[0] if scored else None  # the Pareto plots' quality axis
     cost_metric, cost_label = cost_axis(scores)
     return {
-        "metric-bars": lambda: metric_bars(table, confidence=stats["confidence"]),
+        "metric-bars": lambda: metric_bars(table, confidence=stats.confidence),
         "heatmap-architecture-metric": lambda: architecture_heatmap(table),
         "heatmap-question": lambda: question_heatmap(scores),
         "distributions": lambda: distributions(scores),
@@ -418,8 +419,8 @@ def run_figures(scores: pd.DataFrame, config: dict | None = None) -> dict:
             difference_intervals(scores, config),
             tests=comparisons(scores, config),
             empty=empty,
-            confidence=stats["confidence"],
-            alpha=stats["alpha"],
+            confidence=stats.confidence,
+            alpha=stats.alpha,
         ),
         "pareto-latency": lambda: pareto(scores, first, "latency_s", cost_label="mean latency per question (s)"),
         "pareto-cost": lambda: pareto(scores, first, cost_metric, cost_label=cost_label),
@@ -430,7 +431,7 @@ def run_figures(scores: pd.DataFrame, config: dict | None = None) -> dict:
 def save_run_figures(
     run_id: str,
     scores: pd.DataFrame,
-    config: dict | None = None,
+    config: Settings = None,
     *,
     data_sources: list[str] | None = None,
     out_dir: Path | None = None,
@@ -440,7 +441,12 @@ def save_run_figures(
     for name, draw in run_figures(scores, config).items():
         fig = draw()
         written[name] = save_figure(
-            fig, f"{run_id}-{name}", run_ids=[run_id], config=config, data_sources=data_sources, out_dir=out_dir
+            fig,
+            f"{run_id}-{name}",
+            run_ids=[run_id],
+            config=config and config.model_dump(mode="json"),
+            data_sources=data_sources,
+            out_dir=out_dir,
         )["png"]
         plt.close(fig)
     return written
@@ -451,7 +457,7 @@ def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | N
     also the seed-form RAGAS table as Markdown there."""
     directory = run_dir(run_id, results_dir)
     scores = load_scores(run_id, results_dir)
-    config = load_config(run_id, results_dir)
+    config = run_config(run_id, results_dir)
     written = save_run_figures(
         run_id, scores, config, data_sources=[str(directory / "scores.parquet")], out_dir=out_dir
     )
@@ -462,7 +468,7 @@ def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | N
     return written
 
 
-def run_figure_pngs(scores: pd.DataFrame, config: dict | None = None, *, dpi: int = 110) -> dict[str, bytes]:
+def run_figure_pngs(scores: pd.DataFrame, config: Settings = None, *, dpi: int = 110) -> dict[str, bytes]:
     """Every figure as PNG bytes, nothing written (for the self-contained HTML report)."""
     pngs = {}
     for name, draw in run_figures(scores, config).items():

@@ -27,6 +27,7 @@ import pandas as pd
 
 from helpers.errors import UserError
 from helpers.experiment import analysis
+from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.exports import trace_json
 
 FORMATS = ("md", "csv", "html", "json")
@@ -39,7 +40,7 @@ class RunReport:
     """What every format shows of one run, read once from results/<run_id>/."""
 
     run_id: str
-    config: dict
+    config: ExperimentConfig | None  # the run's resolved config, typed (None: a folder without one)
     run_summary: dict  # summary.json
     scores: pd.DataFrame  # scores.parquet (long)
     records: pd.DataFrame  # records.parquet, contexts parsed back to lists
@@ -101,7 +102,7 @@ def collect(run_id: str, results_dir: Path | None = None) -> RunReport:
     scores = analysis.load_scores(run_id, results_dir)  # names the runs there are when it has none
     if "llm" not in scores:
         scores = scores.assign(llm="")
-    config = analysis.load_config(run_id, results_dir)
+    config = analysis.run_config(run_id, results_dir)
     summary_path = directory / "summary.json"
     return RunReport(
         run_id=run_id,
@@ -114,7 +115,7 @@ def collect(run_id: str, results_dir: Path | None = None) -> RunReport:
         differences=analysis.difference_intervals(scores, config),
         seed=analysis.seed_table(scores),
         trace=_trace(directory, scores),
-        confidence=analysis.statistics_settings(config)["confidence"],
+        confidence=analysis.statistics_settings(config).confidence,
     )
 
 
@@ -215,7 +216,7 @@ def _headline(report: RunReport) -> str:
     s, config = report.run_summary, report.config
     parts = [
         f"{s.get('answers', len(report.records))} answers",
-        f"dataset {(config.get('dataset') or {}).get('name', '?')}",
+        f"dataset {config.dataset.name if config else '?'}",
         f"architectures {', '.join(sorted(set(report.records['architecture'].dropna())))}",
         f"failures {s.get('answer_failures', {})}",
         f"NaN scores {s.get('nan_scores', {})}",
@@ -234,7 +235,7 @@ def to_json(report: RunReport) -> str:
     ]
     document = {
         "run_id": report.run_id,
-        "config": report.config,
+        "config": report.config.model_dump(mode="json") if report.config else {},
         "run_summary": report.run_summary,
         "confidence": report.confidence,
         "summary": report.summary.to_dict("records"),

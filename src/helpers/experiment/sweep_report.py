@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.errors import UserError
-from helpers.experiment.analysis import quality_scores, statistics_settings
+from helpers.experiment.analysis import quality_scores, run_config, statistics_settings
 from helpers.experiment.sweep import sweep_dir
 from helpers.stats import holm, paired_permutation_test, summarize
 
@@ -143,16 +143,10 @@ def sweep_report(name: str, results_dir: Path | None = None, figures: bool = Tru
     """Tables (and figures) of a sweep; written to results/sweeps/<name>/ as CSV too."""
     scores, axes, index = sweep_scores(name, results_dir)
     first = next((r["run_id"] for r in index["runs"]), None)
-    config_path = Path(results_dir or sweep_dir(name).parents[1]) / str(first) / "config.yaml"
-    import yaml
-
-    stats = statistics_settings(
-        yaml.safe_load(config_path.read_text(encoding="utf-8")) if config_path.exists() else None
-    )
-    table = cell_table(
-        scores, axes, confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"]
-    )
-    tests = paired_tests(scores, axes, alpha=stats["alpha"], n_resamples=stats["n_resamples"], seed=stats["seed"])
+    # the statistics settings of the sweep's first run (a sweep varies other axes)
+    stats = statistics_settings(run_config(first, results_dir) if first else None)
+    table = cell_table(scores, axes, confidence=stats.confidence, n_resamples=stats.n_resamples, seed=stats.seed)
+    tests = paired_tests(scores, axes, alpha=stats.alpha, n_resamples=stats.n_resamples, seed=stats.seed)
     out = sweep_dir(name, results_dir)
     table.to_csv(out / "cells.csv", index=False)
     tests.to_csv(out / "paired_tests.csv", index=False)

@@ -30,7 +30,7 @@ class AnswerView:
 
 def offline_judge():
     """The trained offline TRACe judge, loaded once per process."""
-    from helpers.trace.offline_judge import OfflineJudge  # sklearn: loaded only when this runs
+    from helpers.judges.models.trace_trees import OfflineJudge  # sklearn: loaded only when this runs
 
     if "offline" not in _JUDGES:
         _JUDGES["offline"] = OfflineJudge.load()

@@ -16,12 +16,19 @@ import pandas as pd
 
 from helpers import paths
 from helpers.errors import UserError
-from helpers.experiment.analysis import load_scores, natural_key, quality_scores, run_dir, statistics_settings, summary
+from helpers.experiment.analysis import (
+    load_scores,
+    natural_key,
+    quality_scores,
+    run_config,
+    run_dir,
+    statistics_settings,
+    summary,
+)
 from helpers.experiment.config import ExperimentConfig, load_config
 from helpers.experiment.sweep_report import cell_table, sweep_figures, sweep_scores
 from helpers.explore.search import ExploreError, known_llms
 from helpers.explore.views import STYLE
-from helpers.inputs import load_yaml
 from helpers.judges import JUDGES, active_judges
 from helpers.offline import quiet_noisy_loggers
 
@@ -212,12 +219,11 @@ def results_view(
         return next(iter(figures.values()), None), table
     if not run_id:
         raise ExploreError("no saved run: run one in the run panel (or `python -m helpers run CONFIG`)")
-    config_path = run_dir(run_id, results_dir) / "config.yaml"
-    config = load_yaml(config_path) if config_path.exists() else {}
+    config = run_config(run_id, results_dir)
     table = summary(_pick(load_scores(run_id, results_dir), judge, metric), config)
     if table.empty:
         raise ExploreError(f"run {run_id} has no scores for judge {judge!r} and metric {metric!r}")
-    return metric_bars(table, confidence=statistics_settings(config)["confidence"]), table
+    return metric_bars(table, confidence=statistics_settings(config).confidence), table
 
 
 def _pick(scores: pd.DataFrame, judge: str | None, metric: str | None) -> pd.DataFrame:

@@ -1,5 +1,5 @@
 """TRACe (RAGBench, Friel et al. 2024) with the offline judge: trained trees over lexical
-features, stacked with the evidence model when one is trained (helpers.trace.offline_judge)."""
+features, stacked with the evidence model when one is trained (helpers.judges.models.trace_trees)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class OfflineTrace(Judge):
         judges["offline"] = on
 
     def prepare(self) -> None:
-        from helpers.trace.offline_judge import OfflineJudge  # trees and, when trained, a torch model
+        from helpers.judges.models.trace_trees import OfflineJudge  # trees and, when trained, a torch model
 
         self.judge = OfflineJudge.load()  # stacked with the evidence model when one is trained
         self.artefact = self.judge.describe()

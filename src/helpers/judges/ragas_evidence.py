@@ -1,5 +1,5 @@
 """RAGAS faithfulness with the evidence model (a cross-encoder fine-tuned on NLI and RAGBench
-support labels) as its verdict step (helpers.ragas_eval.evidence_faithfulness)."""
+support labels) as its verdict step (helpers.judges.models.evidence_faithfulness)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import contextlib
 import math
 
 from helpers.judges.base import Judge, Metric, register
-from helpers.ragas_eval.evidence_faithfulness import EvidenceFaithfulness
-from helpers.trace.evidence import EvidenceModel
+from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.models.evidence_faithfulness import EvidenceFaithfulness
 
 
 @register

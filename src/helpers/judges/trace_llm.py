@@ -1,10 +1,10 @@
-"""TRACe with an LLM as the annotator, RAGBench's prompt (helpers.trace.llm_judge)."""
+"""TRACe with an LLM as the annotator, RAGBench's prompt (helpers.judges.models.trace_annotator)."""
 
 from __future__ import annotations
 
 from helpers.judges.base import Judge, register
+from helpers.judges.models.trace_annotator import llm_judge
 from helpers.judges.offline_trace import TRACE
-from helpers.trace.llm_judge import llm_judge
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 

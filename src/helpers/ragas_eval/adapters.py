@@ -19,7 +19,7 @@ from ragas.run_config import RunConfig
 
 from helpers.llm import LLM
 from helpers.llm.langchain import WorkbenchChatModel
-from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
+from helpers.retrieval.embedders.models import CachedEmbedder, make_embedder
 
 # The judge calls of the (sample, metric) being scored, collected per asyncio task (see runner):
 # a list of {"n", "temperature", "texts"}; None outside a scoring task.

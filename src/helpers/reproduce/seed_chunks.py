@@ -27,7 +27,7 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.analysis import seed_table
 from helpers.experiment.config import ExperimentConfig
-from helpers.retrieval.metrics import evaluate_run
+from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import build_retriever
 from helpers.stats import bootstrap_ci, paired_permutation_test
 from helpers.text import Tokenizer
@@ -113,7 +113,7 @@ def recall_table(per_question: pd.DataFrame, *, n_resamples: int = 10_000, seed:
 
 def maternaqa_retrieval(*, architectures=ARCHITECTURES, limit: int | None = None) -> pd.DataFrame:
     """obstetrics-es with each chunking as the guideline part of the corpus: nDCG@10, Recall@10,
-    MRR@10 per architecture (helpers.retrieval.metrics), and the corpus size."""
+    MRR@10 per architecture (helpers.retrieval.evaluation.metrics), and the corpus size."""
     rows = []
     for chunking, options in CHUNKINGS.items():
         data = load_dataset("obstetrics-es", **options)

@@ -13,9 +13,9 @@ import argparse
 import json
 from pathlib import Path
 
-from helpers.retrieval.evaluate import format_report, retrieval_eval, save_report
-from helpers.retrieval.training import DEFAULT_PATH, train_reranker
-from helpers.retrieval.tuning import format_fusion, tune_fusion
+from helpers.retrieval.evaluation.evaluate import format_report, retrieval_eval, save_report
+from helpers.retrieval.evaluation.fusion_tuning import format_fusion, tune_fusion
+from helpers.retrieval.learned.ltr_training import DEFAULT_PATH, train_reranker
 
 
 def _show(text: str, report: dict, out: str | None) -> int:
@@ -69,7 +69,11 @@ def _train_cross_encoder(args: argparse.Namespace) -> int:
     import torch
 
     # pandas, scipy: loaded only when this runs
-    from helpers.retrieval.cross_encoder_train import DEFAULT_DIR, RetrievalTrainSettings, train_retrieval_cross_encoder
+    from helpers.retrieval.learned.cross_encoder_training import (
+        DEFAULT_DIR,
+        RetrievalTrainSettings,
+        train_retrieval_cross_encoder,
+    )
 
     out = Path(args.out or DEFAULT_DIR)
     if args.if_missing and (out / "card.json").exists():

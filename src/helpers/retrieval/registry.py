@@ -4,7 +4,7 @@
                                 options={"hybrid": {"candidates": 100}, "rerank": {"candidates": 50}})
     retriever.index(corpus).retrieve(queries, k=10)
 
-Options come in one section per architecture (helpers.retrieval.options); a composed
+Options come in one section per architecture (helpers.retrieval.architectures.options); a composed
 architecture builds its parts with the parts' own sections (rerank's hybrid first stage uses the
 `hybrid` section, every dense part the `dense` section). Architectures built together through
 one `shared` dict reuse their parts (one dense index, one BM25 index per corpus).
@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from helpers.retrieval.base import RetrievalError, Retriever
-from helpers.retrieval.composed import Hybrid, HyDE, MultiQuery, Rerank
-from helpers.retrieval.dense import Dense
-from helpers.retrieval.options import RetrievalOptions, parse_options
-from helpers.retrieval.scorers import make_scorer
-from helpers.retrieval.sparse import BM25
+from helpers.retrieval.architectures.base import RetrievalError, Retriever
+from helpers.retrieval.architectures.composed import Hybrid, HyDE, MultiQuery, Rerank
+from helpers.retrieval.architectures.dense import Dense
+from helpers.retrieval.architectures.options import RetrievalOptions, parse_options
+from helpers.retrieval.architectures.sparse import BM25
+from helpers.retrieval.learned.scorers import make_scorer
 
 
 def _dense(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from helpers.answer_checks import words
-from helpers.retrieval.embeddings import make_embedder
-from helpers.retrieval.fusion import rrf
-from helpers.retrieval.metrics import evaluate_run
+from helpers.retrieval.architectures.fusion import rrf
+from helpers.retrieval.embedders.models import make_embedder
+from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.teaching.exercises import exercise
 
 FOUR_SENTENCES = {

@@ -1,10 +1,11 @@
-"""TRACe (RAGBench, arXiv:2407.11005): sentence keys, gold-label scores, and judges that predict them.
+"""TRACe (RAGBench, arXiv:2407.11005) as defined: sentence keys, gold-label scores, pictures, and
+the `train-judge` / `judge-eval` commands.
 
     from helpers.trace import METRICS, trace_scores, aggregate
-    from helpers.trace.offline_judge import OfflineJudge
 
-METRICS is the one definition of the TRACe metric names. Intervals and AUROC come from
-helpers.stats.
+METRICS is the one definition of the TRACe metric names. The judges that predict TRACe (the
+offline trees, the LLM annotator, the evidence model) live in `helpers.judges.models`; intervals
+and AUROC come from helpers.stats.
 """
 
 from helpers.trace.keys import (

@@ -16,13 +16,13 @@ from helpers.data import DataError
 from helpers.experiment.labels import AGREEMENT_COLUMNS
 from helpers.experiment.run_labels import judge_agreement, labels_frame
 from helpers.inputs import load_yaml
-from helpers.trace.evidence import DEFAULT_DIR, EvidenceModel
-from helpers.trace.evidence_train import TrainSettings, fit_stack_weight, train_evidence_model
-from helpers.trace.judge_eval import format_table, judge_eval, save_result
+from helpers.judges.evaluation import format_table, judge_eval, save_result
+from helpers.judges.models.evidence import DEFAULT_DIR, EvidenceModel
+from helpers.judges.models.evidence_training import TrainSettings, fit_stack_weight, train_evidence_model
 
 
 def _train_judge(args: argparse.Namespace) -> int:
-    from helpers.trace.offline_judge import DEFAULT_PATH, train_judge  # sklearn: loaded only when this runs
+    from helpers.judges.models.trace_trees import DEFAULT_PATH, train_judge  # sklearn: loaded only when this runs
 
     _check_dir(args.ragbench_dir, "--ragbench-dir")
     if args.if_missing and Path(args.out or DEFAULT_PATH).exists():

@@ -1,5 +1,5 @@
 """Training the offline reranker (scorers.LTRScorer) on SciFact's train claims (English, MiniLM)
-and the dev half of obstetrics-es (Spanish, e5); features from helpers.retrieval.features (this
+and the dev half of obstetrics-es (Spanish, e5); features from helpers.retrieval.learned.features (this
 module never imports scorers).
 
 Deterministic: fixed candidate lists (each source's hybrid top 50), fixed seeds, single-threaded
@@ -16,10 +16,10 @@ import numpy as np
 
 from helpers import paths
 from helpers.artefacts import read_artefact, write_artefact
-from helpers.retrieval.composed import Hybrid
-from helpers.retrieval.dense import Dense
-from helpers.retrieval.features import FeatureExtractor
-from helpers.retrieval.sparse import BM25
+from helpers.retrieval.architectures.composed import Hybrid
+from helpers.retrieval.architectures.dense import Dense
+from helpers.retrieval.architectures.sparse import BM25
+from helpers.retrieval.learned.features import FeatureExtractor
 
 log = logging.getLogger(__name__)
 DEFAULT_PATH = paths.MODELS_DIR / "reranker-ltr.skops"

@@ -4,7 +4,7 @@
   the hub on, or the model in the local Hugging Face cache).
 - LTRScorer: the offline reranker. No cross-encoder weights ship in any package, so it is a
   learning-to-rank model (gradient-boosted trees, pointwise) over signals the workbench has
-  offline and already computed (helpers.retrieval.features): the first stage's rank, BM25, the
+  offline and already computed (helpers.retrieval.learned.features): the first stage's rank, BM25, the
   dense model's similarity (the embeddings are cached by the first stage, so reranking embeds
   nothing new), query term, bigram (proximity) and title coverage, and length. Trained by
   `python -m helpers train-reranker` on SciFact's *train* claims (BEIR evaluates on its
@@ -18,10 +18,10 @@ from typing import Protocol
 import numpy as np
 
 from helpers.offline import resolve_model_path
-from helpers.retrieval.base import Retriever, doc_text
-from helpers.retrieval.dense import Dense
-from helpers.retrieval.features import FeatureExtractor
-from helpers.retrieval.training import load_reranker
+from helpers.retrieval.architectures.base import Retriever, doc_text
+from helpers.retrieval.architectures.dense import Dense
+from helpers.retrieval.learned.features import FeatureExtractor
+from helpers.retrieval.learned.ltr_training import load_reranker
 
 ONLINE_CROSS_ENCODER = "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1"
 

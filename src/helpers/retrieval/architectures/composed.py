@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 
-from helpers.retrieval.base import RetrievalError, Retriever, top_k
-from helpers.retrieval.fusion import fuse, rrf
+from helpers.retrieval.architectures.base import RetrievalError, Retriever, top_k
+from helpers.retrieval.architectures.fusion import fuse, rrf
 
 PROMPTS = {
     "hyde": {
@@ -181,7 +181,7 @@ class Rerank(Retriever):
     """Second stage: the first stage (`base`) retrieves its top max(k, `candidates`), `scorer`
     re-scores them, and the top k by the new score come out (ties by doc_id).
 
-    `scorer` follows helpers.retrieval.scorers.Scorer, the one protocol of every scorer:
+    `scorer` follows helpers.retrieval.learned.scorers.Scorer, the one protocol of every scorer:
     `scorer.score(query, first_stage, retriever) -> np.ndarray`, with `first_stage` the query's
     candidates {doc_id: score} best first, `retriever` the first stage itself (`base`, whose
     `.corpus` holds the documents), and one score per candidate, aligned with list(first_stage).

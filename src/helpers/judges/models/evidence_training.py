@@ -1,7 +1,7 @@
 """Fine-tuning the evidence model on CPU: resumable, deterministic, with a card.
 
-Stage 1 teaches entailment (English NLI pairs, `evidence_data.nli_pairs`), stage 2 the RAGBench
-support labels plus synthetic hard negatives (`evidence_data.support_pairs`) on every non-test
+Stage 1 teaches entailment (English NLI pairs, `evidence_pairs.nli_pairs`), stage 2 the RAGBench
+support labels plus synthetic hard negatives (`evidence_pairs.support_pairs`) on every non-test
 split. 10% of the RAGBench examples (by a hash of their id) and 5% of the NLI pairs are held out
 and reported in the card. The batch plan is a function of the seed only, and a checkpoint
 (weights, optimiser, schedule, RNG) is written every `checkpoint_every` steps, so an interrupted
@@ -25,9 +25,9 @@ import numpy as np
 
 from helpers.data import training_frame
 from helpers.finetune import LoopSettings, Pair, Stage, artefact_bytes, batch_plan, finetune, fingerprint, label_counts
+from helpers.judges.models.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
+from helpers.judges.models.evidence_pairs import nli_pairs, support_pairs
 from helpers.stats import auroc
-from helpers.trace.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
-from helpers.trace.evidence_data import nli_pairs, support_pairs
 
 
 @dataclass
@@ -181,7 +181,7 @@ def fit_stack_weight(
     them, so that neither part has seen the examples it is weighed on; w maximises the mean
     per-subset hallucination AUROC over a grid (ties: the smaller w). Saved in the card."""
     # sklearn: loaded only when this runs
-    from helpers.trace.offline_judge import OfflineJudge, featurise_frame, fit_judge
+    from helpers.judges.models.trace_trees import OfflineJudge, featurise_frame, fit_judge
 
     out = Path(out_dir or DEFAULT_DIR)
     evidence = EvidenceModel.load(out)

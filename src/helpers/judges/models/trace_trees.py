@@ -1,5 +1,5 @@
 """The offline TRACe judge: small gradient-boosted trees over language-agnostic lexical features
-(`features.py`), trained on RAGBench's non-test data only (every validation split + every train
+(`trace_features.py`), trained on RAGBench's non-test data only (every validation split + every train
 split), deterministic, CPU-only, a few MB.
 
 Two stages (stacked generalisation, Wolpert 1992):
@@ -15,10 +15,10 @@ validation); the adherence score is the mean of stage 2's P(adherent) and min P(
 Stacked with the evidence model (`evidence.py`, a trained cross-encoder) when one is given or,
 with `load(evidence="auto")`, trained: each response sentence's P(supported) is (1 - w) x the
 lexical one + w x the neural one, and the adherence score (1 - w) x the lexical score + w x the
-lowest neural P(supported), w chosen on held-out data (`evidence_train.fit_stack_weight`, in the
+lowest neural P(supported), w chosen on held-out data (`evidence_training.fit_stack_weight`, in the
 model's card; 1/2 without). `use="evidence"` takes the neural signal alone (to measure each part).
 
-    from helpers.trace.offline_judge import OfflineJudge, train_judge
+    from helpers.judges.models.trace_trees import OfflineJudge, train_judge
     info = train_judge()                          # -> {'train_s', 'artefact_bytes', 'path', ...}
     judge = OfflineJudge.load()
     out = judge.judge(question, ["doc text", ...], "response text")
@@ -44,8 +44,8 @@ from helpers import paths
 from helpers.artefacts import read_artefact, write_artefact
 from helpers.data import training_frame
 from helpers.errors import UserError
-from helpers.trace.evidence import EvidenceModel
-from helpers.trace.features import DOC_FEATURES, RESPONSE_FEATURES, example_features
+from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.models.trace_features import DOC_FEATURES, RESPONSE_FEATURES, example_features
 from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key
 from helpers.trace.scoring import TraceScores
 

@@ -17,9 +17,9 @@ import math
 
 from pydantic import BaseModel, Field
 
+from helpers.judges.models.evidence_pairs import evidence_selector
+from helpers.judges.models.trace_features import content, tokens
 from helpers.llm.structured import complete_json
-from helpers.trace.evidence_data import evidence_selector
-from helpers.trace.features import content, tokens
 from helpers.trace.keys import key_documents, split_sentences
 
 STATEMENT_PROMPT = (

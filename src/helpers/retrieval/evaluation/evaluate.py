@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 from helpers.llm import LLM
-from helpers.retrieval.base import RetrievalError
-from helpers.retrieval.metrics import METRICS, evaluate_run  # noqa: F401 - METRICS is re-exported
-from helpers.retrieval.options import RetrievalOptions, parse_options
+from helpers.retrieval.architectures.base import RetrievalError
+from helpers.retrieval.architectures.options import RetrievalOptions, parse_options
+from helpers.retrieval.evaluation.fusion_tuning import tune_fusion_on, tuned_options
+from helpers.retrieval.evaluation.metrics import METRICS, evaluate_run  # noqa: F401 - METRICS is re-exported
 from helpers.retrieval.registry import build_retriever, needs_llm
-from helpers.retrieval.tuning import tune_fusion_on, tuned_options
 
 
 def retrieval_eval(
@@ -37,9 +37,9 @@ def retrieval_eval(
     """Evaluate architectures on `dataset` (a name, or a loaded Dataset; same queries for all). Architectures that call the LLM
     per query (hyde, multi_query) run on a seeded sample of `llm_limit` queries, reported with
     the others' scores on that same sample for a fair comparison. `options`: sections per
-    architecture (helpers.retrieval.options; default None: every default). `query_split`: 'all'
+    architecture (helpers.retrieval.architectures.options; default None: every default). `query_split`: 'all'
     (default), or the 'dev' / 'test' half (helpers.data.splits). `tune_fusion`: a query split
-    ('dev') on which hybrid's fusion is chosen first (helpers.retrieval.tuning); every
+    ('dev') on which hybrid's fusion is chosen first (helpers.retrieval.evaluation.fusion_tuning); every
     architecture built on hybrid then uses it, and the report keeps the choice."""
     from helpers.data import load_dataset, split_queries  # pandas: loaded only when this runs
 

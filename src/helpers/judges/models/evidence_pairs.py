@@ -25,7 +25,7 @@ from pathlib import Path
 from helpers import paths
 from helpers.data import DataError
 from helpers.finetune import Pair
-from helpers.trace.features import content, names, tokens
+from helpers.judges.models.trace_features import content, names, tokens
 from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key, split_sentences
 
 NLI_DIR = paths.RAW_DIR / "nli"

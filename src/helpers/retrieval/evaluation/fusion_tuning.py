@@ -12,9 +12,9 @@ flat grid keeps the published default. Report it on queries it was not chosen on
 
 from __future__ import annotations
 
-from helpers.retrieval.fusion import fuse
-from helpers.retrieval.metrics import evaluate_run
-from helpers.retrieval.options import parse_options
+from helpers.retrieval.architectures.fusion import fuse
+from helpers.retrieval.architectures.options import parse_options
+from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import build_retriever
 
 RRF_KS = (10, 30, 60, 100)

@@ -20,9 +20,9 @@ import pandas as pd
 
 from helpers.data import list_splits, load_ragbench, training_frame
 from helpers.errors import UserError
+from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.models.trace_annotator import llm_judge_frame
 from helpers.stats import auroc, bootstrap_ci, rmse
-from helpers.trace.evidence import EvidenceModel
-from helpers.trace.llm_judge import llm_judge_frame
 from helpers.trace.scoring import to_json
 
 # judge name -> {metric: shipped column}
@@ -86,7 +86,7 @@ def _judge_predictions(name: str, frame: pd.DataFrame, offline_judges: dict, llm
 
 def _offline_judges(judges: list[str], judge_path, evidence_path) -> dict:
     """name -> OfflineJudge for the offline judges asked for; one evidence model loaded once."""
-    from helpers.trace.offline_judge import OfflineJudge  # sklearn: loaded only when this runs
+    from helpers.judges.models.trace_trees import OfflineJudge  # sklearn: loaded only when this runs
 
     names = [j for j in judges if j in ("offline", "lexical", "evidence", "stacked")]
     if not names:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.retrieval.base import doc_text
-from helpers.retrieval.embeddings import CachedEmbedder, make_embedder
-from helpers.retrieval.sparse import BM25
+from helpers.retrieval.architectures.base import doc_text
+from helpers.retrieval.architectures.sparse import BM25
+from helpers.retrieval.embedders.models import CachedEmbedder, make_embedder
 
 FEATURES = [
     "first_stage_norm",

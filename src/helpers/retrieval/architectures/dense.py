@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from helpers import paths
-from helpers.retrieval.base import RetrievalError, Retriever, doc_text
-from helpers.retrieval.embeddings import CachedEmbedder, EmbeddingCache, embed_on_ray, make_embedder
+from helpers.retrieval.architectures.base import RetrievalError, Retriever, doc_text
+from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, embed_on_ray, make_embedder
 
 _MAX_BATCH = 4000  # below chroma's max batch size
 HNSW = {"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 200}
@@ -186,7 +186,7 @@ class Dense(Retriever):
         "verify": true or a CA file's path, "token_env": the environment variable holding the token,
         "token_header": "Authorization" (sent as "Bearer <token>", the default) or "X-Chroma-Token";
         embed_on_ray: embed the corpus's uncached documents as batches of Ray tasks
-        (helpers.retrieval.embeddings.embed_on_ray; RAY_ADDRESS picks the cluster, else a local instance);
+        (helpers.retrieval.embedders.models.embed_on_ray; RAY_ADDRESS picks the cluster, else a local instance);
         search: 'exact' (default: cosine against every stored vector, the same ranking on every
         build) or 'hnsw' (Chroma's approximate index, for corpora too large for a matrix)."""
         super().__init__()

