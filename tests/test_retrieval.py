@@ -136,37 +136,6 @@ def test_config_and_dataset_options_name_the_valid_ones(tmp_path):
     assert dataset_options("xquad-es") == dataset_options("xquad-en") == ["path", "query_split"]
 
 
-def test_retrieval_modules_import_each_other_without_a_cycle():
-    """Lazy imports inside functions count too: a cycle there still couples the modules."""
-    import ast
-    from pathlib import Path
-
-    import helpers.retrieval
-
-    package = Path(helpers.retrieval.__file__).parent
-    modules = {path.stem for path in package.glob("*.py") if path.stem != "__init__"}
-    graph = {}
-    for name in modules:
-        edges = set()
-        for node in ast.walk(ast.parse((package / f"{name}.py").read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module == "helpers.retrieval":
-                edges |= {alias.name for alias in node.names if alias.name in modules}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("helpers.retrieval."):
-                edges.add(node.module.split(".")[2])
-            elif isinstance(node, ast.Import):
-                edges |= {a.name.split(".")[2] for a in node.names if a.name.startswith("helpers.retrieval.")}
-        graph[name] = edges & modules
-    assert graph["scorers"] >= {"features", "training"} and "scorers" not in graph["training"]
-
-    def visit(name, path):
-        assert name not in path, f"import cycle: {' -> '.join([*path, name])}"
-        for target in sorted(graph[name]):
-            visit(target, [*path, name])
-
-    for name in sorted(modules):
-        visit(name, [])
-
-
 def test_rrf_arithmetic():
     runs = [{"q": {"a": 3.0, "b": 2.0}}, {"q": {"b": 9.0, "c": 1.0}}]
     fused = rrf(runs, k=60)["q"]
