@@ -7,13 +7,15 @@ import json
 import math
 import re
 
+import pandas as pd
 import pytest
 
 from helpers.data.contracts import Dataset
 from helpers.explore import ExploreError, Workbench
-from helpers.explore.cards import band, card_html, diagnose, trace_cards_html
+from helpers.explore.cards import card_html, diagnose, summary_cards_html, trace_cards_html
 from helpers.explore.search import Highlighter, known_llms
 from helpers.explore.views import comparison_html
+from helpers.interpretation import band
 from runs import TINY
 
 CORPUS = {
@@ -127,11 +129,11 @@ def test_answer_and_judge_with_the_local_model(bench):
     assert view.answer and not view.error
     assert set(view.scores) == {"relevance", "utilization", "completeness", "adherence"}
     assert all(0 <= v <= 1 for v in view.scores.values() if not math.isnan(v))
-    assert view.cards_html.count("class='hx-card'") == 4 and "Response:" in view.sentences_html
+    assert view.cards_html.count("class='hx-card'") == 5 and "Response:" in view.sentences_html  # 4 + Average
 
 
 def test_bands_meanings_and_diagnostic_patterns():
-    assert [band(v)[0] for v in (0.8, 0.79, 0.6, 0.4, 0.39, 0.0, float("nan"), None)] == [
+    assert [band("relevance", v).name for v in (0.8, 0.79, 0.6, 0.4, 0.39, 0.0, float("nan"), None)] == [
         "Excellent",
         "Good",
         "Good",
@@ -142,16 +144,63 @@ def test_bands_meanings_and_diagnostic_patterns():
         "n/a",
     ]
     patterns = diagnose({"relevance": 0.1, "utilization": 0.1, "completeness": 0.9, "adherence": 1.0})
-    assert patterns == ["Low utilization with low relevance: the retriever returns irrelevant documents."]
+    assert patterns == ["Low utilization, low relevance: a greedy retriever returning irrelevant documents."]
     patterns = diagnose({"relevance": 0.7, "utilization": 0.7, "completeness": 0.2, "adherence": 0.0})
-    assert any("Low completeness with high utilization" in p for p in patterns)
+    assert any(p.startswith("Low completeness, high utilization") for p in patterns)
     assert any("hallucination" in p for p in patterns)
     assert any(
-        "works as intended" in p
+        "the ideal RAG system" in p
         for p in diagnose({"relevance": 0.9, "utilization": 0.8, "completeness": 0.9, "adherence": 1.0})
     )
     assert "If low:" in card_html("relevance", 0.2) and "If low:" not in card_html("relevance", 0.9)
-    assert trace_cards_html({"relevance": 0.5}).count("class='hx-card'") == 4
+    # a RAGAS metric reads on its own scale: 0.85 faithfulness is Good there (TRACe's scale: Excellent)
+    faithfulness = card_html("ragas/faithfulness", 0.85, (0.80, 0.90), 20)
+    assert ">Good<" in faithfulness and "Interpreting RAGAS Scores" in faithfulness
+    assert "mostly faithful, minor unsupported details" in faithfulness
+    assert ">Excellent<" in card_html("offline/adherence", 0.85)
+    assert "n = 1, too few for an interval" in card_html("ragas/faithfulness", 0.5, (float("nan"),) * 2, 1)
+    # the four TRACe cards and the capstone's Average of them
+    cards = trace_cards_html({"relevance": 0.5, "utilization": 0.7, "completeness": 0.9, "adherence": 1.0})
+    assert cards.count("class='hx-card'") == 5 and "data-metric='average'" in cards and "0.775" in cards
+
+
+def test_summary_cards_name_patterns_only_where_the_intervals_support_them():
+    rows = []
+    for architecture, (low, high) in {"bm25": (0.85, 0.95), "dense": (0.75, 0.95)}.items():
+        rows += [
+            {
+                "architecture": architecture,
+                "metric": "ragas/context_precision",
+                "mean": 0.9,
+                "ci_low": low,
+                "ci_high": high,
+                "n": 30,
+            },
+            {
+                "architecture": architecture,
+                "metric": "ragas/context_recall",
+                "mean": 0.4,
+                "ci_low": 0.3,
+                "ci_high": 0.5,
+                "n": 30,
+            },
+        ]
+    for metric, value in {"relevance": 0.5, "utilization": 0.7, "completeness": 0.9, "adherence": 1.0}.items():
+        rows.append(
+            {
+                "architecture": "bm25",
+                "metric": f"offline/{metric}",
+                "mean": value,
+                "ci_low": value - 0.05,
+                "ci_high": min(value + 0.05, 1.0),
+                "n": 30,
+            }
+        )
+    html = summary_cards_html(pd.DataFrame(rows))
+    bm25, dense = html.split("<b>dense</b>")
+    assert "High precision, low recall</b> (named)" in bm25
+    assert "High precision, low recall</b> (possible)" in dense  # its precision interval straddles 0.8
+    assert "data-metric='offline/average'" in bm25 and "average" not in dense
 
 
 def test_known_llms_come_from_the_configs():

@@ -84,7 +84,14 @@ def test_each_metric_reads_as_its_seed_section_says():
 def _summary(architecture: str, values: dict[str, tuple[float, float, float]], n: int = 20) -> pd.DataFrame:
     return pd.DataFrame(
         [
-            {"architecture": architecture, "metric": f"ragas/{m}", "mean": v[0], "ci_low": v[1], "ci_high": v[2], "n": n}
+            {
+                "architecture": architecture,
+                "metric": f"ragas/{m}",
+                "mean": v[0],
+                "ci_low": v[1],
+                "ci_high": v[2],
+                "n": n,
+            }
             for m, v in values.items()
         ]
     )
@@ -119,7 +126,9 @@ def test_each_pattern_is_named_when_its_intervals_support_it(name):
     named = found[found.status == "named"]
     assert name in set(named.pattern), found
     row = named[named.pattern == name].iloc[0]
-    assert row.architecture == "hybrid" and "n = 20" in row.evidence and row.source.endswith((".md", "metric", "Patterns"))
+    assert (
+        row.architecture == "hybrid" and "n = 20" in row.evidence and row.source.endswith((".md", "metric", "Patterns"))
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CLEAR))

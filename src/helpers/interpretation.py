@@ -141,6 +141,28 @@ def reading(metric: str, value: float | None) -> str:
     return next((text for floor, text in ranges if value >= floor), ranges[-1][1])
 
 
+def scale_text(bands: tuple[Band, ...]) -> str:
+    """'Excellent >= 0.9, Good >= 0.8, Needs improvement >= 0.5, Poor below'."""
+    return ", ".join(f"{b.name} >= {b.floor:g}" for b in bands[:-1]) + f", {bands[-1].name} below"
+
+
+def bands_legend(metrics) -> str:
+    """Which bands read these metrics, and where they come from (one line per family present)."""
+    names = {base_metric(m) for m in metrics}
+    lines = []
+    for table in TABLES:
+        present = [m for m in table.bands if m in names]
+        if not present:
+            continue
+        scales = {scale_text(table.bands[m]) for m in present}
+        if len(scales) == 1:
+            lines.append(f"{table.family} bands ({table.source}): {scales.pop()}.")
+        else:
+            each = "; ".join(f"{m}: {scale_text(table.bands[m])}" for m in present)
+            lines.append(f"{table.family} bands ({table.source}): {each}.")
+    return "\n".join(lines) or "No reference document bands these metrics."
+
+
 # ---- patterns
 
 

@@ -18,6 +18,9 @@ from scipy import stats
 
 # Resampled rows held in memory at once by bootstrap_ci (resamples x rows), about 16 MB of floats.
 _BATCH_CELLS = 2_000_000
+# Below this many samples a summary gives no interval: a bootstrap of 1-4 values has (nearly) zero
+# width and would read as certainty; such a value is shown as a point with its n (issue 26)
+MIN_INTERVAL_N = 5
 
 
 def rmse(predicted, gold, axis: int = -1):
@@ -147,10 +150,13 @@ def summarize(
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Mean and bootstrap interval per group of a long table with a `value` column."""
+    """Mean and bootstrap interval per group of a long table with a `value` column; `n` scored
+    samples (NaN interval when n < MIN_INTERVAL_N), `nan` unscored ones."""
     rows = []
     for key, group in scores.groupby(list(by), sort=True):
         mean, low, high = bootstrap_ci(group["value"], confidence=confidence, n_resamples=n_resamples, seed=seed)
+        if group["value"].notna().sum() < MIN_INTERVAL_N:
+            low = high = math.nan
         rows.append(
             {
                 **dict(zip(by, key)),
@@ -298,3 +304,12 @@ def detectable_differences(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def mean_text(mean: float, low: float, high: float, n: int | None = None, digits: int = 3) -> str:
+    """'0.850 [0.800, 0.900]'; without an interval (n < MIN_INTERVAL_N) '0.500 (n = 1)'; 'NaN'."""
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "NaN"
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return f"{mean:.{digits}f}" + (f" (n = {n})" if n is not None else "")
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"

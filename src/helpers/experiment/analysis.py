@@ -12,9 +12,10 @@ from helpers import paths
 from helpers.errors import UserError
 from helpers.experiment.config import ExperimentConfig, StatisticsConfig, load_config
 from helpers.inputs import inside
+from helpers.interpretation import NO_BAND, band, bands_legend, detect
 from helpers.judges import is_quality
 from helpers.ragas_eval import RAGAS_METRICS
-from helpers.stats import bootstrap_ci, compare_to_baseline, summarize
+from helpers.stats import MIN_INTERVAL_N, bootstrap_ci, compare_to_baseline, mean_text, summarize
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 
@@ -136,6 +137,8 @@ def difference_intervals(scores: pd.DataFrame, config: Settings = None) -> pd.Da
             n_resamples=stats.n_resamples,
             seed=stats.seed,
         )
+        if len(part) < MIN_INTERVAL_N:  # as in summaries: too few pairs for an interval
+            low = high = float("nan")
         rows.append(
             {
                 "metric": metric,
@@ -197,12 +200,27 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
         return "\n".join(parts + ["", "no quality scores to summarise"])
     level = _percent(statistics_settings(config).confidence)
     column = f"mean [{level} CI]"
-    table[column] = table.apply(lambda r: f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]", axis=1)
+    table[column] = [
+        mean_text(r["mean"], r["ci_low"], r["ci_high"], r["n"])
+        + ("" if band(r["metric"], r["mean"]) is NO_BAND else f" {band(r['metric'], r['mean']).name}")
+        for r in table.to_dict("records")
+    ]
     parts += [
         "",
-        f"Means with {level} bootstrap intervals, {column}:",
+        f"Means with {level} bootstrap intervals and their band, {column} (fewer than {MIN_INTERVAL_N} "
+        "samples: no interval, n shown):",
         table.pivot(index="architecture", columns="metric", values=column).to_string(),
+        "",
+        bands_legend(table["metric"]),
     ]
+    found = detect(table)
+    if len(found):
+        parts += ["", "Diagnostic patterns (named: the intervals support every condition; possible: one straddles):"]
+        parts += [
+            f"- {r['architecture']}: {r['pattern']} ({r['status']}; {r['evidence']}): {r['problem']}"
+            + (f"; try: {r['fix']}" if r["fix"] else "")
+            for r in found.to_dict("records")
+        ]
     comp = comparisons(scores, config)
     if len(comp):
         parts += [

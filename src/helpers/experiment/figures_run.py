@@ -35,7 +35,9 @@ from helpers.experiment.analysis import (  # noqa: E402
 )
 from helpers.figures import save_figure  # first: it selects the headless backend before pyplot loads
 from helpers.inputs import inside  # noqa: E402
+from helpers.interpretation import band_table, base_metric
 from helpers.judges import grounding_metrics
+from helpers.stats import MIN_INTERVAL_N
 
 PER_ROW = 4  # panels per row at most: 8 metrics are 2 rows of 4, not a strip of 8
 PANEL_INCHES = (3.0, 3.2)  # width, height of one panel
@@ -121,15 +123,33 @@ def png_bytes(fig, *, dpi: int = 110) -> bytes:
 
 def metric_bars(table: pd.DataFrame, *, confidence: float = 0.95, per_row: int = PER_ROW):
     """Mean per architecture with its bootstrap interval, one panel per metric (summary table:
-    architecture, metric, mean, ci_low, ci_high)."""
+    architecture, metric, mean, ci_low, ci_high, n), each bar labelled with its n. A mean over fewer
+    than MIN_INTERVAL_N samples is a point marked with its n, without an interval; where a reference
+    document bands the metric, its band floors are drawn as dotted lines (helpers.interpretation)."""
     scored, empty = split_empty(table, "mean")
     fig, axes = grid(len(scored), per_row=per_row)
     for ax, metric in zip(axes, scored):
-        part = table[table.metric == metric]
-        err = np.vstack([part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]])
-        ax.bar(part["architecture"], part["mean"], yerr=err, capsize=3, color=BAR_COLOR)
+        part = table[table.metric == metric].reset_index(drop=True)
+        x = np.arange(len(part))
+        wide = part["ci_low"].notna().to_numpy() & part["ci_high"].notna().to_numpy()
+        if wide.any():
+            rows = part[wide]
+            err = np.vstack([rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]])
+            ax.bar(x[wide], rows["mean"], yerr=err, capsize=3, color=BAR_COLOR)
+        if (~wide).any():
+            ax.plot(x[~wide], part.loc[~wide, "mean"], "o", color=BAR_COLOR, markersize=6)
+        for i, row in part.iterrows():
+            if row["mean"] == row["mean"]:
+                top = row["ci_high"] if wide[i] else row["mean"]
+                ax.text(i, min(top + 0.03, 1.08), f"n={int(row['n'])}", ha="center", fontsize=6, color="#333")
+        table_of = band_table(metric)
+        if table_of is not None:
+            for b in table_of.bands[base_metric(metric)][:-1]:
+                ax.axhline(b.floor, color=b.colour, linestyle=":", linewidth=0.8)
+                ax.text(len(part) - 0.5, b.floor, b.name, fontsize=5, color=b.colour, ha="right", va="bottom")
+        ax.set_xticks(x, part["architecture"])
         ax.set_title(metric, fontsize=9)
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.12)
         ax.tick_params(axis="x", rotation=60, labelsize=8)
     if not scored:
         axes[0].axis("off")
@@ -142,7 +162,9 @@ def metric_bars(table: pd.DataFrame, *, confidence: float = 0.95, per_row: int =
             fontsize=8,
             transform=axes[0].transAxes,
         )
-    fig.suptitle(f"Mean per architecture with {_percent(confidence)} bootstrap intervals", fontsize=10)
+    pointed = (table["ci_low"].isna() & table["mean"].notna()).any() if len(table) else False
+    points = f" (points: n < {MIN_INTERVAL_N}, no interval)" if pointed else ""
+    fig.suptitle(f"Mean per architecture with {_percent(confidence)} bootstrap intervals{points}", fontsize=10)
     fig.tight_layout()
     note_empty(fig, empty)
     return fig

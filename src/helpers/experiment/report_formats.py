@@ -29,6 +29,8 @@ from helpers.errors import UserError
 from helpers.experiment import analysis
 from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.exports import trace_json
+from helpers.interpretation import NO_BAND, band, bands_legend, detect
+from helpers.stats import mean_text
 
 FORMATS = ("md", "csv", "html", "json")
 KEY = ["architecture", "llm", "qid"]  # one answer
@@ -166,15 +168,24 @@ def summary_table(report: RunReport) -> pd.DataFrame:
 
 
 def intervals_wide(report: RunReport) -> pd.DataFrame:
-    """metric x architecture cells 'mean [low, high]' (metrics down: there are more of them)."""
+    """metric x architecture cells 'mean [low, high] Band' (metrics down: there are more of them);
+    a mean over fewer than MIN_INTERVAL_N samples shows its n instead of an interval."""
     if report.summary.empty:
         return pd.DataFrame()
     cells = report.summary.assign(
-        cell=report.summary.apply(
-            lambda r: f"{_number(r['mean'])} [{_number(r['ci_low'])}, {_number(r['ci_high'])}]", axis=1
-        )
+        cell=[
+            mean_text(r["mean"], r["ci_low"], r["ci_high"], r["n"])
+            + ("" if band(r["metric"], r["mean"]) is NO_BAND else f" {band(r['metric'], r['mean']).name}")
+            for r in report.summary.to_dict("records")
+        ]
     )
     return cells.pivot(index="metric", columns="architecture", values="cell")
+
+
+def patterns_table(report: RunReport) -> pd.DataFrame:
+    """The reference documents' diagnostic patterns found per architecture (helpers.interpretation)."""
+    found = detect(report.summary)
+    return found[["architecture", "pattern", "status", "evidence", "problem", "fix"]] if len(found) else found
 
 
 def comparison_table(report: RunReport) -> pd.DataFrame:
@@ -276,6 +287,12 @@ def to_markdown(report: RunReport) -> str:
         "",
         _md_table(intervals_wide(report)),
         "",
+        bands_legend(report.summary["metric"]) if len(report.summary) else "",
+        "",
+        "## Diagnostic patterns (named when the intervals support every condition; possible when one straddles)",
+        "",
+        _md_table(patterns_table(report), index=False) if len(patterns_table(report)) else "(none found)",
+        "",
         "## Paired comparisons with the baseline (permutation tests, Holm-corrected; "
         f"{level} bootstrap interval of the mean difference)",
         "",
@@ -351,6 +368,10 @@ def to_html(report: RunReport, *, figures: bool = True) -> str:
         f"<p>{esc(_headline(report))}</p>",
         f"<h2>Means with {level} bootstrap intervals</h2>",
         _html_table(intervals_wide(report)),
+        f"<p class='muted'>{esc(bands_legend(report.summary['metric']) if len(report.summary) else '')}</p>",
+        "<h2>Diagnostic patterns</h2>",
+        "<p class='muted'>Named when the intervals support every condition; possible when one straddles.</p>",
+        _html_table(patterns_table(report), index=False) if len(patterns_table(report)) else "<p>(none found)</p>",
         "<h2>Paired comparisons with the baseline</h2>",
         f"<p class='muted'>Permutation tests, Holm-corrected; {level} bootstrap interval of the mean difference.</p>",
         _html_table(comparison_table(report), index=False),

@@ -18,7 +18,7 @@ import pandas as pd
 from helpers.errors import UserError
 from helpers.experiment.analysis import quality_scores, run_config, statistics_settings
 from helpers.experiment.sweep import sweep_dir
-from helpers.stats import holm, paired_permutation_test, summarize
+from helpers.stats import holm, mean_text, paired_permutation_test, summarize
 
 
 def axis_name(dotted: str) -> str:
@@ -159,7 +159,7 @@ def format_sweep_report(report: dict) -> str:
     for run in report["runs"]:
         lines.append(f"  {run['run_id']}: {run.get('status', 'not run')}")
     cells = report["cells"].copy()
-    cells["mean [CI]"] = cells.apply(lambda r: f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]", axis=1)
+    cells["mean [CI]"] = [mean_text(r["mean"], r["ci_low"], r["ci_high"], r["n"]) for r in cells.to_dict("records")]
     for metric, part in cells.groupby("metric"):
         index = report["axes"] or ["metric"]
         lines += [

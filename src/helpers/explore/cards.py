@@ -1,22 +1,22 @@
-"""Score cards: each score with its band, what it means, and what to change when it is low; and
-the diagnostic patterns that read several TRACe scores together. Bands, meanings, actions and
-patterns are the seed guide's (../shared/seeds/trace-evaluation-guide.md, sections 2 and 8;
-the RAGAS meanings from ragas-evaluation-framework.md)."""
+"""Score cards: each score with its band (its family's: TRACe's or RAGAS's), what it means, what
+to change when it is low, and the RAGAS metric's own reading; and the diagnostic patterns that read
+several scores together. Bands, readings and patterns are data in helpers.interpretation, with
+their sources (../shared/seeds/trace-evaluation-guide.md, ragas-evaluation-framework.md)."""
 
 from __future__ import annotations
 
 import html
 import math
 
-# score range -> band (trace-evaluation-guide.md, "8. Interpreting Scores")
-BANDS = (
-    (0.80, "Excellent", "#2d6a4f"),
-    (0.60, "Good", "#52b788"),
-    (0.40, "Fair", "#e9c46a"),
-    (0.00, "Poor", "#e76f51"),
-)
+from helpers.interpretation import NO_BAND, TRACE_METRICS, band, band_table, detect, patterns_of, reading
+
+LOW_BANDS = ("Fair", "Needs improvement", "Poor")
 
 MEANINGS = {
+    "average": (
+        "Overall TRACe score, as the seed capstone reports it: the mean of the four.",
+        "Read the four cards: the lowest one says what to change.",
+    ),
     "relevance": (
         "Are the retrieved documents relevant? The share of the context that is relevant to the question.",
         "Improve the embedding model or the retrieval strategy (hybrid, rerank).",
@@ -52,61 +52,37 @@ MEANINGS = {
 FRACTION_OF_CONTEXT = {"relevance", "utilization"}
 
 
-def band(value: float | None) -> tuple[str, str]:
-    """(band name, colour) of a score in [0, 1]; ('n/a', grey) for a missing score."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a", "#adb5bd"
-    for floor, name, colour in BANDS:
-        if value >= floor:
-            return name, colour
-    return BANDS[-1][1], BANDS[-1][2]
-
-
 def diagnose(scores: dict) -> list[str]:
-    """The seed guide's patterns that hold for these TRACe scores (high >= 0.6, low < 0.4)."""
-
-    def level(name):
-        value = scores.get(name)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return None
-        return "high" if value >= 0.6 else "low" if value < 0.4 else "mid"
-
-    r, u, c, a = (level(m) for m in ("relevance", "utilization", "completeness", "adherence"))
-    found = []
-    if u == "low" and r == "low":
-        found.append("Low utilization with low relevance: the retriever returns irrelevant documents.")
-    elif u == "low":
-        found.append("Low utilization alone: the generator does not use the context it was given.")
-    if r == "high" and u == "low":
-        found.append("High relevance, low utilization: good documents retrieved, but the generator ignores them.")
-    if c == "low" and u == "high":
-        found.append(
-            "Low completeness with high utilization: the answer uses the context but misses relevant facts in it."
-        )
-    if a == "low":
-        found.append("Adherence 0: the answer holds claims the context does not support (hallucination).")
-    if r == u == c == "high" and a != "low":
-        found.append("High relevance, utilization and completeness: the RAG system works as intended.")
-    return found
+    """The reference documents' patterns that hold for one answer's scores ({metric: value})."""
+    return [f"{p.name}: {p.problem}." for p in patterns_of(scores)]
 
 
 def card_html(
     metric: str, value: float | None, interval: tuple[float, float] | None = None, n: int | None = None
 ) -> str:
-    """One card: the metric, its value (and interval), its band, what it means, what to change."""
-    name, colour = band(value)
+    """One card: the metric, its value (and interval, or its n where too few samples give none),
+    its band and where the band comes from, what it means, its reading, what to change when low."""
+    scale = band(metric, value)
+    name, colour = scale.name, scale.colour
     meaning, action = MEANINGS.get(metric.split("/")[-1], ("", ""))
-    shown = "n/a" if name == "n/a" else f"{value:.3f}"
-    extra = (
-        f"<div style='font-size:11px'>[{interval[0]:.2f}, {interval[1]:.2f}]" + (f", n = {n}" if n else "") + "</div>"
-        if interval and all(map(math.isfinite, interval))
-        else ""
-    )
+    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    shown = "n/a" if missing else f"{value:.3f}"
+    if interval and all(map(math.isfinite, interval)):
+        extra = f"<div style='font-size:11px'>[{interval[0]:.2f}, {interval[1]:.2f}]" + (f", n = {n}" if n else "")
+        extra += "</div>"
+    elif n and not missing:
+        extra = f"<div style='font-size:11px'>n = {n}, too few for an interval</div>"
+    else:
+        extra = ""
+    said = reading(metric, value)
+    said = f"<div style='font-size:11px;font-style:italic'>{html.escape(said)}</div>" if said else ""
     low = (
         f"<div style='font-size:11px;margin-top:4px'><b>If low:</b> {html.escape(action)}</div>"
-        if action and name in ("Fair", "Poor")
+        if action and name in LOW_BANDS
         else ""
     )
+    family = band_table(metric)
+    source = f" title='{html.escape(family.family)} bands: {html.escape(family.source)}'" if family else ""
     caveat = (
         "<div style='font-size:10px;color:#555'>A share of all context sentences: 0.1-0.4 is "
         "common for good systems.</div>"
@@ -118,15 +94,19 @@ def card_html(
         f"width:190px;margin:4px;padding:8px;border-radius:6px;border:2px solid {colour};font-family:sans-serif;line-height:1.3'>"
         f"<div style='font-size:12px;color:#333'>{html.escape(metric)}</div>"
         f"<div style='font-size:22px;font-weight:bold'>{shown}</div>{extra}"
-        f"<div style='display:inline-block;padding:0 6px;border-radius:4px;background:{colour};color:white;"
-        f"font-size:11px'>{name}</div>"
+        f"<div class='hx-band'{source} style='display:inline-block;padding:0 6px;border-radius:4px;"
+        f"background:{colour};color:white;font-size:11px'>{name if scale is not NO_BAND else 'no band'}</div>{said}"
         f"<div style='font-size:11px;margin-top:4px'>{html.escape(meaning)}</div>{low}{caveat}</div>"
     )
 
 
 def trace_cards_html(scores: dict) -> str:
-    """The four TRACe cards and the patterns that apply."""
-    cards = "".join(card_html(m, scores.get(m)) for m in ("relevance", "utilization", "completeness", "adherence"))
+    """The four TRACe cards, the capstone's Average of the four (trace-evaluation-guide.md), and the
+    patterns that apply."""
+    values = [scores.get(m) for m in TRACE_METRICS]
+    known = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    average = sum(known) / len(known) if len(known) == len(TRACE_METRICS) else None
+    cards = "".join(card_html(m, scores.get(m)) for m in TRACE_METRICS) + card_html("average", average)
     patterns = diagnose(scores)
     notes = "".join(f"<li>{html.escape(p)}</li>" for p in patterns)
     return f"<div class='hx-cards'>{cards}</div>" + (f"<ul class='hx-diagnosis'>{notes}</ul>" if notes else "")
@@ -134,12 +114,31 @@ def trace_cards_html(scores: dict) -> str:
 
 def summary_cards_html(table) -> str:
     """Cards of a run's summary (helpers.experiment.analysis.summary): one per architecture and
-    metric, mean with its interval."""
+    metric, mean with its interval; the capstone's Average card for each judge that gives all four
+    TRACe scores (the mean of their means); and the patterns whose intervals support them (those
+    the means alone suggest are listed as possible)."""
     rows = []
+    found = detect(table)
     for architecture, part in table.groupby("architecture", sort=False):
         cards = "".join(
             card_html(r["metric"], r["mean"], (r["ci_low"], r["ci_high"]), int(r.get("n", 0) or 0))
             for r in part.to_dict("records")
         )
-        rows.append(f"<div><b>{html.escape(str(architecture))}</b><br>{cards}</div>")
+        judges = part["metric"].str.rsplit("/", n=1).str[0]
+        for judge in dict.fromkeys(judges):
+            means = {m.rsplit("/", 1)[-1]: v for m, v in zip(part["metric"], part["mean"]) if m.startswith(f"{judge}/")}
+            if all(m in means and means[m] == means[m] for m in TRACE_METRICS):
+                cards += card_html(f"{judge}/average", sum(means[m] for m in TRACE_METRICS) / len(TRACE_METRICS))
+        notes = "".join(
+            f"<li class='hx-pattern hx-{r['status']}'><b>{html.escape(r['pattern'])}</b> ({r['status']}): "
+            f"{html.escape(r['problem'])}"
+            + (f"; try {html.escape(r['fix'])}" if r["fix"] else "")
+            + f" <span style='color:#666;font-size:10px'>{html.escape(r['evidence'])}</span></li>"
+            for r in found[found.architecture == architecture].to_dict("records")
+        )
+        rows.append(
+            f"<div><b>{html.escape(str(architecture))}</b><br>{cards}"
+            + (f"<ul class='hx-diagnosis'>{notes}</ul>" if notes else "")
+            + "</div>"
+        )
     return "".join(rows)
