@@ -272,4 +272,5 @@ def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
     links = download_links(summary["run_id"], tmp_path / "results")
     encoded = re.search(r"href='data:application/json;base64,([^']+)'", links).group(1)
     assert json.loads(base64.b64decode(encoded))["run_id"] == summary["run_id"]
-    assert links.count("class='hx-download'") == 3
+    assert links.count("class='hx-download'") == 4  # summary, scores, answers, the offline judge's trace.json
+    assert f"download='{summary['run_id']}-trace.json'" in links

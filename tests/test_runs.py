@@ -229,6 +229,13 @@ def test_api_keys_appear_nowhere_a_run_writes(server_url, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(next((tmp_path / "results").glob("*/summary.json")).read_text())
     assert summary["llm_usage"]["judge"]["calls"] >= 1  # the .env key was used for real calls
+    # the seed guide's TRACe JSON for each TRACe judge: the offline one and the LLM one
+    run_dir = next((tmp_path / "results").glob("*/summary.json")).parent
+    for name in ("trace.json", "trace-llm.json"):
+        trace = json.loads((run_dir / name).read_text())
+        assert set(trace) == {"bm25"} and {"utilization", "average", "num_samples", "individual_scores"} <= set(
+            trace["bm25"]
+        ), name
     notebook = Path(__file__).resolve().parents[1] / "notebooks" / "00-data.ipynb"
     executed = tmp_path / "executed.ipynb"
     nb_run = subprocess.run(

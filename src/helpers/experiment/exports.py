@@ -1,9 +1,11 @@
-"""Files a run derives from its scores: the TRACe summary in the seed guide's JSON shape
-(`trace.json`). Retrieval quality against qrels is the `retrieval` judge (helpers.judges.retrieval)."""
+"""Files a run derives from its scores: the TRACe summary in the seed guide's JSON shape, one file
+per TRACe judge that scored (`trace.json` for the offline judge, `trace-llm.json` for the LLM judge).
+Retrieval quality against qrels is the `retrieval` judge (helpers.judges.retrieval)."""
 
 from __future__ import annotations
 
 SEED_ORDER = ("utilization", "relevance", "adherence", "completeness")  # the seed guide's key order
+TRACE_FILES = {"offline": "trace.json", "trace_llm": "trace-llm.json"}  # TRACe judge -> its file in the run
 
 
 def trace_json(scores, judge: str = "offline") -> dict:

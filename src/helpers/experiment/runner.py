@@ -27,7 +27,7 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.data.documents import cite
 from helpers.experiment.config import ConfigError, ExperimentConfig
-from helpers.experiment.exports import trace_json
+from helpers.experiment.exports import TRACE_FILES, trace_json
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
@@ -347,8 +347,9 @@ class Experiment:
             ["architecture", "llm", "judge", "qid", "metric"], keep="last"
         )
         self.store.write_table(scores, "scores.parquet")
-        if "offline" in self._judges():  # the seed guide's TRACe JSON, one entry per architecture
-            self.store.write_json(trace_json(scores), "trace.json")
+        for judge, name in TRACE_FILES.items():  # the seed guide's TRACe JSON per TRACe judge that ran
+            if judge in self._judges():
+                self.store.write_json(trace_json(scores, judge), name)
         records = pd.DataFrame([{k: v for k, v in a.items() if k != "key"} for a in answers])
         if len(records):
             records["contexts"] = records["contexts"].map(

@@ -26,6 +26,7 @@ from helpers.experiment.analysis import (
     summary,
 )
 from helpers.experiment.config import ExperimentConfig, load_config
+from helpers.experiment.exports import TRACE_FILES
 from helpers.experiment.sweep_report import cell_table, sweep_figures, sweep_scores
 from helpers.explore.search import ExploreError, known_llms
 from helpers.explore.views import STYLE
@@ -178,8 +179,9 @@ def sample_table(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
 
 
 def download_links(run_id: str, results_dir: Path | None = None) -> str:
-    """HTML links that download the run's summary (JSON), scores (CSV) and answers (JSON) from
-    the page itself (data URIs: they work in JupyterLab and Voila alike)."""
+    """HTML links that download the run's summary (JSON), scores (CSV), answers (JSON) and the seed
+    guide's TRACe JSON of each TRACe judge that scored, from the page itself (data URIs: they work
+    in JupyterLab and Voila alike)."""
     directory = run_dir(run_id, results_dir)
     if not (directory / "summary.json").exists():
         raise UserError(f"{directory}: no summary.json; the run has not finished")
@@ -190,6 +192,9 @@ def download_links(run_id: str, results_dir: Path | None = None) -> str:
     if (directory / "records.parquet").exists():
         answers = pd.read_parquet(directory / "records.parquet").to_json(orient="records", force_ascii=False)
         files[f"{run_id}-answers.json"] = ("application/json", answers.encode())
+    for name in TRACE_FILES.values():
+        if (directory / name).exists():
+            files[f"{run_id}-{name}"] = ("application/json", (directory / name).read_bytes())
     links = [
         f"<a class='hx-download' download='{html.escape(name)}' "
         f"href='data:{mime};base64,{base64.b64encode(body).decode()}'>{html.escape(name)}</a>"
