@@ -227,12 +227,13 @@ def test_panel_choices_make_a_stable_run_the_command_line_resumes(tmp_path):
     assert load_config(saved).resolved_run_id() == chosen.resolved_run_id()
     with pytest.raises(ExploreError, match="no LLM named 'gpt-9'"):
         panel_config("smoke", llm="gpt-9")
-    with pytest.raises(ExploreError, match="subset is a RAGBench option"):
+    with pytest.raises(ExploreError, match="subset and split are RAGBench options"):
         panel_config("smoke", subset="covidqa")
     with pytest.raises(ExploreError, match="judge must be one of"):
         panel_config("smoke", judge="astrologer")
     ragbench = panel_config("smoke", dataset="ragbench", subset="covidqa", n_questions=3)
-    assert ragbench.dataset.options == {"subset": "covidqa"} and ragbench.dataset.n_questions == 3
+    assert ragbench.dataset.options == {"subset": "covidqa", "split": "test", "n": 3}  # n: the loader's sample
+    assert ragbench.dataset.n_questions is None
 
 
 @pytest.mark.slow

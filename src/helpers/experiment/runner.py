@@ -283,6 +283,12 @@ class Experiment:
             raise ConfigError(
                 f"dataset.questions names unknown qids {unknown[:5]}; valid: {list(data.queries)[:10]}..."
             )
+        if cfg.dataset.n_questions and cfg.dataset.n_questions > len(qids):
+            raise ConfigError(
+                f"dataset.n_questions is {cfg.dataset.n_questions} but {cfg.dataset.name} gives {len(qids)} questions"
+                " here; ask for fewer, or have the loader give more (RAGBench samples `dataset.options.n`"
+                " examples, 50 unless set; null for all)"
+            )
         if cfg.dataset.n_questions and cfg.dataset.n_questions < len(qids):
             import random
 

@@ -20,7 +20,9 @@ from helpers.explore.runs import (
     download_links,
     judge_choices,
     judges_and_metrics,
+    key_variables,
     panel_config,
+    ragbench_choices,
     results_view,
     run_experiment,
     sample_table,
@@ -29,6 +31,7 @@ from helpers.explore.runs import (
 )
 from helpers.explore.search import ARCHITECTURES, Workbench, explain, known_llms
 from helpers.explore.views import STYLE, comparison_html, message_html, table_html
+from helpers.llm.keys import session_key_variables, set_session_key
 from helpers.retrieval.registry import needs_llm
 
 KEEP = "(as in the config)"
@@ -174,15 +177,33 @@ class RunPanel(Panel):
         self.results_dir = results_dir
         self.config = w.Dropdown(options=config_choices(), value=config, description="config")
         self.dataset = w.Dropdown(options=[KEEP, *sorted(DATASETS)], value=KEEP, description="dataset")
-        self.subset = w.Text(placeholder="RAGBench subset, e.g. covidqa", description="subset")
+        self.ragbench = ragbench_choices()  # RAGBench subsets and splits: the files present
+        self.subset = w.Dropdown(options=[KEEP, *sorted(self.ragbench)], value=KEEP, description="subset")
+        self.subset.add_class("hx-subset")
+        self.split = w.Dropdown(options=[KEEP], value=KEEP, description="split")
+        self.split.add_class("hx-split")
+        self.subset.observe(lambda _: self._splits(), names="value")
         self.samples = w.BoundedIntText(
-            value=0, min=0, max=10_000, description="samples", tooltip="0: the config's questions"
+            value=0, min=0, max=100_000, description="samples", tooltip="0: the config's questions"
         )
         self.samples.add_class("hx-samples")
         self.llm = w.Dropdown(options=[KEEP, *known_llms()], value=KEEP, description="answers by")
         self.judge = w.Dropdown(
             options=[(label, key) for key, label in judge_choices().items()], value="config", description="judge"
         )
+        self.judge_llm = w.Dropdown(
+            options=[("the answering LLM", KEEP), *[(n, n) for n in known_llms()]], value=KEEP, description="judged by"
+        )
+        self.judge_llm.add_class("hx-judge-llm")
+        # an API key for a hosted LLM: kept in this kernel's memory only (helpers.llm.keys), the
+        # field emptied at once so no widget state or saved notebook holds it
+        self.key_variable = w.Dropdown(options=key_variables(), description="API key for")
+        self.key = w.Password(placeholder="paste a key: kept in memory for this session only")
+        self.key.add_class("hx-key")
+        self.key_button = w.Button(description="Use key")
+        self.key_button.add_class("hx-use-key")
+        self.key_status = w.HTML()
+        self.key_button.on_click(lambda _: self.use_key())
         self.button = w.Button(description="Run", button_style="primary")
         self.button.add_class("hx-run")
         self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="300px"))
@@ -199,8 +220,9 @@ class RunPanel(Panel):
         self.button.on_click(lambda _: self.run())
         self.widget = w.VBox(
             [
-                w.HBox([self.config, self.dataset, self.subset]),
-                w.HBox([self.samples, self.llm, self.judge]),
+                w.HBox([self.config, self.dataset, self.subset, self.split]),
+                w.HBox([self.samples, self.llm, self.judge, self.judge_llm]),
+                w.HBox([self.key_variable, self.key, self.key_button, self.key_status]),
                 w.HBox([self.button, self.progress, self.step]),
                 self.log,
                 self.status,
@@ -213,6 +235,22 @@ class RunPanel(Panel):
     def _write(self, line: str):
         self.log.value = (self.log.value + "\n" + line).lstrip("\n")
 
+    def _splits(self):
+        splits = self.ragbench.get(self.subset.value, [])
+        self.split.options = [KEEP, *splits]
+        self.split.value = "test" if "test" in splits else KEEP
+
+    @guarded
+    def use_key(self):
+        typed, self.key.value = self.key.value, ""  # the widget never keeps it
+        set_session_key(self.key_variable.value, typed)
+        held = session_key_variables()
+        self.key_status.value = message_html(
+            f"{self.key_variable.value} {'set' if self.key_variable.value in held else 'cleared'} for this "
+            "session (memory only: not written to disk, logs or results)",
+            "info",
+        )
+
     def _tick(self, step: str, done: int, total: int):
         self.progress.max, self.progress.value = max(total, 1), done
         self.step.value = f"{step}: {done}/{total}"
@@ -224,10 +262,12 @@ class RunPanel(Panel):
         config = panel_config(
             self.config.value,
             dataset=None if self.dataset.value == KEEP else self.dataset.value,
-            subset=self.subset.value.strip() or None,
+            subset=None if self.subset.value == KEEP else self.subset.value,
+            split=None if self.split.value == KEEP else self.split.value,
             n_questions=self.samples.value or None,
             llm=None if self.llm.value == KEEP else self.llm.value,
             judge=self.judge.value,
+            judge_llm=None if self.judge_llm.value == KEEP else self.judge_llm.value,
         )
         self.status.value = message_html(f"running {config.resolved_run_id()} …", "info")
         result = run_experiment(config, log=self._write, progress=self._tick, results_dir=self.results_dir)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import paths
+from helpers.data import list_splits
 from helpers.errors import UserError
 from helpers.experiment.analysis import (
     load_scores,
@@ -50,38 +51,77 @@ def panel_config(
     *,
     dataset: str | None = None,
     subset: str | None = None,
+    split: str | None = None,
     n_questions: int | None = None,
     llm: str | None = None,
     judge: str = "config",
+    judge_llm: str | None = None,
 ):
     """The experiment config the run panel runs: `config` (a name in configs/ or a path) with the
-    panel's choices on top. Same choices, same run id: pressing Run again resumes."""
+    panel's choices on top. Same choices, same run id: pressing Run again resumes.
+
+    RAGBench: `subset` and `split` are checked against the files present; `n_questions` is the
+    number of examples the loader samples (its `n`), so any number is honoured and the corpus is
+    always the documents of the sampled examples (each question's distractors are the other
+    examples' documents, drawn the same way for 10 or 500). `judge_llm`: the LLM the chosen judge
+    judges with (default: the answering LLM)."""
     path = Path(config) if str(config).endswith(".yaml") else paths.CONFIGS_DIR / f"{config}.yaml"
     raw = load_config(path).model_dump(mode="json")
     if dataset and dataset != raw["dataset"]["name"]:
         raw["dataset"] = {"name": dataset, "options": {}, "questions": None, "n_questions": None}
-    if subset:
-        if raw["dataset"]["name"] != "ragbench":
-            raise ExploreError(f"a subset is a RAGBench option; the dataset is {raw['dataset']['name']!r}")
-        raw["dataset"]["options"]["subset"] = subset
-    if n_questions:
+    ragbench = raw["dataset"]["name"] == "ragbench"
+    if (subset or split) and not ragbench:
+        raise ExploreError(f"subset and split are RAGBench options; the dataset is {raw['dataset']['name']!r}")
+    if ragbench and (subset or split):
+        present = list_splits()
+        subset = subset or raw["dataset"]["options"].get("subset", "covidqa")
+        if subset not in present:
+            raise ExploreError(f"no RAGBench subset {subset!r} in data/raw/ragbench; present: {sorted(present)}")
+        split = split or raw["dataset"]["options"].get("split", "test")
+        if split not in present[subset]:
+            raise ExploreError(f"RAGBench {subset} has no split {split!r}; present: {present[subset]}")
+        raw["dataset"]["options"].update(subset=subset, split=split)
+    if n_questions and ragbench:
+        raw["dataset"]["options"]["n"], raw["dataset"]["n_questions"] = int(n_questions), None
+    elif n_questions:
         raw["dataset"]["n_questions"] = int(n_questions)
+    for name in (llm, judge_llm):
+        if name:
+            _add_llm(raw, name)
     if llm:
-        llms = known_llms()
-        if llm not in llms:
-            raise ExploreError(f"no LLM named {llm!r} in configs/*.yaml; names: {sorted(llms)}")
-        if llm not in [item["name"] for item in raw["llms"]]:
-            raw["llms"].append({"name": llm, **llms[llm]})
         raw["generation_llm"] = llm
     if judge not in judge_choices():
         raise ExploreError(f"judge must be one of {sorted(judge_choices())}, got {judge!r}")
     if judge != "config":
-        answering = raw.get("generation_llm") or raw["llms"][0]["name"]
-        for name, judge_cls in JUDGES.items():  # the chosen one alone, judging with the answering LLM
-            judge_cls.switch(raw["judges"], name == judge, answering)
+        judging = judge_llm or raw.get("generation_llm") or raw["llms"][0]["name"]
+        for name, judge_cls in JUDGES.items():  # the chosen one alone, judging with `judging`
+            judge_cls.switch(raw["judges"], name == judge, judging)
     if raw["run_id"] is None:
         raw.pop("run_id")
     return ExperimentConfig(**raw)
+
+
+def _add_llm(raw: dict, name: str) -> None:
+    """Add the LLM `name` (defined in some configs/*.yaml) to a raw config's llms."""
+    llms = known_llms()
+    if name not in llms:
+        raise ExploreError(f"no LLM named {name!r} in configs/*.yaml; names: {sorted(llms)}")
+    if name not in [item["name"] for item in raw["llms"]]:
+        raw["llms"].append({"name": name, **llms[name]})
+
+
+def key_variables() -> list[str]:
+    """The key variables the configs' hosted LLMs read (GROQ_API_KEY and OPENAI_API_KEY first)."""
+    named = {settings.get("api_key_env") for settings in known_llms().values()} - {None}
+    return ["GROQ_API_KEY", "OPENAI_API_KEY", *sorted(named - {"GROQ_API_KEY", "OPENAI_API_KEY"})]
+
+
+def ragbench_choices() -> dict[str, list[str]]:
+    """{subset: its splits} of the RAGBench files present ({} without them): the run panel's lists."""
+    try:
+        return list_splits()
+    except UserError:
+        return {}
 
 
 class _ToLog(logging.Handler):

@@ -99,10 +99,32 @@ def check_destination(variable: str, url: str | None, where: str = "llm.base_url
     )
 
 
+# keys typed into a panel's key field: this process's memory only, never the environment (which
+# child processes inherit) nor a file
+_SESSION_KEYS: dict[str, str] = {}
+
+
+def set_session_key(variable: str, value: str) -> None:
+    """Use `value` as `variable` (e.g. GROQ_API_KEY) in this process only, before the environment
+    and .env: the run panel's key field. An empty value forgets it. Redacted from every text."""
+    check_key_variable(variable, where="key field")
+    value = (value or "").strip()
+    if not value:
+        _SESSION_KEYS.pop(variable, None)
+        return
+    remember_secret(value)
+    _SESSION_KEYS[variable] = value
+
+
+def session_key_variables() -> list[str]:
+    """The variables a key was typed for in this process (their names only)."""
+    return sorted(_SESSION_KEYS)
+
+
 def read_api_key(variable: str) -> str | None:
-    """The key from the environment, else from the project's gitignored .env file; remembered so
-    that `redact` removes it from any text."""
-    value = os.environ.get(variable)
+    """The key typed into a panel in this process, else the environment's, else the project's
+    gitignored .env file's; remembered so that `redact` removes it from any text."""
+    value = _SESSION_KEYS.get(variable) or os.environ.get(variable)
     if not value and paths.ENV_FILE.exists():
         from dotenv import dotenv_values
 

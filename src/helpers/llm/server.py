@@ -32,7 +32,7 @@ import traceback
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
-from urllib.request import urlopen
+from urllib.request import Request, urlopen
 
 from helpers.errors import UserError
 from helpers.llm.backends import make_backend
@@ -449,10 +449,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_server(port: int | None = None, local_backend: str = "llama-cpp", startup_timeout: float = 120):
-    """Run the server in a subprocess for the duration of the block; yields its base URL."""
+def local_server(
+    port: int | None = None, local_backend: str = "llama-cpp", startup_timeout: float = 120, token: str | None = None
+):
+    """Run the server in a subprocess for the duration of the block; yields its base URL.
+    `token`: requests must carry it as a bearer token (a hosted API's key, stood in for)."""
     port = port or free_port()
-    env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}  # on loopback: no token, as clients expect
+    # on loopback: no token unless one is asked for (given in the environment, never on the command line)
+    env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV} | ({TOKEN_ENV: token} if token else {})
     process = subprocess.Popen(
         [sys.executable, "-m", "helpers", "serve-llm", "--port", str(port), "--local-backend", local_backend],
         stdout=subprocess.PIPE,
@@ -467,7 +471,8 @@ def local_server(port: int | None = None, local_backend: str = "llama-cpp", star
             if process.poll() is not None:
                 raise RuntimeError(f"the local LLM server exited: {process.stdout.read()[-2000:]}")
             try:
-                with urlopen(f"{base_url}/models", timeout=1):
+                headers = {"Authorization": f"Bearer {token}"} if token else {}
+                with urlopen(Request(f"{base_url}/models", headers=headers), timeout=1):
                     break
             except OSError:
                 if time.monotonic() > deadline:
