@@ -17,6 +17,7 @@ NOTEBOOK = "08-explore.ipynb"
 ARTIFACTS = Path(os.environ.get("HELPERS_TEST_ARTIFACTS", PROJECT / "build" / "test-artifacts"))
 QUESTION = "¿Cuándo debe ser la primera visita prenatal?"
 ARCHITECTURES = ["dense", "bm25", "hybrid", "hyde", "multi_query", "rerank"]
+SECRET = "gsk_browser" + "5e1f" * 10  # typed into the run panel's key field
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))]
 
@@ -27,7 +28,10 @@ def served(tmp_path):
     environment of a smoke session."""
     shutil.copy(PROJECT / "notebooks" / NOTEBOOK, tmp_path / NOTEBOOK)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    return tmp_path, dict(os.environ, HELPERS_SMOKE="1")
+    # results and figures inside the test's folder, so that every file the session writes is seen
+    env = dict(os.environ, HELPERS_SMOKE="1")
+    env.update(HELPERS_RESULTS_DIR=str(tmp_path / "results"), HELPERS_FIGURES_DIR=str(tmp_path / "figures"))
+    return tmp_path, env
 
 
 def _idle(page, timeout_ms=120_000):
@@ -93,12 +97,34 @@ def test_jupyterlab_panels_in_a_browser(served):
             "utilization",
             "completeness",
             "adherence",
+            "average",  # the capstone's overall score
         ]
         assert re.search(r"Excellent|Good|Fair|Poor", cards.first.inner_text())
         assert page.locator(".hx-sentences span[style*='background']").count() >= 2
         assert "Response:" in page.locator(".hx-sentences").inner_text()
         page.locator(".hx-trace-cards").scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "explore-answer.png")
+
+        # chat: two turns; the second is rewritten from the conversation before it is searched
+        for question in ("¿Qué es la preeclampsia?", "¿Y cómo se trata?"):
+            page.fill(".hx-chat-question input", question)
+            page.click("button.hx-chat-send")
+            page.wait_for_selector(f".hx-chat .hx-turn[data-turn='{1 if 'Qué' in question else 2}']", timeout=300_000)
+        second = page.locator(".hx-chat .hx-turn[data-turn='2']")
+        assert "¿Y cómo se trata?" in second.inner_text() and second.locator(".hx-citations li").count() >= 1
+        assert second.locator(".hx-searched").count() + second.locator("text=the rewrite").count() >= 1
+        assert second.locator(".hx-card").count() == 5
+        page.locator(".hx-chat").scroll_into_view_if_needed()
+        page.screenshot(path=ARTIFACTS / "explore-chat.png")
+
+        # the run panel's new choices: a RAGBench subset fills its splits; a key kept in memory only
+        page.locator(".hx-subset select").select_option("covidqa")
+        assert "test" in page.locator(".hx-split select").inner_text()
+        page.locator(".hx-subset select").select_option(index=0)  # back to the config's dataset
+        page.fill(".hx-key input", SECRET)
+        page.click("button.hx-use-key")
+        page.wait_for_selector("text=set for this session", timeout=30_000)
+        assert page.locator(".hx-key input").input_value() == ""
 
         # 3. run: the smoke config on one question, a live log, cards, per-sample table, downloads
         page.fill(".hx-samples input", "1")
@@ -107,7 +133,7 @@ def test_jupyterlab_panels_in_a_browser(served):
         log = page.locator(".hx-log textarea").input_value()
         assert "model: local" in log and "vector store:" in log and "python -m helpers run" in log
         links = page.locator(".hx-downloads a.hx-download")
-        assert links.count() == 3 and links.first.get_attribute("href").startswith("data:application/json;base64,")
+        assert links.count() == 4 and links.first.get_attribute("href").startswith("data:application/json;base64,")
         assert page.locator(".hx-run-cards .hx-card").count() >= 4
         page.locator(".hx-downloads").scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "explore-run.png")
@@ -119,6 +145,9 @@ def test_jupyterlab_panels_in_a_browser(served):
         page.wait_for_function("document.querySelector('img.hx-figure').naturalWidth > 100", timeout=30_000)
         page.locator(".hx-intervals").scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "explore-results.png")
+    # the key typed into the panel is in no file the session wrote (the notebook copy, results, logs)
+    written = [path for path in root.rglob("*") if path.is_file()]
+    assert [str(path) for path in written if SECRET.encode() in path.read_bytes()] == []
     print(f"JupyterLab browser test: {time.perf_counter() - started:.1f} s")
 
 

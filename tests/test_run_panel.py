@@ -67,7 +67,7 @@ PANEL_SCRIPT = """
 import json, os, sys
 from pathlib import Path
 from helpers.experiment.config import load_config
-from helpers.explore.panels import RunPanel
+from helpers.explore.run_panels import RunPanel
 from helpers.explore.runs import run_experiment
 from helpers.llm.keys import read_api_key
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from helpers.stats import mean_text
+
 TRACE_SOURCE = "trace-evaluation-guide.md, 8. Interpreting Scores"
 RAGAS_SOURCE = "ragas-evaluation-framework.md, Interpreting RAGAS Scores"
 RAGAS_PATTERNS = "ragas-evaluation-framework.md, Diagnostic Patterns"
@@ -315,7 +317,7 @@ def detect(table: pd.DataFrame) -> pd.DataFrame:
                 for c, v in zip(pattern.conditions, values)
             )
             evidence = "; ".join(
-                f"{c}: {v[0]:.2f} [{v[1]:.2f}, {v[2]:.2f}], n = {v[3]}" for c, v in zip(pattern.conditions, values)
+                f"{c}: {mean_text(v[0], v[1], v[2], digits=2)}, n = {v[3]}" for c, v in zip(pattern.conditions, values)
             )
             rows.append(
                 dict(

@@ -1,6 +1,6 @@
 """Interactive exploration in JupyterLab (notebooks/08-explore.ipynb, `make app` for Voila):
-query, answer and judge, run, results. The logic lives in search/answer/runs (no widgets, unit
-tested); panels.py wraps it in ipywidgets.
+query, answer and judge, chat, run, results. The logic lives in search/answer/chat/runs (no
+widgets, unit tested); panels.py and run_panels.py wrap it in ipywidgets.
 
     from helpers.explore import Workbench, QueryPanel
     bench = Workbench("obstetrics")
@@ -9,12 +9,19 @@ tested); panels.py wraps it in ipywidgets.
 
 from helpers.explore.search import ARCHITECTURES, ExploreError, Workbench
 
-__all__ = ["ARCHITECTURES", "ExploreError", "Workbench", "QueryPanel", "AnswerPanel", "RunPanel", "ResultsPanel"]
+PANELS = {
+    "QueryPanel": "panels",
+    "AnswerPanel": "panels",
+    "ChatPanel": "panels",
+    "RunPanel": "run_panels",
+    "ResultsPanel": "run_panels",
+}
+__all__ = ["ARCHITECTURES", "ExploreError", "Workbench", *PANELS]
 
 
 def __getattr__(name):  # the panels import ipywidgets: only when asked for
-    if name in ("QueryPanel", "AnswerPanel", "RunPanel", "ResultsPanel"):
-        from helpers.explore import panels  # ipywidgets, pandas, scipy: loaded only when this runs
+    if name in PANELS:
+        import importlib
 
-        return getattr(panels, name)
+        return getattr(importlib.import_module(f"helpers.explore.{PANELS[name]}"), name)
     raise AttributeError(name)

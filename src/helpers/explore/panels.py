@@ -1,37 +1,20 @@
-"""The four panels of notebooks/08-explore.ipynb, as ipywidgets on top of the package. Each
-panel displays itself (`QueryPanel(bench)` as a cell's last line). Errors show as a message in
-the panel that says what to do, never as a traceback in the page."""
+"""The query, answer and chat panels of notebooks/08-explore.ipynb (the run and results panels
+are in run_panels.py), as ipywidgets on top of the package. Each panel displays itself
+(`QueryPanel(bench)` as a cell's last line). Errors show as a message in the panel that says
+what to do, never as a traceback in the page."""
 
 from __future__ import annotations
 
 import functools
 import html
-import io
-from pathlib import Path
 
 import ipywidgets as w
 
 from helpers.data import DATASETS
-from helpers.experiment.analysis import load_scores, summary
 from helpers.explore.answer import answer_and_judge
-from helpers.explore.cards import summary_cards_html
-from helpers.explore.runs import (
-    config_choices,
-    download_links,
-    judge_choices,
-    judges_and_metrics,
-    key_variables,
-    panel_config,
-    ragbench_choices,
-    results_view,
-    run_experiment,
-    sample_table,
-    saved_runs,
-    saved_sweeps,
-)
-from helpers.explore.search import ARCHITECTURES, Workbench, explain, known_llms
-from helpers.explore.views import STYLE, comparison_html, message_html, table_html
-from helpers.llm.keys import session_key_variables, set_session_key
+from helpers.explore.chat import Chat
+from helpers.explore.search import ARCHITECTURES, Workbench, explain
+from helpers.explore.views import STYLE, comparison_html, message_html
 from helpers.retrieval.registry import needs_llm
 
 KEEP = "(as in the config)"
@@ -170,202 +153,60 @@ class AnswerPanel(Panel):
         return view
 
 
-class RunPanel(Panel):
-    """A run from a config with the panel's choices, by the runner of `python -m helpers run`."""
+class ChatPanel(Panel):
+    """A conversation over one architecture and LLM (helpers.explore.chat): follow-ups rewritten
+    into standalone questions, each turn with its contexts as citations and its TRACe cards."""
 
-    def __init__(self, *, config: str = "smoke", results_dir=None):
-        self.results_dir = results_dir
-        self.config = w.Dropdown(options=config_choices(), value=config, description="config")
-        self.dataset = w.Dropdown(options=[KEEP, *sorted(DATASETS)], value=KEEP, description="dataset")
-        self.ragbench = ragbench_choices()  # RAGBench subsets and splits: the files present
-        self.subset = w.Dropdown(options=[KEEP, *sorted(self.ragbench)], value=KEEP, description="subset")
-        self.subset.add_class("hx-subset")
-        self.split = w.Dropdown(options=[KEEP], value=KEEP, description="split")
-        self.split.add_class("hx-split")
-        self.subset.observe(lambda _: self._splits(), names="value")
-        self.samples = w.BoundedIntText(
-            value=0, min=0, max=100_000, description="samples", tooltip="0: the config's questions"
+    def __init__(self, bench: Workbench, *, condense_llm: str | None = None, max_tokens: int | None = None):
+        self.bench, self.max_tokens = bench, max_tokens
+        self.architecture = w.Dropdown(options=list(ARCHITECTURES), value="hybrid", description="architecture")
+        self.llm = w.Dropdown(options=list(bench.llm_choices()), value=bench.llm_name, description="LLM")
+        self.condense_llm = w.Dropdown(
+            options=list(bench.llm_choices()), value=condense_llm or bench.llm_name, description="rewrites by"
         )
-        self.samples.add_class("hx-samples")
-        self.llm = w.Dropdown(options=[KEEP, *known_llms()], value=KEEP, description="answers by")
-        self.judge = w.Dropdown(
-            options=[(label, key) for key, label in judge_choices().items()], value="config", description="judge"
+        self.question = w.Text(
+            placeholder="ask; a follow-up may refer to the conversation", layout=w.Layout(width="60%")
         )
-        self.judge_llm = w.Dropdown(
-            options=[("the answering LLM", KEEP), *[(n, n) for n in known_llms()]], value=KEEP, description="judged by"
-        )
-        self.judge_llm.add_class("hx-judge-llm")
-        # an API key for a hosted LLM: kept in this kernel's memory only (helpers.llm.keys), the
-        # field emptied at once so no widget state or saved notebook holds it
-        self.key_variable = w.Dropdown(options=key_variables(), description="API key for")
-        self.key = w.Password(placeholder="paste a key: kept in memory for this session only")
-        self.key.add_class("hx-key")
-        self.key_button = w.Button(description="Use key")
-        self.key_button.add_class("hx-use-key")
-        self.key_status = w.HTML()
-        self.key_button.on_click(lambda _: self.use_key())
-        self.button = w.Button(description="Run", button_style="primary")
-        self.button.add_class("hx-run")
-        self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="300px"))
-        self.step = w.Label()
-        self.log = w.Textarea(layout=w.Layout(width="95%", height="160px"), disabled=True)
-        self.log.add_class("hx-log")
+        self.question.add_class("hx-chat-question")
+        self.send = w.Button(description="Send", button_style="primary")
+        self.send.add_class("hx-chat-send")
+        self.new = w.Button(description="New conversation")
         self.status = w.HTML()
-        self.cards = w.HTML()
-        self.cards.add_class("hx-run-cards")
-        self.samples_table = w.HTML()
-        self.details = w.Accordion(children=[self.samples_table], titles=("per-sample scores",), selected_index=None)
-        self.downloads = w.HTML()
-        self.downloads.add_class("hx-downloads")
-        self.button.on_click(lambda _: self.run())
+        self.transcript = w.HTML()
+        self.transcript.add_class("hx-chat")
+        self.chat = self._chat()
+        self.send.on_click(lambda _: self.ask())
+        self.new.on_click(lambda _: self.reset())
+        for choice in (self.architecture, self.llm, self.condense_llm):  # another setting: a new conversation
+            choice.observe(lambda _: self.reset(), names="value")
         self.widget = w.VBox(
             [
-                w.HBox([self.config, self.dataset, self.subset, self.split]),
-                w.HBox([self.samples, self.llm, self.judge, self.judge_llm]),
-                w.HBox([self.key_variable, self.key, self.key_button, self.key_status]),
-                w.HBox([self.button, self.progress, self.step]),
-                self.log,
+                w.HBox([self.architecture, self.llm, self.condense_llm]),
+                w.HBox([self.question, self.send, self.new]),
                 self.status,
-                self.cards,
-                self.details,
-                self.downloads,
+                self.transcript,
             ]
         )
 
-    def _write(self, line: str):
-        self.log.value = (self.log.value + "\n" + line).lstrip("\n")
-
-    def _splits(self):
-        splits = self.ragbench.get(self.subset.value, [])
-        self.split.options = [KEEP, *splits]
-        self.split.value = "test" if "test" in splits else KEEP
-
-    @guarded
-    def use_key(self):
-        typed, self.key.value = self.key.value, ""  # the widget never keeps it
-        set_session_key(self.key_variable.value, typed)
-        held = session_key_variables()
-        self.key_status.value = message_html(
-            f"{self.key_variable.value} {'set' if self.key_variable.value in held else 'cleared'} for this "
-            "session (memory only: not written to disk, logs or results)",
-            "info",
+    def _chat(self) -> Chat:
+        return Chat(
+            self.bench,
+            self.architecture.value,
+            self.llm.value,
+            condense_llm=self.condense_llm.value,
+            max_tokens=self.max_tokens,
         )
 
-    def _tick(self, step: str, done: int, total: int):
-        self.progress.max, self.progress.value = max(total, 1), done
-        self.step.value = f"{step}: {done}/{total}"
+    def reset(self):
+        self.chat, self.transcript.value, self.status.value = self._chat(), "", ""
 
     @guarded
-    def run(self):
-        self.log.value, self.cards.value, self.downloads.value, self.samples_table.value = "", "", "", ""
-        self.progress.bar_style = "info"
-        config = panel_config(
-            self.config.value,
-            dataset=None if self.dataset.value == KEEP else self.dataset.value,
-            subset=None if self.subset.value == KEEP else self.subset.value,
-            split=None if self.split.value == KEEP else self.split.value,
-            n_questions=self.samples.value or None,
-            llm=None if self.llm.value == KEEP else self.llm.value,
-            judge=self.judge.value,
-            judge_llm=None if self.judge_llm.value == KEEP else self.judge_llm.value,
-        )
-        self.status.value = message_html(f"running {config.resolved_run_id()} …", "info")
-        result = run_experiment(config, log=self._write, progress=self._tick, results_dir=self.results_dir)
-        run_id = result["run_id"]
-        self.progress.bar_style = "success" if result["ok"] else "warning"
-        verdict = "finished" if result["ok"] else "finished with failures (see the log and the table)"
+    def ask(self):
+        question, self.question.value = self.question.value, ""
+        self.status.value = message_html("searching and answering …", "info")
+        turn = self.chat.ask(question)
         self.status.value = message_html(
-            f"run {run_id} {verdict}: {result['answers']} answers in {result['seconds']} s",
-            "info" if result["ok"] else "error",
+            turn.view.error or turn.note or f"answered in {turn.view.seconds:.1f} s", "info"
         )
-
-        table = summary(load_scores(run_id, self.results_dir))
-        self.cards.value = (
-            STYLE + summary_cards_html(table) if len(table) else message_html("no quality scores", "info")
-        )
-        self.samples_table.value = table_html(sample_table(run_id, self.results_dir))
-        self.downloads.value = download_links(run_id, self.results_dir)
-        return result
-
-
-class ResultsPanel(Panel):
-    """A saved run or sweep, a judge and a metric: the comparison figure and intervals table."""
-
-    def __init__(self, *, results_dir=None):
-        self.results_dir, self._quiet = results_dir, False
-        self.run = w.Dropdown(description="run")
-        self.sweep = w.Dropdown(description="or sweep")
-        self.judge = w.Dropdown(description="judge")
-        self.metric = w.Dropdown(description="metric")
-        self.refresh = w.Button(description="Refresh", tooltip="list the saved runs and sweeps again")
-        self.status = w.HTML()
-        self.figure = w.Image(format="png", layout=w.Layout(max_width="100%"))
-        self.figure.add_class("hx-figure")
-        self.table = w.HTML()
-        self.table.add_class("hx-intervals")
-        self.refresh.on_click(lambda _: self.list_saved())
-        self.run.observe(lambda _: self._choices(), "value")
-        for control in (self.sweep, self.judge, self.metric):
-            control.observe(lambda _: self.show(), "value")
-        self.widget = w.VBox(
-            [
-                w.HBox([self.run, self.sweep, self.refresh]),
-                w.HBox([self.judge, self.metric]),
-                self.status,
-                self.figure,
-                self.table,
-            ]
-        )
-        self.list_saved()
-
-    @guarded
-    def list_saved(self):
-        runs = saved_runs(self.results_dir)
-        self.run.options = runs
-        self.sweep.options = ["", *saved_sweeps(self.results_dir)]
-        if runs:
-            self.run.value = runs[0]
-        else:
-            self.status.value = message_html(
-                "no saved run yet: press Run in the run panel, or "
-                "`python -m helpers run configs/smoke.yaml`, then Refresh",
-                "info",
-            )
-
-    @guarded
-    def _choices(self):
-        if not self.run.value:
-            return
-        found = judges_and_metrics(self.run.value, self.results_dir)
-        self._quiet = True  # one redraw after the choices change, not one per choice
-        try:
-            self.judge.options = list(found)
-            self.judge.value = "offline" if "offline" in found else next(iter(found), None)
-            self.metric.options = ["", *sorted({m for metrics in found.values() for m in metrics})]
-            self.metric.value = ""
-        finally:
-            self._quiet = False
-        self.show()
-
-    @guarded
-    def show(self):
-        import matplotlib.pyplot as plt
-
-        if self._quiet or not (self.run.value or self.sweep.value):
-            return
-        figure, table = results_view(
-            self.run.value,
-            sweep=self.sweep.value or None,
-            judge=self.judge.value or None,
-            metric=self.metric.value or None,
-            results_dir=self.results_dir,
-        )
-        if hasattr(figure, "savefig"):  # a run's figure, drawn here (the figures module's backend is Agg)
-            buffer = io.BytesIO()
-            figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-            plt.close(figure)
-            self.figure.value = buffer.getvalue()
-        else:  # a sweep's figure, saved as PNG (none: no cell to draw)
-            self.figure.value = Path(figure).read_bytes() if figure is not None else b""
-        self.table.value = table_html(table.round(3))
-        self.status.value = ""
+        self.transcript.value = STYLE + self.chat.html()
+        return turn
