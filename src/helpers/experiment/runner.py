@@ -17,6 +17,7 @@ import resource
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from datetime import datetime, timezone
 from importlib import metadata
 
 import pandas as pd
@@ -385,6 +386,7 @@ class Experiment:
             "timeline": self.timeline.steps,
             "score_rows": len(scores),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),  # the trends view's date
         }  # this process
         self.store.write_json(summary, "summary.json")
         return summary

@@ -1,5 +1,5 @@
 """Interactive exploration in JupyterLab (notebooks/08-explore.ipynb, `make app` for Voila):
-query, answer and judge, chat, run, results. The logic lives in search/answer/chat/runs (no
+query, answer and judge, chat, run, results, trends. The logic lives in search/answer/chat/runs (no
 widgets, unit tested); panels.py and run_panels.py wrap it in ipywidgets.
 
     from helpers.explore import Workbench, QueryPanel
@@ -15,6 +15,7 @@ PANELS = {
     "ChatPanel": "panels",
     "RunPanel": "run_panels",
     "ResultsPanel": "run_panels",
+    "TrendsPanel": "run_panels",
 }
 __all__ = ["ARCHITECTURES", "ExploreError", "Workbench", *PANELS]
 

@@ -1,6 +1,7 @@
-"""The run and results panels of notebooks/08-explore.ipynb, as ipywidgets on top of
-helpers.explore.runs (the logic, unit tested): a run from a config with the panel's choices, a
-key field for hosted LLMs, and the saved runs and sweeps."""
+"""The run, results and trends panels of notebooks/08-explore.ipynb, as ipywidgets on top of
+helpers.explore.runs and helpers.experiment.trends (the logic, unit tested): a run from a config
+with the panel's choices, a key field for hosted LLMs, the saved runs and sweeps, and every run
+over time."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import ipywidgets as w
 
 from helpers.data import DATASETS
 from helpers.experiment.analysis import load_scores, summary
+from helpers.experiment.trends import config_diff, run_index, trend, trend_figure
 from helpers.explore.cards import summary_cards_html
 from helpers.explore.panels import KEEP, Panel, guarded
 from helpers.explore.runs import (
@@ -27,9 +29,11 @@ from helpers.explore.runs import (
     saved_runs,
     saved_sweeps,
 )
-from helpers.explore.search import known_llms
+from helpers.explore.search import ExploreError, known_llms
 from helpers.explore.views import STYLE, message_html, table_html
+from helpers.figures import plt
 from helpers.llm.keys import session_key_variables, set_session_key
+from helpers.stats import mean_text
 
 
 class RunPanel(Panel):
@@ -231,3 +235,94 @@ class ResultsPanel(Panel):
             self.figure.value = Path(figure).read_bytes() if figure is not None else b""
         self.table.value = table_html(table.round(3))
         self.status.value = ""
+
+
+class TrendsPanel(Panel):
+    """Every saved run over time: a judge's metric per architecture against run date and commit
+    (helpers.experiment.trends), and the config differences between two chosen runs."""
+
+    def __init__(self, *, results_dir=None):
+        self.results_dir = results_dir
+        self.judge = w.Dropdown(description="judge")
+        self.metric = w.Dropdown(description="metric")
+        self.dataset = w.Dropdown(description="dataset")
+        self.show_button = w.Button(description="Show trend", button_style="primary")
+        self.show_button.add_class("hx-trend")
+        self.run_a = w.Dropdown(description="compare")
+        self.run_b = w.Dropdown(description="with")
+        self.compare = w.Button(description="Config differences")
+        self.compare.add_class("hx-config-diff")
+        self.refresh = w.Button(description="Refresh", tooltip="list the saved runs again")
+        self.status = w.HTML()
+        self.figure = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.figure.add_class("hx-trend-figure")
+        self.table = w.HTML()
+        self.table.add_class("hx-trend-table")
+        self.diff = w.HTML()
+        self.diff.add_class("hx-diff")
+        self.refresh.on_click(lambda _: self.list_saved())
+        self.show_button.on_click(lambda _: self.show())
+        self.compare.on_click(lambda _: self.differences())
+        self.judge.observe(lambda _: self._metrics(), "value")
+        self.widget = w.VBox(
+            [
+                w.HBox([self.judge, self.metric, self.dataset, self.show_button, self.refresh]),
+                self.status,
+                self.figure,
+                self.table,
+                w.HBox([self.run_a, self.run_b, self.compare]),
+                self.diff,
+            ]
+        )
+        self.found: dict[str, list[str]] = {}
+        self.list_saved()
+
+    @guarded
+    def list_saved(self):
+        index = run_index(self.results_dir)
+        runs = list(index["run_id"])[::-1]  # newest first
+        self.found = {}
+        for run_id in runs:
+            for judge, metrics in judges_and_metrics(run_id, self.results_dir).items():
+                self.found.setdefault(judge, [])
+                self.found[judge] += [m for m in metrics if m not in self.found[judge]]
+        self.dataset.options = [("every dataset", ""), *[(d, d) for d in sorted(set(index["dataset"]) - {""})]]
+        self.run_a.options = self.run_b.options = runs
+        if len(runs) >= 2:
+            self.run_a.value, self.run_b.value = runs[1], runs[0]  # the newest against the one before
+        self.judge.options = list(self.found)
+        if not runs:
+            self.status.value = message_html("no saved run yet: runs appear here once they have scores", "info")
+
+    def _metrics(self):
+        self.metric.options = sorted(self.found.get(self.judge.value, []))
+
+    @guarded
+    def show(self):
+        if not (self.judge.value and self.metric.value):
+            raise ExploreError("choose a judge and a metric (Refresh after new runs)")
+        table = trend(
+            self.judge.value, self.metric.value, dataset=self.dataset.value or None, results_dir=self.results_dir
+        )
+        if table.empty:
+            raise ExploreError(f"no saved run scored {self.judge.value}/{self.metric.value}")
+        figure = trend_figure(table, f"{self.judge.value}/{self.metric.value} over {table['run_id'].nunique()} runs")
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+        plt.close(figure)
+        self.figure.value = buffer.getvalue()
+        shown = table.assign(
+            finished=table["finished"].map(lambda t: f"{t:%Y-%m-%d %H:%M}"),
+            value=[mean_text(r["mean"], r["ci_low"], r["ci_high"], r["n"]) for r in table.to_dict("records")],
+        )
+        self.table.value = table_html(shown[["finished", "commit", "run_id", "architecture", "value", "n"]])
+        self.status.value = ""
+
+    @guarded
+    def differences(self):
+        if not (self.run_a.value and self.run_b.value):
+            raise ExploreError("choose two runs to compare")
+        diff = config_diff(self.run_a.value, self.run_b.value, self.results_dir)
+        self.diff.value = (
+            table_html(diff.astype(str)) if len(diff) else message_html("the two configs are the same", "info")
+        )
