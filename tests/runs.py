@@ -20,6 +20,20 @@ TINY = {
 }
 
 
+def retrieval_runs(results: Path, n_questions=(4, 5, 6)) -> list[str]:
+    """Runs that differ in one setting (how many of obstetrics-es's test questions), retrieval only:
+    a few seconds each; their run ids, oldest first."""
+    from helpers.experiment.config import ExperimentConfig
+    from helpers.experiment.runner import Experiment
+
+    run_ids = []
+    for n in n_questions:
+        dataset = {"name": "obstetrics-es", "options": {"query_split": "test"}, "n_questions": n}
+        config = ExperimentConfig(**dict(TINY, name="trend", generate=False, dataset=dataset))
+        run_ids.append(Experiment(config, results_dir=results).run()["run_id"])
+    return run_ids
+
+
 def write_config(tmp_path: Path, config: dict, name: str = "config.yaml") -> Path:
     path = tmp_path / name
     path.write_text(yaml.safe_dump(config))

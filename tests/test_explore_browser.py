@@ -2,6 +2,8 @@
 Chromium driven by Playwright, on the smoke corpus. Asserts what a person sees; screenshots go to
 build/test-artifacts/."""
 
+import base64
+import json
 import os
 import re
 import shutil
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from browser import browser_page, jupyter_server, missing_browser
+from runs import retrieval_runs
 
 PROJECT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "08-explore.ipynb"
@@ -57,6 +60,7 @@ def _search(page, k=5):
 
 def test_jupyterlab_panels_in_a_browser(served):
     root, env = served
+    trend_runs = retrieval_runs(root / "results")  # three earlier runs for the trends panel
     started = time.perf_counter()
     with jupyter_server("lab", root, NOTEBOOK, env, root / "lab.log") as url, browser_page(1920, 1080) as page:
         page.goto(url)
@@ -119,21 +123,30 @@ def test_jupyterlab_panels_in_a_browser(served):
 
         # the run panel's new choices: a RAGBench subset fills its splits; a key kept in memory only
         page.locator(".hx-subset select").select_option("covidqa")
-        assert "test" in page.locator(".hx-split select").inner_text()
+        page.wait_for_function(  # the split list follows the subset (the kernel answers the change)
+            "document.querySelector('.hx-split select').innerText.includes('test')", timeout=30_000
+        )
         page.locator(".hx-subset select").select_option(index=0)  # back to the config's dataset
         page.fill(".hx-key input", SECRET)
         page.click("button.hx-use-key")
         page.wait_for_selector("text=set for this session", timeout=30_000)
         assert page.locator(".hx-key input").input_value() == ""
 
-        # 3. run: the smoke config on one question, a live log, cards, per-sample table, downloads
+        # 3. run: the smoke config on one question, judged by TRACe with an LLM other than the
+        # answering one; a live log, cards, per-sample table, downloads
         page.fill(".hx-samples input", "1")
+        page.locator(".hx-run-judge select").select_option(label="TRACe LLM judge")
+        page.locator(".hx-judge-llm select").select_option(label="judge")
         page.click("button.hx-run")
         page.wait_for_selector(".hx-downloads a.hx-download", timeout=600_000)
         log = page.locator(".hx-log textarea").input_value()
         assert "model: local" in log and "vector store:" in log and "python -m helpers run" in log
+        assert "trace_llm (judged by judge)" in log
         links = page.locator(".hx-downloads a.hx-download")
         assert links.count() == 4 and links.first.get_attribute("href").startswith("data:application/json;base64,")
+        assert page.locator(".hx-downloads a[download$='-trace-llm.json']").count() == 1
+        summary = json.loads(base64.b64decode(links.first.get_attribute("href").split(",", 1)[1]))
+        assert {"local", "judge"} <= set(summary["llm_usage"])  # answered by one LLM, judged by the other
         assert page.locator(".hx-run-cards .hx-card").count() >= 4
         page.locator(".hx-downloads").scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "explore-run.png")
@@ -145,6 +158,25 @@ def test_jupyterlab_panels_in_a_browser(served):
         page.wait_for_function("document.querySelector('img.hx-figure').naturalWidth > 100", timeout=30_000)
         page.locator(".hx-intervals").scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "explore-results.png")
+
+        # 6. trends: the three earlier runs and the smoke run, a metric over them, two configs compared
+        page.click("button.hx-trends-refresh")
+        page.wait_for_function(  # the refresh has listed the smoke run (its handler resets the choices)
+            "document.querySelector('.hx-trend-run-a select').innerText.includes('smoke')", timeout=30_000
+        )
+        page.locator(".hx-trend-judge select").select_option("retrieval")
+        page.locator(".hx-trend-metric select").select_option("ndcg@3")
+        page.click("button.hx-trend")
+        page.wait_for_function("document.querySelector('img.hx-trend-figure').naturalWidth > 100", timeout=60_000)
+        page.wait_for_function(  # a header and bm25 and hybrid in each earlier run (the table follows the figure)
+            f"document.querySelectorAll('.hx-trend-table tr').length >= {1 + 2 * len(trend_runs)}", timeout=30_000
+        )
+        assert all(run_id in page.locator(".hx-trend-table").inner_text() for run_id in trend_runs)
+        page.click("button.hx-config-diff")
+        page.wait_for_selector(".hx-diff table", timeout=30_000)
+        assert "dataset" in page.locator(".hx-diff").inner_text()
+        page.locator(".hx-trend-table").scroll_into_view_if_needed()
+        page.screenshot(path=ARTIFACTS / "explore-trends.png")
     # the key typed into the panel is in no file the session wrote (the notebook copy, results, logs)
     written = [path for path in root.rglob("*") if path.is_file()]
     assert [str(path) for path in written if SECRET.encode() in path.read_bytes()] == []

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.experiment.config import ConfigError, ExperimentConfig
-from helpers.experiment.runner import Experiment
+from helpers.experiment.config import ConfigError
 from helpers.experiment.trends import config_diff, run_index, trend, trend_figure
-from runs import TINY
+from runs import retrieval_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = (4, 5, 6)  # three runs that differ in one setting: how many questions
@@ -19,12 +18,7 @@ QUESTIONS = (4, 5, 6)  # three runs that differ in one setting: how many questio
 def three_runs(tmp_path_factory):
     """Three retrieval-only runs (no answers: a few seconds each) of obstetrics-es's test questions."""
     results = tmp_path_factory.mktemp("results")
-    run_ids = []
-    for n in QUESTIONS:
-        dataset = {"name": "obstetrics-es", "options": {"query_split": "test"}, "n_questions": n}
-        config = ExperimentConfig(**dict(TINY, name="trend", generate=False, dataset=dataset))
-        run_ids.append(Experiment(config, results_dir=results).run()["run_id"])
-    return results, run_ids
+    return results, retrieval_runs(results, QUESTIONS)
 
 
 def test_the_runs_are_listed_oldest_first_with_their_date_and_commit(three_runs):
@@ -63,7 +57,7 @@ def test_the_trends_panel_draws_the_trend_and_the_differences(three_runs):
     results, run_ids = three_runs
     panel = TrendsPanel(results_dir=results)
     assert list(panel.run_a.options) == run_ids[::-1] and panel.run_b.value == run_ids[-1]
-    panel.judge.value = "retrieval"
+    assert panel.judge.value == "retrieval" and list(panel.metric.options) == ["mrr@3", "ndcg@3", "recall@3"]
     panel.metric.value = "ndcg@3"
     panel.show()
     assert panel.figure.value[:4] == b"\x89PNG" and panel.table.value.count("<tr") == 1 + 6

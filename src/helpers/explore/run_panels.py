@@ -57,6 +57,7 @@ class RunPanel(Panel):
         self.judge = w.Dropdown(
             options=[(label, key) for key, label in judge_choices().items()], value="config", description="judge"
         )
+        self.judge.add_class("hx-run-judge")
         self.judge_llm = w.Dropdown(
             options=[("the answering LLM", KEEP), *[(n, n) for n in known_llms()]], value=KEEP, description="judged by"
         )
@@ -237,6 +238,9 @@ class ResultsPanel(Panel):
         self.status.value = ""
 
 
+EVERY_DATASET = "(every dataset)"
+
+
 class TrendsPanel(Panel):
     """Every saved run over time: a judge's metric per architecture against run date and commit
     (helpers.experiment.trends), and the config differences between two chosen runs."""
@@ -244,15 +248,19 @@ class TrendsPanel(Panel):
     def __init__(self, *, results_dir=None):
         self.results_dir = results_dir
         self.judge = w.Dropdown(description="judge")
+        self.judge.add_class("hx-trend-judge")
         self.metric = w.Dropdown(description="metric")
+        self.metric.add_class("hx-trend-metric")
         self.dataset = w.Dropdown(description="dataset")
         self.show_button = w.Button(description="Show trend", button_style="primary")
         self.show_button.add_class("hx-trend")
         self.run_a = w.Dropdown(description="compare")
+        self.run_a.add_class("hx-trend-run-a")
         self.run_b = w.Dropdown(description="with")
         self.compare = w.Button(description="Config differences")
         self.compare.add_class("hx-config-diff")
         self.refresh = w.Button(description="Refresh", tooltip="list the saved runs again")
+        self.refresh.add_class("hx-trends-refresh")
         self.status = w.HTML()
         self.figure = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self.figure.add_class("hx-trend-figure")
@@ -286,24 +294,28 @@ class TrendsPanel(Panel):
             for judge, metrics in judges_and_metrics(run_id, self.results_dir).items():
                 self.found.setdefault(judge, [])
                 self.found[judge] += [m for m in metrics if m not in self.found[judge]]
-        self.dataset.options = [("every dataset", ""), *[(d, d) for d in sorted(set(index["dataset"]) - {""})]]
+        self.dataset.options = [EVERY_DATASET, *sorted(set(index["dataset"]) - {""})]
+        self.dataset.value = EVERY_DATASET  # set, not left to the widget (see the judge below)
         self.run_a.options = self.run_b.options = runs
         if len(runs) >= 2:
             self.run_a.value, self.run_b.value = runs[1], runs[0]  # the newest against the one before
-        self.judge.options = list(self.found)
+        self.judge.options = list(self.found)  # (ipywidgets 8 leaves the value unset: choose one)
+        self.judge.value = "offline" if "offline" in self.found else next(iter(self.found), None)
+        self._metrics()
         if not runs:
             self.status.value = message_html("no saved run yet: runs appear here once they have scores", "info")
 
     def _metrics(self):
-        self.metric.options = sorted(self.found.get(self.judge.value, []))
+        metrics = sorted(self.found.get(self.judge.value, []))
+        self.metric.options = metrics
+        self.metric.value = metrics[0] if metrics else None
 
     @guarded
     def show(self):
         if not (self.judge.value and self.metric.value):
             raise ExploreError("choose a judge and a metric (Refresh after new runs)")
-        table = trend(
-            self.judge.value, self.metric.value, dataset=self.dataset.value or None, results_dir=self.results_dir
-        )
+        dataset = None if self.dataset.value == EVERY_DATASET else self.dataset.value
+        table = trend(self.judge.value, self.metric.value, dataset=dataset, results_dir=self.results_dir)
         if table.empty:
             raise ExploreError(f"no saved run scored {self.judge.value}/{self.metric.value}")
         figure = trend_figure(table, f"{self.judge.value}/{self.metric.value} over {table['run_id'].nunique()} runs")

@@ -143,7 +143,11 @@ def describe_setup(config) -> list[str]:
         if dense.chroma
         else f"embedded Chroma under {paths.INDEX_DIR}"
     )
-    judges = [judge.name for judge in active_judges(config) if judge.stored]
+    judges = [
+        judge.name + (f" (judged by {judge.llm_name(config)})" if judge.llm_name(config) else "")
+        for judge in active_judges(config)
+        if judge.stored
+    ]
     return [
         f"run {config.resolved_run_id()}: dataset {config.dataset.name} {config.dataset.options or ''}",
         f"model: {gen.name} ({gen.provider}, {gen.model})",
