@@ -271,3 +271,37 @@ def test_corpus_embedding_spreads_over_ray_workers(tmp_path, ray_head, monkeypat
     here = Dense("minilm", cache=EmbeddingCache(tmp_path / "here.sqlite")).index(corpus)
     queries = {"q": "topic 3 sentence"}
     assert list(on_ray.retrieve(queries, 5)["q"]) == list(here.retrieve(queries, 5)["q"])
+
+
+def test_the_sweep_report_says_which_cell_each_comparison_is_in():
+    """A paired test's row names the settings held fixed (dataset, architecture): without them the
+    embedder sweep printed 162 comparisons nobody could place."""
+    import pandas as pd
+
+    from helpers.experiment.sweep_report import format_sweep_report
+
+    metric = "retrieval/ndcg@10"
+    tests = pd.DataFrame(
+        [
+            dict(metric=metric, axis="embedder", fixed_dataset="scifact", fixed_architecture="dense", a="e5", b="use")
+            | dict(mean_diff=0.267, n_pairs=200, p_value=0.0001, p_holm=0.011, significant=True)
+        ]
+    )
+    cells = pd.DataFrame(
+        [
+            dict(
+                metric=metric,
+                dataset="scifact",
+                embedder="e5",
+                architecture="dense",
+                mean=0.66,
+                ci_low=0.6,
+                ci_high=0.7,
+            )
+        ]
+    ).assign(n=200)
+    text = format_sweep_report(
+        {"runs": [], "axes": ["dataset", "embedder"], "cells": cells, "tests": tests, "figures": {}}
+    )
+    row = next(line for line in text.splitlines() if " e5 " in line and " use " in line)
+    assert "scifact" in row and "dense" in row and "0.011" in row

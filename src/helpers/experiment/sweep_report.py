@@ -170,11 +170,15 @@ def format_sweep_report(report: dict) -> str:
     tests = report["tests"]
     if len(tests):
         shown = tests[tests["significant"]] if tests["significant"].any() else tests.nsmallest(5, "p_holm")
+        fixed = [c for c in tests.columns if c.startswith("fixed_")]
         lines += [
             "",
             f"paired tests ({len(tests)}, Holm-corrected); "
             + ("significant:" if tests["significant"].any() else "none significant; smallest p:"),
-            shown[["metric", "axis", "a", "b", "mean_diff", "n_pairs", "p_holm"]].round(4).to_string(index=False),
+            # the settings held fixed say which cell a comparison is in (dataset, architecture, ...)
+            shown[["metric", "axis", *fixed, "a", "b", "mean_diff", "n_pairs", "p_holm"]]
+            .round(4)
+            .to_string(index=False),
         ]
     for metric, path in report["figures"].items():
         lines.append(f"figure {metric}: {path}")
