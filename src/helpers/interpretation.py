@@ -165,6 +165,13 @@ def bands_legend(metrics) -> str:
     return "\n".join(lines) or "No reference document bands these metrics."
 
 
+def mean_with_band(metric: str, mean, low, high, n) -> str:
+    """'0.850 [0.800, 0.900] Good', or '0.740 (n = 1) Needs improvement'; no band word for a metric
+    no reference document bands: a report table's cell."""
+    scale = band(metric, mean)
+    return mean_text(mean, low, high, n) + ("" if scale is NO_BAND else f" {scale.name}")
+
+
 # ---- patterns
 
 

@@ -12,10 +12,10 @@ from helpers import paths
 from helpers.errors import UserError
 from helpers.experiment.config import ExperimentConfig, StatisticsConfig, load_config
 from helpers.inputs import inside
-from helpers.interpretation import NO_BAND, band, bands_legend, detect
+from helpers.interpretation import bands_legend, detect, mean_with_band
 from helpers.judges import is_quality
 from helpers.ragas_eval import RAGAS_METRICS
-from helpers.stats import MIN_INTERVAL_N, bootstrap_ci, compare_to_baseline, mean_text, summarize
+from helpers.stats import MIN_INTERVAL_N, bootstrap_ci, compare_to_baseline, summarize
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 
@@ -201,9 +201,7 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
     level = _percent(statistics_settings(config).confidence)
     column = f"mean [{level} CI]"
     table[column] = [
-        mean_text(r["mean"], r["ci_low"], r["ci_high"], r["n"])
-        + ("" if band(r["metric"], r["mean"]) is NO_BAND else f" {band(r['metric'], r['mean']).name}")
-        for r in table.to_dict("records")
+        mean_with_band(r["metric"], r["mean"], r["ci_low"], r["ci_high"], r["n"]) for r in table.to_dict("records")
     ]
     parts += [
         "",

@@ -29,8 +29,7 @@ from helpers.errors import UserError
 from helpers.experiment import analysis
 from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.exports import trace_json
-from helpers.interpretation import NO_BAND, band, bands_legend, detect
-from helpers.stats import mean_text
+from helpers.interpretation import bands_legend, detect, mean_with_band
 
 FORMATS = ("md", "csv", "html", "json")
 KEY = ["architecture", "llm", "qid"]  # one answer
@@ -174,8 +173,7 @@ def intervals_wide(report: RunReport) -> pd.DataFrame:
         return pd.DataFrame()
     cells = report.summary.assign(
         cell=[
-            mean_text(r["mean"], r["ci_low"], r["ci_high"], r["n"])
-            + ("" if band(r["metric"], r["mean"]) is NO_BAND else f" {band(r['metric'], r['mean']).name}")
+            mean_with_band(r["metric"], r["mean"], r["ci_low"], r["ci_high"], r["n"])
             for r in report.summary.to_dict("records")
         ]
     )
@@ -277,7 +275,7 @@ def _score_rows(report: RunReport, key: tuple) -> pd.DataFrame:
 
 
 def to_markdown(report: RunReport) -> str:
-    level = analysis._percent(report.confidence)
+    level, patterns = analysis._percent(report.confidence), patterns_table(report)
     out = [
         f"# Run {report.run_id}",
         "",
@@ -291,7 +289,7 @@ def to_markdown(report: RunReport) -> str:
         "",
         "## Diagnostic patterns (named when the intervals support every condition; possible when one straddles)",
         "",
-        _md_table(patterns_table(report), index=False) if len(patterns_table(report)) else "(none found)",
+        _md_table(patterns, index=False) if len(patterns) else "(none found)",
         "",
         "## Paired comparisons with the baseline (permutation tests, Holm-corrected; "
         f"{level} bootstrap interval of the mean difference)",
@@ -360,7 +358,7 @@ def _html_table(frame: pd.DataFrame, *, index: bool = True) -> str:
 
 def to_html(report: RunReport, *, figures: bool = True) -> str:
     """One self-contained page; `figures` (default True) embeds every figure of the run."""
-    esc, level = html.escape, analysis._percent(report.confidence)
+    esc, level, patterns = html.escape, analysis._percent(report.confidence), patterns_table(report)
     out = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Run {esc(report.run_id)}</title>"
         f"<style>{HTML_STYLE}</style></head><body>",
@@ -371,7 +369,7 @@ def to_html(report: RunReport, *, figures: bool = True) -> str:
         f"<p class='muted'>{esc(bands_legend(report.summary['metric']) if len(report.summary) else '')}</p>",
         "<h2>Diagnostic patterns</h2>",
         "<p class='muted'>Named when the intervals support every condition; possible when one straddles.</p>",
-        _html_table(patterns_table(report), index=False) if len(patterns_table(report)) else "<p>(none found)</p>",
+        _html_table(patterns, index=False) if len(patterns) else "<p>(none found)</p>",
         "<h2>Paired comparisons with the baseline</h2>",
         f"<p class='muted'>Permutation tests, Holm-corrected; {level} bootstrap interval of the mean difference.</p>",
         _html_table(comparison_table(report), index=False),

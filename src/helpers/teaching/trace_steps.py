@@ -54,45 +54,36 @@ def steps(example: dict) -> pd.DataFrame:
 
 
 TOPIC = "04-trace"
+
+
+def toy_scores():
+    """TRACe of the toy example, from its sentence keys (the exercises' answers)."""
+    return trace_scores(
+        TOY["documents_sentences"],
+        TOY["all_relevant_sentence_keys"],
+        TOY["all_utilized_sentence_keys"],
+        TOY["unsupported_response_sentence_keys"],
+    )
+
+
 exercise(
     "trace-relevance",
     TOPIC,
     "Relevance of the toy example (3 of its 5 document sentences are relevant)?",
-    lambda: (
-        trace_scores(
-            TOY["documents_sentences"],
-            TOY["all_relevant_sentence_keys"],
-            TOY["all_utilized_sentence_keys"],
-            TOY["unsupported_response_sentence_keys"],
-        ).relevance
-    ),
+    lambda: toy_scores().relevance,
     "|R| / |D| counts sentences of all documents",
 )
 exercise(
     "trace-completeness",
     TOPIC,
     "Completeness of the toy example?",
-    lambda: (
-        trace_scores(
-            TOY["documents_sentences"],
-            TOY["all_relevant_sentence_keys"],
-            TOY["all_utilized_sentence_keys"],
-            TOY["unsupported_response_sentence_keys"],
-        ).completeness
-    ),
+    lambda: toy_scores().completeness,
     "of the relevant sentences (0a, 0b, 1a), which were utilized?",
 )
 exercise(
     "trace-adherence",
     TOPIC,
     "Adherence of the toy example (0 or 1)?",
-    lambda: (
-        trace_scores(
-            TOY["documents_sentences"],
-            TOY["all_relevant_sentence_keys"],
-            TOY["all_utilized_sentence_keys"],
-            TOY["unsupported_response_sentence_keys"],
-        ).adherence
-    ),
+    lambda: toy_scores().adherence,
     "one response sentence is unsupported",
 )
