@@ -161,10 +161,15 @@ def test_jupyterlab_panels_in_a_browser(served):
 
         # 6. trends: the three earlier runs and the smoke run, a metric over them, two configs compared
         page.click("button.hx-trends-refresh")
-        page.wait_for_function(  # the refresh has listed the smoke run (its handler resets the choices)
-            "document.querySelector('.hx-trend-run-a select').innerText.includes('smoke')", timeout=30_000
+        # the refresh's handler ends by listing the smoke run's judge (trace_llm) metrics: wait for that,
+        # else a choice made meanwhile is reset by it
+        page.wait_for_function(
+            "document.querySelector('.hx-trend-metric select').innerText.includes('adherence')", timeout=60_000
         )
         page.locator(".hx-trend-judge select").select_option("retrieval")
+        page.wait_for_function(
+            "document.querySelector('.hx-trend-metric select').innerText.includes('ndcg@3')", timeout=60_000
+        )
         page.locator(".hx-trend-metric select").select_option("ndcg@3")
         page.click("button.hx-trend")
         page.wait_for_function("document.querySelector('img.hx-trend-figure').naturalWidth > 100", timeout=60_000)
