@@ -20,7 +20,7 @@ from helpers import paths
 from helpers.llm import LLM, ResponseCache
 from helpers.llm.backends import make_backend
 from helpers.llm.config import LLMConfig
-from helpers.llm.server import local_server
+from helpers.llm.serving import local_server
 
 PROMPT = (
     "Context: Se recomienda realizar el primer control prenatal en el primer trimestre, idealmente "

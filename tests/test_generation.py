@@ -108,7 +108,7 @@ def _backend():
 
 @pytest.mark.slow
 def test_local_model_and_server_answer_in_spanish(tmp_path):
-    from helpers.llm.server import local_server
+    from helpers.llm.serving import local_server
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     llm = LLM({"provider": "local", "local_backend": _backend(), "max_tokens": 48}, cache=cache)

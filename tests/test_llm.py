@@ -19,7 +19,7 @@ from helpers.llm import (
     extract_json,
 )
 from helpers.llm.limits import RateLimiter, backoff_delay
-from helpers.llm.server import local_server
+from helpers.llm.serving import local_server
 
 HELLO = [{"role": "user", "content": "Say hello in Spanish."}]
 # Greedy SmolLM2 answers this with a numbered list "1. 1\n2. 2\n3. 3\n..." that runs to the token
@@ -223,7 +223,7 @@ def test_backoff_and_rate_window():
     rng = random.Random(0)
     assert backoff_delay(1, base=1, cap=60, retry_after=7, rng=rng) >= 7
     assert all(0 <= backoff_delay(a, base=1, cap=4, retry_after=None, rng=rng) <= 4 for a in range(1, 10))
-    limiter = RateLimiter(requests_per_minute=2, tokens_per_minute=100, concurrency=1)
+    limiter = RateLimiter(requests_per_minute=2, tokens_per_minute=100, concurrency=1, window_s=60)
     limiter._requests.extend([0.0, 1.0])
     assert limiter._wait_time(10.0, 0) == pytest.approx(50.0)  # 2 requests in the window: wait
     assert limiter._wait_time(61.0, 0) == 0  # window has moved on

@@ -389,7 +389,7 @@ def test_end_to_end_with_the_local_model(tmp_path):
 
 @pytest.mark.slow
 def test_end_to_end_through_the_local_openai_compatible_server(tmp_path):
-    from helpers.llm.server import local_server
+    from helpers.llm.serving import local_server
 
     backend = "llama-cpp" if importlib.util.find_spec("llama_cpp") else "transformers"
     with local_server(local_backend=backend, startup_timeout=300) as base_url:

@@ -89,7 +89,7 @@ def test_a_key_typed_into_the_panel_is_used_and_written_nowhere(tmp_path):
     """The stand-in for a hosted API demands the key (a bearer token); a run from the panel's
     kernel gets answers with it, and no file the session writes (results, caches, figures), nor
     its output, nor the widget's state, holds it."""
-    from helpers.llm.server import local_server
+    from helpers.llm.serving import local_server
 
     secret = "sk-panel-" + "7f3a9c" * 6
     with local_server(token=secret) as base_url:

@@ -17,7 +17,7 @@ import pytest
 from faults import FaultProxy
 from helpers.experiment.config import ExperimentConfig, load_config
 from helpers.experiment.runner import Experiment
-from helpers.llm.server import local_server
+from helpers.llm.serving import local_server
 from runs import TINY, write_config
 from runs import cli as _cli
 from runs import run_env as _env

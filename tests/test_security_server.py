@@ -25,8 +25,8 @@ from helpers.llm.server import (
     MAX_TOKENS,
     TOKEN_ENV,
     build_server,
-    free_port,
 )
+from helpers.llm.serving import free_port
 
 HELLO = [{"role": "user", "content": "Say hello."}]
 

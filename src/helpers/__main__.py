@@ -41,7 +41,8 @@ from helpers.errors import UserError
 from helpers.experiment.config import load_config
 from helpers.experiment.sweep import run_sweep
 from helpers.llm.keys import HOSTS_SETTING, user_setting
-from helpers.llm.server import serve_cli
+from helpers.llm.serving import add_arguments as add_serve_arguments
+from helpers.llm.serving import serve_cli
 from helpers.llm.split_models import assemble
 from helpers.offline import quiet_noisy_loggers
 from helpers.redaction import redact
@@ -286,17 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cli(sub)  # train-judge, judge-eval
     add_documents_cli(sub)  # ingest, testset
     srv = sub.add_parser("serve-llm", help="serve the local model over the OpenAI chat protocol")
-    srv.add_argument("--host", default="127.0.0.1")
-    srv.add_argument("--port", type=int, default=8011)
-    srv.add_argument("--local-backend", default="llama-cpp", choices=["llama-cpp", "transformers"])
-    srv.add_argument("--model", default="smollm2", help="'smollm2', 'qwen2.5-coder-1.5b' or a .gguf path")
-    srv.add_argument(
-        "--token",
-        help="require 'Authorization: Bearer TOKEN' (default: $SERVE_LLM_TOKEN; required "
-        "off loopback; the variable keeps it out of the process list)",
-    )
-    srv.add_argument("--timeout", type=float, default=30.0, help="seconds before an idle or slow client is dropped")
-    srv.add_argument("--max-connections", type=int, default=64, help="connections served at once (503 beyond)")
+    add_serve_arguments(srv)
     srv.set_defaults(func=_serve_llm)
     asm = sub.add_parser("assemble-model", help="assemble a split local model into the shared model cache")
     asm.add_argument("name", help="e.g. qwen2.5-coder-1.5b")

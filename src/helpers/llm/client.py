@@ -236,6 +236,8 @@ class LLM:
             except RetryableError as exc:
                 last = exc
                 record.retried.append(exc.kind)
+                if exc.kind == "rate_limit" and exc.retry_after:  # the provider said when: every call waits
+                    self.limiter.pause(exc.retry_after)
             finally:
                 self.limiter.release()
             if attempt < c.max_retries:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from helpers.llm.keys import check_key_variable
+from helpers.llm.presets import DEFAULT_PRICES, Price, limit_preset
 
 # OpenAI's chat API (and Groq's, which mirrors it) accept at most 4 stop sequences.
 MAX_STOP_SEQUENCES = 4
@@ -14,21 +15,6 @@ MAX_STOP_SEQUENCES = 4
 PROMPT_BLOCK = 64
 
 Provider = Literal["local", "groq", "openai-compatible"]
-
-
-class Price(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    input_per_mtok: float = Field(0.0, ge=0, description="USD per million input tokens")
-    output_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
-
-
-# Published list prices (USD per million tokens) at the time of writing; override in the config.
-DEFAULT_PRICES: dict[str, Price] = {
-    "llama-3.1-8b-instant": Price(input_per_mtok=0.05, output_per_mtok=0.08),
-    "llama-3.3-70b-versatile": Price(input_per_mtok=0.59, output_per_mtok=0.79),
-    "openai/gpt-oss-20b": Price(input_per_mtok=0.075, output_per_mtok=0.30),
-    "gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60),
-}
 
 
 class LLMConfig(BaseModel):
@@ -109,11 +95,36 @@ class LLMConfig(BaseModel):
     max_retries: int = Field(5, ge=0)
     backoff_base_s: float = Field(1.0, gt=0)
     backoff_max_s: float = Field(60.0, gt=0)
+    limits: str | None = Field(
+        None,
+        description=(
+            "a provider's published rate limits (helpers.llm.presets.LIMIT_PRESETS, e.g. groq-free): "
+            "fills requests_per_minute, tokens_per_minute and concurrency where they are unset"
+        ),
+    )
     requests_per_minute: float | None = Field(None, gt=0)
     tokens_per_minute: float | None = Field(None, gt=0)
+    requests_per_day: float | None = Field(None, gt=0, description="checked by --dry-run (None: no daily limit)")
+    tokens_per_day: float | None = Field(None, gt=0, description="checked by --dry-run (None: no daily limit)")
     concurrency: int = Field(4, gt=0, description="parallel calls to this provider")
     cache: Literal["on", "off", "replay"] = Field("on", description="replay: never call out, cache only")
     prices: dict[str, Price] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, values):
+        """`limits: <preset>`: the preset's numbers where the config sets none of its own."""
+        if isinstance(values, dict) and values.get("limits"):
+            preset = limit_preset(values["limits"])
+            fill = {
+                "requests_per_minute": preset.requests_per_minute,
+                "tokens_per_minute": preset.tokens_per_minute,
+                "requests_per_day": preset.requests_per_day,
+                "tokens_per_day": preset.tokens_per_day,
+                "concurrency": preset.concurrency,
+            }
+            values = {**{k: v for k, v in fill.items() if v is not None}, **values}
+        return values
 
     @field_validator("api_key_env")
     @classmethod

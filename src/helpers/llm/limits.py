@@ -7,6 +7,11 @@ import threading
 import time
 from collections import deque
 
+# The client's minute is a little longer than the provider's: the provider stamps a request when it
+# arrives, after this process did, so a window of exactly 60 s here would send the 601st request
+# a few milliseconds before the provider's window has freed a place for it.
+WINDOW_S = 60.5
+
 
 def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float | None, rng: random.Random) -> float:
     """Seconds to wait before retry `attempt` (1-based).
@@ -21,21 +26,40 @@ def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float |
 
 
 class RateLimiter:
-    """Sliding one-minute window on requests and tokens, plus a cap on concurrent calls.
+    """Requests and tokens per sliding minute, evenly paced, plus a cap on concurrent calls.
 
     One instance per (provider, base_url, key variable), shared by every LLM object that talks
     to it, so two notebooks' clients in one process never exceed the provider's limits together.
+
+    Pacing: requests start at least 60/rpm s apart after a first burst of `concurrency` (a
+    generic cell rate algorithm, ITU-T I.371, with that burst tolerance). A sliding window alone
+    would send a whole minute's quota in the first seconds, and providers enforce limits over
+    shorter periods than the minute they quote ("600 rpm" may be enforced as 10 per second:
+    OpenAI's rate-limit guide), so such bursts earn 429s. A 429's Retry-After pauses every call
+    to the provider (`pause`), not only the one that got it.
     """
 
     _registry: dict[tuple, "RateLimiter"] = {}
     _registry_lock = threading.Lock()
 
-    def __init__(self, requests_per_minute: float | None, tokens_per_minute: float | None, concurrency: int):
-        self.rpm, self.tpm = requests_per_minute, tokens_per_minute
+    def __init__(
+        self,
+        requests_per_minute: float | None,
+        tokens_per_minute: float | None,
+        concurrency: int,
+        *,
+        window_s: float = WINDOW_S,
+    ):
+        self.rpm, self.tpm, self.window_s = requests_per_minute, tokens_per_minute, window_s
         self._slots = threading.BoundedSemaphore(concurrency)
         self._lock = threading.Lock()
         self._requests: deque[float] = deque()
         self._tokens: deque[tuple[float, int]] = deque()
+        self._interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self._burst = self._interval * max(concurrency - 1, 0)
+        self._theoretical = 0.0  # GCRA's theoretical arrival time of the next request
+        self._paused_until = 0.0
+        self.paused = 0  # how many 429s paused the provider
 
     @classmethod
     def shared(cls, key: tuple, requests_per_minute, tokens_per_minute, concurrency) -> "RateLimiter":
@@ -45,15 +69,17 @@ class RateLimiter:
             return cls._registry[key]
 
     def _wait_time(self, now: float, tokens: int) -> float:
-        while self._requests and now - self._requests[0] >= 60:
+        while self._requests and now - self._requests[0] >= self.window_s:
             self._requests.popleft()
-        while self._tokens and now - self._tokens[0][0] >= 60:
+        while self._tokens and now - self._tokens[0][0] >= self.window_s:
             self._tokens.popleft()
-        wait = 0.0
+        wait = max(0.0, self._paused_until - now)
+        if self._interval:
+            wait = max(wait, self._theoretical - self._burst - now)
         if self.rpm and len(self._requests) >= self.rpm:
-            wait = max(wait, 60 - (now - self._requests[0]))
+            wait = max(wait, self.window_s - (now - self._requests[0]))
         if self.tpm and self._tokens and sum(t for _, t in self._tokens) + tokens > self.tpm:
-            wait = max(wait, 60 - (now - self._tokens[0][0]))
+            wait = max(wait, self.window_s - (now - self._tokens[0][0]))
         return wait
 
     def acquire(self, estimated_tokens: int = 0) -> None:
@@ -65,8 +91,15 @@ class RateLimiter:
                 if wait <= 0:
                     self._requests.append(now)
                     self._tokens.append((now, estimated_tokens))
+                    self._theoretical = max(self._theoretical, now) + self._interval
                     return
             time.sleep(min(wait, 1.0))
 
     def release(self) -> None:
         self._slots.release()
+
+    def pause(self, seconds: float) -> None:
+        """The provider said 429 with Retry-After: no call to it starts for `seconds`."""
+        with self._lock:
+            self._paused_until = max(self._paused_until, time.monotonic() + max(seconds, 0.0))
+            self.paused += 1

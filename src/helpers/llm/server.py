@@ -17,14 +17,12 @@ Safety defaults (any web page the user visits can send requests to 127.0.0.1):
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import ipaddress
 import json
 import os
 import re
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -32,12 +30,11 @@ import traceback
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
-from urllib.request import Request, urlopen
 
 from helpers.errors import UserError
-from helpers.llm.backends import make_backend
-from helpers.llm.config import LLMConfig
 from helpers.llm.keys import is_loopback
+from helpers.llm.responder import message_tokens
+from helpers.llm.simulate import Dropped, Refused, SimulatedProvider, Simulation, request_digest
 
 MAX_BODY_BYTES = 1_000_000
 MAX_N = 4
@@ -232,8 +229,16 @@ def parse_chat_request(request, model_name: str) -> dict:
 
 
 def make_handler(
-    backend, model_name: str, *, host: str = "127.0.0.1", token: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+    backend,
+    model_name: str,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    provider: SimulatedProvider | None = None,
 ):
+    """`provider`: a hosted API's behaviour (latency, limits, failures) around every chat call."""
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         timeout = timeout_s  # socket timeout: an idle or trickling client is dropped and its thread freed
@@ -297,42 +302,59 @@ def make_handler(
                 request = parse_chat_request(self._read_json(), model_name)
             except RequestError as error:
                 return self._fail(error)
-            choices, prompt_tokens, completion_tokens = [], 0, 0
+            if provider is not None:
+                try:
+                    provider.admit(message_tokens(request["messages"]) * request["n"])
+                except Refused as refused:
+                    kind = "rate_limit_error" if refused.status == 429 else "server_error"
+                    retry = {"Retry-After": f"{refused.retry_after:.2f}"} if refused.retry_after else {}
+                    return self._fail(RequestError(str(refused), status=refused.status, kind=kind, headers=retry))
+                except Dropped as dropped:  # no answer at all: the connection closes (after the hang)
+                    time.sleep(dropped.wait_s)
+                    self.close_connection = True
+                    return None
             try:
-                for i in range(request["n"]):
-                    out = backend.chat(
-                        request["messages"],
-                        temperature=request["temperature"],
-                        max_tokens=request["max_tokens"],
-                        seed=request["seed"] + i,
-                        timeout=None,
-                        **request["sampling"],
-                    )
-                    prompt_tokens = out.input_tokens
-                    completion_tokens += out.output_tokens
-                    choices.append(
-                        {"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": out.text}}
-                    )
+                body = self._complete(request)
             except Exception as exc:  # noqa: BLE001 - any backend failure is said, not a dropped connection
                 traceback.print_exc(file=sys.stderr)
+                if provider is not None:
+                    provider.done()
                 return self._fail(
                     RequestError(f"the model failed: {type(exc).__name__}", status=500, kind="server_error")
                 )
-            self._send(
-                200,
-                {
-                    "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": request["model"],
-                    "choices": choices,
-                    "usage": {
-                        "prompt_tokens": prompt_tokens,
-                        "completion_tokens": completion_tokens,
-                        "total_tokens": prompt_tokens + completion_tokens,
-                    },
+            if provider is not None:  # the hosted call's latency, then the answer
+                provider.finish(body["usage"]["completion_tokens"], request_digest(request))
+            self._send(200, body)
+
+        def _complete(self, request) -> dict:
+            """The model's answer to a checked request, as OpenAI's response body."""
+            choices, prompt_tokens, completion_tokens = [], 0, 0
+            for i in range(request["n"]):
+                out = backend.chat(
+                    request["messages"],
+                    temperature=request["temperature"],
+                    max_tokens=request["max_tokens"],
+                    seed=request["seed"] + i,
+                    timeout=None,
+                    **request["sampling"],
+                )
+                prompt_tokens = out.input_tokens
+                completion_tokens += out.output_tokens
+                choices.append(
+                    {"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": out.text}}
+                )
+            return {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request["model"],
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
                 },
-            )
+            }
 
     return Handler
 
@@ -395,93 +417,11 @@ def build_server(
     token: str | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    simulation: Simulation | None = None,
 ) -> BoundedHTTPServer:
-    """The bound (not yet serving) server; port 0 picks a free one (server.server_address[1])."""
+    """The bound (not yet serving) server; port 0 picks a free one (server.server_address[1]).
+    `simulation`: behave as a hosted API under load (helpers.llm.simulate)."""
     token = checked_settings(host, token, timeout_s, max_connections)
-    handler = make_handler(backend, model_name, host=host, token=token, timeout_s=timeout_s)
+    provider = SimulatedProvider(simulation) if simulation is not None and simulation.active else None
+    handler = make_handler(backend, model_name, host=host, token=token, timeout_s=timeout_s, provider=provider)
     return BoundedHTTPServer((host, port), handler, max_connections)
-
-
-def serve(
-    host: str = "127.0.0.1",
-    port: int = 8011,
-    local_backend: str = "llama-cpp",
-    model: str = "smollm2",
-    *,
-    token: str | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    max_connections: int = DEFAULT_MAX_CONNECTIONS,
-) -> None:
-    token = checked_settings(host, token, timeout_s, max_connections)  # before the model loads: fails at once
-    if not is_loopback(host):
-        print(
-            f"warning: serve-llm on {host or '(all interfaces)'} is reachable from other machines; "
-            "every request must send 'Authorization: Bearer <token>'",
-            file=sys.stderr,
-            flush=True,
-        )
-    backend = make_backend(LLMConfig(provider="local", model=model, local_backend=local_backend))
-    backend.chat([{"role": "user", "content": "hi"}], temperature=0, max_tokens=1, seed=0, timeout=None)  # load now
-    # bound once loaded: until then a client is refused at once rather than left waiting in the backlog
-    server = build_server(backend, model, host, port, token=token, timeout_s=timeout_s, max_connections=max_connections)
-    print(f"serving {model} ({local_backend}) at http://{host}:{port}/v1", flush=True)
-    server.serve_forever()
-
-
-def serve_cli(args) -> int:
-    """`python -m helpers serve-llm` (its flags: helpers.__main__)."""
-    serve(
-        args.host,
-        args.port,
-        args.local_backend,
-        args.model,
-        token=args.token,
-        timeout_s=args.timeout,
-        max_connections=args.max_connections,
-    )
-    return 0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def local_server(
-    port: int | None = None, local_backend: str = "llama-cpp", startup_timeout: float = 120, token: str | None = None
-):
-    """Run the server in a subprocess for the duration of the block; yields its base URL.
-    `token`: requests must carry it as a bearer token (a hosted API's key, stood in for)."""
-    port = port or free_port()
-    # on loopback: no token unless one is asked for (given in the environment, never on the command line)
-    env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV} | ({TOKEN_ENV: token} if token else {})
-    process = subprocess.Popen(
-        [sys.executable, "-m", "helpers", "serve-llm", "--port", str(port), "--local-backend", local_backend],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + startup_timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"the local LLM server exited: {process.stdout.read()[-2000:]}")
-            try:
-                headers = {"Authorization": f"Bearer {token}"} if token else {}
-                with urlopen(Request(f"{base_url}/models", headers=headers), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"the local LLM server did not start within {startup_timeout}s") from None
-                time.sleep(0.2)
-        yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
