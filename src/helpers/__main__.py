@@ -111,6 +111,11 @@ def _run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     else:
         raise UserError("run needs a CONFIG (e.g. configs/default.yaml) or --documents DIR")
+    if args.dry_run:
+        from helpers.experiment.dry_run import estimate
+
+        print(estimate(config, sample=args.dry_run_sample).format())
+        return 0
     summary = Experiment(config).run()
     print(json.dumps(summary, indent=2))
     report_path = Path(summary["directory"]) / "ingest_report.json"
@@ -243,6 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
     from helpers.data.cli import add_run_options  # pandas, as above
 
     add_run_options(run)  # --documents, --questions, --config
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the calls, tokens and dollars (at most) the run will take, from its prompts for a few "
+        "questions, and the time its rate limits need; call no provider",
+    )
+    run.add_argument("--dry-run-sample", type=int, default=3, help="questions whose prompts --dry-run builds")
     run.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=argparse.SUPPRESS)
     run.set_defaults(func=_run)
     rep = sub.add_parser("report", help="tables (and figures) of a finished run, from its saved results")

@@ -83,6 +83,14 @@ def load_ragbench_dataset(subset: str = "covidqa", split: str = "test", n: int |
     deduplicated by text, are one corpus; each question's own documents are its qrels, so
     retrieval quality is measured too; the labelled response is the reference answer."""
     frame = load_ragbench(subset, split, ragbench_dir)
+    # a repeated id with the same question is the same example answered by another generator
+    # (emanual's train split has each of its 527 questions twice): one sample per question here
+    repeated = frame[frame["id"].duplicated(keep=False)]
+    conflicting = repeated.groupby("id")["question"].nunique()
+    if (conflicting > 1).any():
+        raise DataError(f"ragbench {subset}/{split}", "duplicate example id with different questions",
+                        record=str(conflicting[conflicting > 1].index[0]))
+    frame = frame.drop_duplicates("id", keep="first")
     if n is not None:
         if n <= 0:
             raise DataError(f"ragbench {subset}/{split}", f"n must be positive, got {n}", fix="Use n: null for all rows")

@@ -92,18 +92,19 @@ class Experiment:
         self._llm_copies: dict[str, list] = {}  # more clients of one LLM entry (judges scoring side by side)
         self._progress = progress or (lambda step, done, total: None)
         self.timeline = Timeline()
+        self.make_llm = LLM  # settings -> client; helpers.experiment.dry_run puts a stand-in here
 
     def llm(self, name: str | None):
         name = name or self.config.llms[0].name
         if name not in self._llms:
             settings = self.config.llm(name).model_dump(exclude={"name"})
-            self._llms[name] = LLM(settings)
+            self._llms[name] = self.make_llm(settings)
         return self._llms[name]
 
     def llm_copy(self, name: str):
         """Another client of the LLM entry `name`: the same engine (and local model pool), its
         own call list, so that samples scored at once each account their own calls."""
-        copy = LLM(self.config.llm(name).model_dump(exclude={"name"}))
+        copy = self.make_llm(self.config.llm(name).model_dump(exclude={"name"}))
         self._llm_copies.setdefault(name, []).append(copy)
         return copy
 
@@ -148,9 +149,11 @@ class Experiment:
                 ]
                 desc = f"{architecture}: retrieve + answer"
                 records = []
-                for done, future in enumerate(tqdm(as_completed(futures), total=len(futures), desc=desc, unit="q"), 1):
+                bar = tqdm(as_completed(futures), total=len(futures), desc=desc, unit="q")
+                for done, future in enumerate(bar, 1):
                     records.append(future.result())
                     self.store.add(answer_key(architecture, gen_name, records[-1]["qid"]), records[-1])
+                    _show_failures(bar, records, llm)
                     self._progress(desc, done, len(futures))
                 step.update(
                     samples=len(records),
@@ -205,6 +208,7 @@ class Experiment:
             cache_hits=usage["cache_hits"],
             input_tokens=usage["input_tokens"],
             output_tokens=usage["output_tokens"],
+            max_output_tokens=usage["max_output_tokens"],
             cost_usd=usage["cost_usd"],
         )
         return record
@@ -242,8 +246,10 @@ class Experiment:
         # stored here, in this thread, as each finishes: a kill loses only the answers in flight
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             futures = {pool.submit(one, answer): answer for answer in todo}
-            for done, future in enumerate(tqdm(as_completed(futures), total=len(futures), desc=desc, unit="answer"), 1):
-                self.store.add(score_key(judge, futures[future]), future.result())
+            bar, records = tqdm(as_completed(futures), total=len(futures), desc=desc, unit="answer"), []
+            for done, future in enumerate(bar, 1):
+                records.append(self.store.add(score_key(judge, futures[future]), future.result()))
+                _show_failures(bar, records)
                 self._progress(desc, done, len(todo))
 
     def _metrics(self, judge: str) -> list[str]:
@@ -278,6 +284,25 @@ class Experiment:
             step["documents"] = len(data.corpus)
         if "ingest_report" in data.notes:  # a user's own documents: what was taken from each file, or why not
             self.store.write_json(data.notes["ingest_report"], "ingest_report.json")
+        queries = self.questions(data)
+        self.answers(data, queries)
+        gen_name = cfg.generation_llm or cfg.llms[0].name
+        answers = [
+            self.store.records[answer_key(arch, gen_name, q)]
+            for arch in cfg.architectures
+            for q in queries
+            if self.store.has(answer_key(arch, gen_name, q))
+        ]
+        if not cfg.generate:
+            return self.finish(data, answers, time.perf_counter() - started)
+        for judge in active_judges(cfg):
+            if judge.stored:
+                self.score(judge, answers, data)
+        return self.finish(data, answers, time.perf_counter() - started)
+
+    def questions(self, data) -> dict[str, str]:
+        """{qid: question} of this run: the config's questions (or all), sampled to n_questions."""
+        cfg = self.config
         qids = cfg.dataset.questions or list(data.queries)
         unknown = [q for q in qids if q not in data.queries]
         if unknown:
@@ -294,21 +319,7 @@ class Experiment:
             import random
 
             qids = sorted(random.Random(cfg.statistics.seed).sample(sorted(qids), cfg.dataset.n_questions))
-        queries = {q: data.queries[q] for q in qids}
-        self.answers(data, queries)
-        gen_name = cfg.generation_llm or cfg.llms[0].name
-        answers = [
-            self.store.records[answer_key(arch, gen_name, q)]
-            for arch in cfg.architectures
-            for q in qids
-            if self.store.has(answer_key(arch, gen_name, q))
-        ]
-        if not cfg.generate:
-            return self.finish(data, answers, time.perf_counter() - started)
-        for judge in active_judges(cfg):
-            if judge.stored:
-                self.score(judge, answers, data)
-        return self.finish(data, answers, time.perf_counter() - started)
+        return {q: data.queries[q] for q in qids}
 
     def _judges(self) -> list[str]:
         """The stored judges this config runs (registry order)."""
@@ -390,6 +401,16 @@ class Experiment:
         }  # this process
         self.store.write_json(summary, "summary.json")
         return summary
+
+
+def _show_failures(bar, records: list[dict], llm=None) -> None:
+    """The progress bar's tail: samples failed so far (and the provider's retries and 429 pauses),
+    next to tqdm's rate and time left."""
+    shown = {"failed": sum(bool(r.get("error")) for r in records)}
+    if llm is not None:
+        shown["retries"] = sum(len(c.retried) for c in llm.calls)
+        shown["429 pauses"] = llm.limiter.paused
+    bar.set_postfix(shown, refresh=False)
 
 
 def failure_summary(answers: list[dict], score_records: list[dict], max_failure_rate: float) -> dict:

@@ -32,6 +32,7 @@ class CallRecord:
     latency_s: float = 0.0
     cached: bool = False
     cost_usd: float = 0.0
+    max_tokens: int = 0  # the most it could have cost in output (helpers.experiment.dry_run)
     attempts: int = 0
     error: str | None = None
     error_kind: str | None = None
@@ -52,14 +53,22 @@ class LLM:
     """One configured LLM. `complete` raises LLMError when a call fails for good;
     `complete_many` records failures per item and goes on."""
 
-    def __init__(self, config: LLMConfig | dict | None = None, *, cache: ResponseCache | None = None, backend=None):
+    def __init__(
+        self,
+        config: LLMConfig | dict | None = None,
+        *,
+        cache: ResponseCache | None = None,
+        backend=None,
+        limiter: RateLimiter | None = None,
+    ):
+        """`limiter`: None = the one shared by every client of this provider, base URL and key."""
         self.config = config if isinstance(config, LLMConfig) else LLMConfig(**(config or {}))
         self._backend = backend
         self.cache = cache if cache is not None else (ResponseCache() if self.config.cache != "off" else None)
         self.calls: list[CallRecord] = []
         self._rng = random.Random(self.config.seed)
         self._tracking = threading.local()  # per thread: the lists that `track` blocks collect into
-        self.limiter = RateLimiter.shared(
+        self.limiter = limiter or RateLimiter.shared(
             (self.config.provider, self.config.base_url, self.config.resolved_api_key_env()),
             self.config.requests_per_minute,
             self.config.tokens_per_minute,
@@ -164,7 +173,7 @@ class LLM:
         seed = (c.seed if seed is None else seed) + sample
         stop = self.stops_for(stop)
         key = cache_key(self._payload(messages, temperature, max_tokens, seed - sample, sample, stop, json_schema))
-        record = CallRecord(c.provider, c.model, key)
+        record = CallRecord(c.provider, c.model, key, max_tokens=max_tokens)
         self.calls.append(record)
         for tracked in getattr(self._tracking, "lists", ()):
             tracked.append(record)
@@ -303,6 +312,7 @@ class LLM:
             "errors": sum(r.error is not None for r in calls),
             "input_tokens": sum(r.input_tokens for r in calls),
             "output_tokens": sum(r.output_tokens for r in calls),
+            "max_output_tokens": sum(r.max_tokens for r in calls),  # had every answer run to max_tokens
             "cost_usd": round(sum(r.cost_usd for r in calls), 6),
             "latency_s": round(sum(r.latency_s for r in calls), 3),
         }

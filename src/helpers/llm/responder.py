@@ -35,9 +35,10 @@ def estimate_tokens(text: str) -> int:
     return sum(1 + (len(t) - 1) // 8 if t[0].isalnum() or t[0] == "_" else 1 for t in _TOKEN.findall(text))
 
 
-def message_tokens(messages: list[dict]) -> int:
-    """Prompt tokens of a chat: its texts plus the chat template's few tokens per message."""
-    return sum(estimate_tokens(m.get("content") or "") + 4 for m in messages) + 3
+def message_tokens(messages: list[dict], count=estimate_tokens) -> int:
+    """Prompt tokens of a chat: its texts (`count`: a tokenizer's length function) plus the chat
+    template's few tokens per message (role markers; 4 + 3 in ChatML, which Llama 3's matches)."""
+    return sum(count(m.get("content") or "") + 4 for m in messages) + 3
 
 
 def embedded_schema(text: str) -> dict | None:
@@ -54,7 +55,11 @@ def embedded_schema(text: str) -> dict | None:
 
 
 class SchemaResponder:
-    """The backend interface (`chat`) of helpers.llm.backends, with no model behind it."""
+    """The backend interface (`chat`) of helpers.llm.backends, with no model behind it.
+    `count`: the token counter its usage reports (default: estimate_tokens)."""
+
+    def __init__(self, count=estimate_tokens):
+        self.count = count
 
     def chat(
         self,
@@ -79,9 +84,9 @@ class SchemaResponder:
         else:
             text = cut_at_stop(_sentences(messages[-1].get("content") or prompt, rng, 2), stop)
             words = text.split()
-            if estimate_tokens(text) > max_tokens:  # as a model cut short by max_tokens
+            if self.count(text) > max_tokens:  # as a model cut short by max_tokens
                 text = " ".join(words[: max(1, max_tokens * 3 // 4)])
-        return Completion(text, message_tokens(messages), estimate_tokens(text))
+        return Completion(text, message_tokens(messages, self.count), self.count(text))
 
 
 def _sentences(text: str, rng: random.Random, n: int) -> str:

@@ -278,7 +278,7 @@ class RagasJudge:
             wall_s=round(time.perf_counter() - start, 2),
         )
         if isinstance(self.judge, LLM):
-            result.totals = _totals(self.judge.calls[before:])
+            result.totals = LLM.usage(self.judge.calls[before:])
         log.info(
             "ragas: %d samples scored in %.1fs; NaN per metric %s", len(samples), result.wall_s, result.nan_counts()
         )
@@ -305,15 +305,3 @@ class RagasJudge:
         if "error" in box:
             raise box["error"]
         return box["result"]
-
-
-def _totals(calls) -> dict:
-    return {
-        "calls": len(calls),
-        "cache_hits": sum(r.cached for r in calls),
-        "errors": sum(r.error is not None for r in calls),
-        "input_tokens": sum(r.input_tokens for r in calls),
-        "output_tokens": sum(r.output_tokens for r in calls),
-        "cost_usd": round(sum(r.cost_usd for r in calls), 6),
-        "latency_s": round(sum(r.latency_s for r in calls), 3),
-    }
