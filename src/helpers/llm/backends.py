@@ -28,6 +28,7 @@ class Completion:
     text: str
     input_tokens: int
     output_tokens: int
+    choices: list[str] | None = None  # every choice's text, when n > 1 was asked for (text = choices[0])
 
 
 # The repeat penalty looks at the last 64 tokens: llama.cpp's default window (`--repeat-last-n`,
@@ -295,11 +296,23 @@ class _SDKBackend:
         raise NotImplementedError
 
     def chat(
-        self, messages, *, temperature, max_tokens, seed, timeout, stop=(), repeat_penalty=None, response_format=None
+        self,
+        messages,
+        *,
+        temperature,
+        max_tokens,
+        seed,
+        timeout,
+        stop=(),
+        repeat_penalty=None,
+        response_format=None,
+        n=1,
     ) -> Completion:
         """`stop` is sent (OpenAI-compatible servers and Groq accept up to 4), and so is
         `response_format` (json_schema for vLLM, Ollama and serve-llm; json_object for Groq).
-        `repeat_penalty` is not: OpenAI's API has no such parameter and rejects unknown ones."""
+        `repeat_penalty` is not: OpenAI's API has no such parameter and rejects unknown ones.
+        `n` > 1: that many choices in one request (OpenAI, vLLM, serve-llm; a server that ignores
+        n returns fewer, and the caller asks for the rest)."""
         extra = ({"stop": list(stop)} if stop else {}) | (
             {"response_format": response_format} if response_format else {}
         )
@@ -310,17 +323,23 @@ class _SDKBackend:
                 temperature=temperature,
                 max_tokens=max_tokens,
                 seed=seed,
-                n=1,
+                n=n,
                 timeout=timeout,
                 **extra,
             )
-            text = redact(out.choices[0].message.content)  # nor may it echo a key in an answer
+            texts = [redact(choice.message.content) for choice in out.choices]  # nor may it echo a key
+            text = texts[0] if texts else None
             usage = out.usage
         except Exception as exc:  # every SDK failure is classified, none escapes unmapped
             raise _map_sdk_error(exc) from None  # the SDK's own text may hold the key: redacted above
-        if text is None:
+        if text is None or any(t is None for t in texts):
             raise RetryableError("the response had no text", kind="empty_response")
-        return Completion(text, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+        return Completion(
+            text,
+            getattr(usage, "prompt_tokens", 0) or 0,
+            getattr(usage, "completion_tokens", 0) or 0,
+            texts if n > 1 else None,
+        )
 
 
 class OpenAICompatibleBackend(_SDKBackend):

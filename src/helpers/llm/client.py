@@ -223,13 +223,13 @@ class LLM:
             )
         return LLMResult(completion.text, record)
 
-    def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop, fmt=None):
+    def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop, fmt=None, n=1):
         c = self.config
-        estimate = sum(len(m.get("content") or "") for m in messages) // 4 + max_tokens
+        estimate = sum(len(m.get("content") or "") for m in messages) // 4 + max_tokens * n
         # `stop` and `response_format` are passed only when there is one, so a backend written
         # before them (a test double, a user's own) keeps working for calls without them; a
         # backend that takes no response_format gets the prompt alone (the JSON is validated anyway)
-        extra = {"stop": stop} if stop else {}
+        extra = ({"stop": stop} if stop else {}) | ({"n": n} if n > 1 else {})
         if fmt and _accepts(self.backend.chat, "response_format"):
             extra["response_format"] = fmt
         last: RetryableError | None = None
@@ -260,6 +260,80 @@ class LLM:
             retry_after=None,
             kind=last.kind if last else "retryable",
         )
+
+    def complete_samples(self, messages: list[dict], n: int, **params) -> list[LLMResult]:
+        """`n` independent samples of one request: `complete(..., sample=i)` for i < n, each cached
+        under its own key. Those not cached go in requests of up to `config.n_per_request` choices
+        (one request for ragas's 3 questions per answer where the provider takes n > 1), and one by
+        one where it takes n=1 only (Groq) or returns fewer choices than asked (Ollama)."""
+        per_request = self.config.n_per_request if _accepts(self.backend.chat, "n") else 1  # local models: 1
+        if n <= 1 or per_request <= 1 or self.config.cache == "replay":
+            return [self.complete(messages, sample=i, **params) for i in range(n)]
+        results: dict[int, LLMResult] = {}
+        missing = []
+        for i in range(n):
+            if self.cache is not None and self.cache.get(self.key_for(messages, sample=i, **params)) is not None:
+                results[i] = self.complete(messages, sample=i, **params)
+            else:
+                missing.append(i)
+        for start in range(0, len(missing), per_request):
+            results |= self._complete_choices(messages, missing[start : start + per_request], **params)
+        for i in range(n):  # a server that returned fewer choices than asked for
+            if i not in results:
+                results[i] = self.complete(messages, sample=i, **params)
+        return [results[i] for i in range(n)]
+
+    def _complete_choices(
+        self, messages, samples, *, temperature=None, max_tokens=None, seed=None, stop=None, json_schema=None
+    ) -> dict[int, LLMResult]:
+        """One request for len(samples) choices; choice j is sample samples[j], cached as such."""
+        _check_messages(messages)
+        c = self.config
+        temperature = c.temperature if temperature is None else temperature
+        max_tokens = max_tokens or c.max_tokens
+        base_seed = c.seed if seed is None else seed
+        stop = self.stops_for(stop)
+        records = []
+        for i in samples:
+            key = cache_key(self._payload(messages, temperature, max_tokens, base_seed, i, stop, json_schema))
+            records.append(CallRecord(c.provider, c.model, key, max_tokens=max_tokens))
+        self.calls.extend(records)
+        for tracked in getattr(self._tracking, "lists", ()):
+            tracked.extend(records)
+        start = time.perf_counter()
+        fmt = response_format(c, json_schema)
+        try:
+            completion = self._call_with_retries(
+                records[0], messages, temperature, max_tokens, base_seed + samples[0], stop, fmt, n=len(samples)
+            )
+        except LLMError as exc:
+            for record in records:
+                record.error, record.error_kind = str(exc), getattr(exc, "kind", "error")
+                record.latency_s = time.perf_counter() - start
+            exc.record = records[0]
+            raise
+        texts = [cut_at_stop(t, stop) for t in (completion.choices or [completion.text])][: len(samples)]
+        price, total_chars = c.price(), sum(len(t) for t in texts) or 1
+        out = {}
+        for j, (i, record, text) in enumerate(zip(samples, records, texts)):
+            # the prompt is paid once, by the first choice; the output tokens shared by length
+            record.input_tokens = completion.input_tokens if j == 0 else 0
+            record.output_tokens = round(completion.output_tokens * len(text) / total_chars)
+            record.latency_s = time.perf_counter() - start
+            record.cost_usd = (
+                record.input_tokens * price.input_per_mtok + record.output_tokens * price.output_per_mtok
+            ) / 1e6
+            if self.cache is not None:
+                self.cache.put(
+                    record.key,
+                    provider=c.provider,
+                    model=c.model,
+                    text=text,
+                    input_tokens=record.input_tokens,
+                    output_tokens=record.output_tokens,
+                )
+            out[i] = LLMResult(text, record)
+        return out
 
     def complete_many(self, batch: list[list[dict]], **params) -> list[LLMResult]:
         """Complete every request (in parallel up to the provider's concurrency); a failed item
@@ -313,6 +387,9 @@ class LLM:
             "input_tokens": sum(r.input_tokens for r in calls),
             "output_tokens": sum(r.output_tokens for r in calls),
             "max_output_tokens": sum(r.max_tokens for r in calls),  # had every answer run to max_tokens
+            "requests": sum(r.attempts for r in calls),  # sent, retries included (n choices: one request)
+            "retries": sum(len(r.retried) for r in calls),  # failed attempts that were tried again
+            "rate_limited": sum(kind == "rate_limit" for r in calls for kind in r.retried),  # 429s among them
             "cost_usd": round(sum(r.cost_usd for r in calls), 6),
             "latency_s": round(sum(r.latency_s for r in calls), 3),
         }

@@ -107,6 +107,15 @@ class LLMConfig(BaseModel):
     requests_per_day: float | None = Field(None, gt=0, description="checked by --dry-run (None: no daily limit)")
     tokens_per_day: float | None = Field(None, gt=0, description="checked by --dry-run (None: no daily limit)")
     concurrency: int = Field(4, gt=0, description="parallel calls to this provider")
+    n_per_request: int = Field(
+        1,
+        ge=1,
+        le=8,
+        description=(
+            "choices one request may ask for (OpenAI's `n`): several samples of one prompt, e.g. RAGAS's "
+            "3 questions per answer, in one request. OpenAI, vLLM and serve-llm take n > 1; Groq takes 1 only"
+        ),
+    )
     cache: Literal["on", "off", "replay"] = Field("on", description="replay: never call out, cache only")
     prices: dict[str, Price] = Field(default_factory=dict)
 

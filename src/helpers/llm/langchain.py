@@ -34,8 +34,9 @@ def to_openai_messages(messages: list[BaseMessage]) -> list[dict]:
 
 
 class WorkbenchChatModel(BaseChatModel):
-    """`WorkbenchChatModel(llm=LLM(...))`. Supports `n` by drawing n independent samples, one
-    request each (providers such as Groq accept n=1 only)."""
+    """`WorkbenchChatModel(llm=LLM(...))`. Supports `n` by drawing n independent samples
+    (`LLM.complete_samples`: in one request where the provider takes n > 1 and the config's
+    `n_per_request` says so, else one request each, as Groq needs)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     llm: LLM
@@ -63,14 +64,14 @@ class WorkbenchChatModel(BaseChatModel):
         temperature = kwargs.get("temperature", self.temperature)
         generations, input_tokens, output_tokens = [], 0, 0
         schema = RESPONSE_SCHEMA.get()
-        for sample in range(n):
-            result = self.llm.complete(
-                request,
-                temperature=temperature,
-                max_tokens=kwargs.get("max_tokens", self.max_tokens),
-                sample=sample,
-                json_schema=schema,
-            )
+        results = self.llm.complete_samples(
+            request,
+            n,
+            temperature=temperature,
+            max_tokens=kwargs.get("max_tokens", self.max_tokens),
+            json_schema=schema,
+        )
+        for result in results:
             text = normalise_json(result.text) if schema is not None else result.text
             if stop:
                 for token in stop:

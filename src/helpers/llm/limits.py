@@ -26,17 +26,17 @@ def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float |
 
 
 class RateLimiter:
-    """Requests and tokens per sliding minute, evenly paced, plus a cap on concurrent calls.
+    """Requests and tokens per sliding minute, plus a cap on concurrent calls.
 
     One instance per (provider, base_url, key variable), shared by every LLM object that talks
     to it, so two notebooks' clients in one process never exceed the provider's limits together.
 
-    Pacing: requests start at least 60/rpm s apart after a first burst of `concurrency` (a
-    generic cell rate algorithm, ITU-T I.371, with that burst tolerance). A sliding window alone
-    would send a whole minute's quota in the first seconds, and providers enforce limits over
-    shorter periods than the minute they quote ("600 rpm" may be enforced as 10 per second:
-    OpenAI's rate-limit guide), so such bursts earn 429s. A 429's Retry-After pauses every call
-    to the provider (`pause`), not only the one that got it.
+    A provider that quotes "600 requests per minute" may enforce it over the minute (a sliding
+    window: a burst of 600 is fine) or over shorter periods (10 per second: OpenAI's rate-limit
+    guide says limits may be quantized). The limiter starts with the minute, the faster of the two,
+    and the first 429 teaches it otherwise: every call to the provider pauses for the 429's
+    Retry-After (`pause`), and from then on requests start at least 60/rpm s apart, after a burst
+    of `concurrency` (a generic cell rate algorithm, ITU-T I.371, with that burst tolerance).
     """
 
     _registry: dict[tuple, "RateLimiter"] = {}
@@ -55,8 +55,9 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._requests: deque[float] = deque()
         self._tokens: deque[tuple[float, int]] = deque()
-        self._interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
-        self._burst = self._interval * max(concurrency - 1, 0)
+        self._interval = 0.0  # 60 / rpm once a 429 showed the provider enforces over short periods
+        self._concurrency = concurrency
+        self._burst = 0.0
         self._theoretical = 0.0  # GCRA's theoretical arrival time of the next request
         self._paused_until = 0.0
         self.paused = 0  # how many 429s paused the provider
@@ -103,3 +104,7 @@ class RateLimiter:
         with self._lock:
             self._paused_until = max(self._paused_until, time.monotonic() + max(seconds, 0.0))
             self.paused += 1
+            if self.rpm and not self._interval:  # the provider enforces over shorter periods: pace evenly
+                self._interval = 60.0 / self.rpm
+                self._burst = self._interval * max(self._concurrency - 1, 0)
+                self._theoretical = self._paused_until

@@ -61,7 +61,16 @@ class SchemaResponder:
     def __init__(self, count=estimate_tokens):
         self.count = count
 
-    def chat(
+    def chat(self, messages, *, n=1, seed=0, **options) -> Completion:
+        """`n` choices, each as `answer` gives it for seed, seed + 1, ..."""
+        if n <= 1:
+            return self.answer(messages, seed=seed, **options)
+        choices = [self.answer(messages, seed=seed + i, **options) for i in range(n)]
+        return Completion(
+            choices[0].text, choices[0].input_tokens, sum(c.output_tokens for c in choices), [c.text for c in choices]
+        )
+
+    def answer(
         self,
         messages,
         *,
@@ -89,10 +98,16 @@ class SchemaResponder:
         return Completion(text, message_tokens(messages, self.count), self.count(text))
 
 
+_NOT_PROSE = str.maketrans("", "", '{}[]"\\')  # JSON's own characters: a naive brace matcher trips on them
+
+
 def _sentences(text: str, rng: random.Random, n: int) -> str:
+    """`n` sentences of `text` from a seeded place; of its input part where it has one (ragas's
+    prompts end with "input: {...}" after their instructions and examples)."""
+    text = text[text.rfind("input:") + 6 :] if "input:" in text else text
     found = _SENTENCE.findall(text) or [text.strip()[:200] or "No answer."]
     start = rng.randrange(len(found))
-    return " ".join(s.strip() for s in found[start : start + n])
+    return " ".join(s.strip() for s in found[start : start + n]).translate(_NOT_PROSE).strip() or "No answer."
 
 
 class _Filler:

@@ -39,7 +39,8 @@ class WorkbenchRagasLLM(LangchainLLMWrapper):
     shared chat model (a race when ragas scores samples concurrently) or by sending n copies of
     the prompt. Here the wrapper is marked as supporting multiple completions and `n` reaches
     `WorkbenchChatModel` as a keyword, which draws n independent samples through the layer's
-    `sample=0..n-1` (one request each, so providers that allow n=1 only, such as Groq, work)."""
+    `sample=0..n-1` (`LLM.complete_samples`: one request for all where `n_per_request` allows,
+    else one request each, so providers that allow n=1 only, such as Groq, work)."""
 
     def __init__(self, chat_model: BaseChatModel, run_config: RunConfig | None = None):
         with warnings.catch_warnings():

@@ -19,6 +19,7 @@ import math
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -172,7 +173,7 @@ class RagasJudge:
     embedder: a workbench embedder for answer relevancy (default: the cached bundled one for the
       language). language: "es" adjusts the prompts for Spanish (see `prompts`).
     strictness: questions generated per answer for answer relevancy (ragas default 3), drawn as
-      separate samples, one request each. timeout_s: per (sample, metric). parse_retries: ragas's
+      separate samples (one request for all where the LLM's `n_per_request` allows). timeout_s: per (sample, metric). parse_retries: ragas's
       "fix the JSON" calls after an unparseable output. concurrency: (sample, metric) pairs scored
       at once (default: the LLM's `workers`, i.e. 1 for the local model and the provider's
       concurrency otherwise; 1 for a LangChain chat model)."""
@@ -261,6 +262,11 @@ class RagasJudge:
 
     async def ascore(self, samples: list[RagasSample]) -> RagasResult:
         gate = asyncio.Semaphore(self.concurrency)
+        # the judge's blocking calls run in the loop's default executor (WorkbenchChatModel uses
+        # asyncio.to_thread), whose min(32, cores + 4) threads would cap the calls in flight at 6
+        # on 2 cores: one thread per (sample, metric) that may be scored at once
+        executor = ThreadPoolExecutor(max_workers=self.concurrency * len(self.metrics), thread_name_prefix="ragas")
+        asyncio.get_running_loop().set_default_executor(executor)
         before = len(self.judge.calls) if isinstance(self.judge, LLM) else 0
         start = time.perf_counter()
         ragas_log = logging.getLogger("ragas")

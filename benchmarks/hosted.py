@@ -1,0 +1,273 @@
+"""The hosted-LLM path at scale, side by side in one run, against a local stand-in for a hosted API.
+
+  python benchmarks/hosted.py [--questions 500] [--compare 200] [--latency-ms 300] [--rpm 600]
+                              [--in-flight 30] [--fail-rate 0.05] [--seed 0] [--out results/benchmarks/hosted.json]
+
+The stand-in: `serve-llm --responder fast` (well-formed answers and JSON in microseconds, so the
+provider's latency and limits are what is measured, not a model) with 300 ms a call, 600
+requests a minute, 30 calls in flight and 5 % of calls failing (500s, hangs, dropped
+connections), seeded. Measured:
+
+1. the study (configs/hosted-sim.yaml: `questions` RAGBench questions x BM25 and dense = 2 x
+   questions samples; answers, TRACe LLM judge, RAGAS's four metrics): wall time against the
+   ideal (calls x latency / in-flight, bounded by the rate limit), calls, retries, 429s, tokens,
+   cost at gpt-4o-mini's prices, samples lost, peak RSS;
+2. the same command again: what it redoes (only the failed samples) and the calls it makes;
+3. on `compare` of those samples, each with a fresh cache: the runner's RAGAS judge against
+   `ragas.evaluate()` (same metrics, same server, `RunConfig(max_workers=in_flight)`), and the
+   runner's TRACe LLM judge against the seed capstone's way (one sample after another).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+import helpers  # noqa: F401  (offline defaults)
+from helpers import paths
+from helpers.experiment.config import ExperimentConfig
+from helpers.experiment.runner import Experiment
+from helpers.llm import LLM, ResponseCache
+from helpers.llm.limits import RateLimiter
+from helpers.llm.serving import local_server
+from helpers.llm.simulate import read_ledger
+
+CONFIG = paths.PROJECT_ROOT / "configs" / "hosted-sim.yaml"
+PRICE = {"input_per_mtok": 0.15, "output_per_mtok": 0.60}  # gpt-4o-mini (helpers.llm.presets)
+
+
+def study_config(base_url: str, questions: int, in_flight: int, rpm: float, **update) -> ExperimentConfig:
+    raw = yaml.safe_load(CONFIG.read_text())
+    raw["dataset"]["options"]["n"] = questions
+    raw["llms"][0].update(base_url=base_url, concurrency=in_flight, requests_per_minute=rpm, prices={"stand-in": PRICE})
+    for key, value in update.items():
+        raw[key] = value if not isinstance(value, dict) else {**raw.get(key, {}), **value}
+    return ExperimentConfig(**raw)
+
+
+def run_study(config: ExperimentConfig, results: Path, cache: Path) -> tuple[dict, float]:
+    """One `helpers run`, with this benchmark's own cache and its own rate limiter (each phase
+    starts with a fresh minute, as it does against its own fresh server)."""
+    experiment = Experiment(config, results_dir=results)
+    entry = config.llms[0]
+    limiter = RateLimiter(entry.requests_per_minute, entry.tokens_per_minute, entry.concurrency)
+    experiment.make_llm = lambda settings: LLM(settings, cache=ResponseCache(cache), limiter=limiter)
+    start = time.perf_counter()
+    summary = experiment.run()
+    return summary, time.perf_counter() - start
+
+
+def accounted(summary: dict, results: Path) -> dict:
+    """Every sample scored, or recorded as failed with its kind; none missing."""
+    records = [json.loads(line) for line in (results / summary["run_id"] / "records.jsonl").read_text().splitlines()]
+    latest = {r["key"]: r for r in records}
+    answers = [r for r in latest.values() if r["kind"] == "answer"]
+    scores = [r for r in latest.values() if r["kind"] == "score"]
+    return {
+        "answers_recorded": len(answers),
+        "answers_failed": sum(bool(r.get("error")) for r in answers),
+        "scores_recorded": len(scores),
+        "scores_failed": sum(bool(r.get("error")) for r in scores),
+        "failure_kinds": summary["failures"],
+        "nan_scores": summary["nan_scores"],
+    }
+
+
+def ideal_s(calls: int, latency_s: float, in_flight: int, rpm: float) -> float:
+    return max(calls * latency_s / in_flight, calls / (rpm / 60))
+
+
+def ragas_evaluate(samples: list[dict], base_url: str, in_flight: int, timeout_s: float) -> dict:
+    """ragas's own way: `ragas.evaluate()` over the same samples, the same server and concurrency."""
+    from langchain_openai import ChatOpenAI
+    from ragas import EvaluationDataset, RunConfig, evaluate
+    from ragas.llms import LangchainLLMWrapper
+    from ragas.metrics import Faithfulness, LLMContextPrecisionWithReference, LLMContextRecall, ResponseRelevancy
+
+    from helpers.ragas_eval.adapters import default_embedder, make_ragas_embeddings
+
+    llm = LangchainLLMWrapper(
+        ChatOpenAI(base_url=base_url, api_key="not-needed", model="stand-in", temperature=0, timeout=timeout_s)
+    )
+    dataset = EvaluationDataset.from_list(
+        [
+            {
+                "user_input": s["question"],
+                "response": s["answer"],
+                "retrieved_contexts": s["contexts"],
+                "reference": s["reference"],
+            }
+            for s in samples
+        ]
+    )
+    metrics = [Faithfulness(), ResponseRelevancy(), LLMContextPrecisionWithReference(), LLMContextRecall()]
+    start = time.perf_counter()
+    result = evaluate(
+        dataset,
+        metrics=metrics,
+        llm=llm,
+        embeddings=make_ragas_embeddings(default_embedder("en")),
+        run_config=RunConfig(max_workers=in_flight, timeout=180),
+        show_progress=False,
+        raise_exceptions=False,
+    )
+    wall = time.perf_counter() - start
+    frame = result.to_pandas()
+    names = [m.name for m in metrics]
+    return {
+        "wall_s": round(wall, 1),
+        "samples": len(samples),
+        "nan": {m: int(frame[m].isna().sum()) for m in names if m in frame},
+        "lost_samples": int(frame[[m for m in names if m in frame]].isna().all(axis=1).sum()),
+    }
+
+
+def seed_loop(samples: list[dict], base_url: str, cache: Path) -> dict:
+    """The seed capstone's way: `for test_case in test_cases: evaluator.evaluate(...)`, one after another."""
+    from helpers.judges.models.trace_annotator import llm_judge
+
+    llm = LLM(
+        {"provider": "openai-compatible", "base_url": base_url, "model": "stand-in", "max_tokens": 256, "timeout_s": 5},
+        cache=ResponseCache(cache),
+    )
+    start, failed = time.perf_counter(), 0
+    for s in samples:
+        failed += llm_judge(llm, s["question"], s["contexts"], s["answer"]).error is not None
+    return {"wall_s": round(time.perf_counter() - start, 1), "samples": len(samples), "failed": failed}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--questions", type=int, default=500, help="RAGBench questions (x 2 architectures)")
+    parser.add_argument("--compare", type=int, default=200, help="samples for the ragas / seed comparisons")
+    parser.add_argument("--latency-ms", type=float, default=300)
+    parser.add_argument("--rpm", type=float, default=600)
+    parser.add_argument("--in-flight", type=int, default=30)
+    parser.add_argument("--fail-rate", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=str(paths.RESULTS_DIR / "benchmarks" / "hosted.json"))
+    args = parser.parse_args()
+    out: dict = {"settings": vars(args)}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        ledger = tmp / "ledger.jsonl"
+
+        def stand_in(ledger_path: Path):
+            """A fresh stand-in per phase: each starts with an empty minute and the same seeded failures."""
+            flags = [
+                "--responder", "fast", "--simulate-latency", str(args.latency_ms), "--rpm", str(args.rpm),
+                "--max-in-flight", str(args.in_flight), "--fail-rate", str(args.fail_rate), "--seed", str(args.seed),
+                "--hang-s", "10", "--max-connections", "512", "--ledger", str(ledger_path),
+            ]  # fmt: skip
+            return local_server(extra_args=flags)
+
+        with stand_in(ledger) as url:
+            # 1. the study
+            config = study_config(url, args.questions, args.in_flight, args.rpm)
+            summary, wall = run_study(config, tmp / "results", tmp / "cache.sqlite")
+            usage = summary["llm_usage"]["hosted"]
+            answered = len(read_ledger(ledger))
+            ideal = ideal_s(answered, args.latency_ms / 1000, args.in_flight, args.rpm)
+            llm_steps = sum(s["seconds"] for s in summary["timeline"] if s["step"].split()[0] in ("answer", "judge"))
+            out["study"] = {
+                "samples": summary["answers"],
+                "wall_s": round(wall, 1),
+                "llm_stages_s": round(llm_steps, 1),
+                "ideal_s": round(ideal, 1),
+                "wall_over_ideal": round(wall / ideal, 3),
+                "llm_stages_over_ideal": round(llm_steps / ideal, 3),
+                "requests_answered": answered,
+                "requests_sent": usage["requests"],
+                "retries": usage["retries"],
+                "rate_limited_429": usage["rate_limited"],
+                "input_tokens": usage["input_tokens"],
+                "output_tokens": usage["output_tokens"],
+                "cost_usd_at_gpt_4o_mini_prices": usage["cost_usd"],
+                "peak_rss_mb": summary["peak_rss_mb"],
+                "timeline": summary["timeline"],
+                **accounted(summary, tmp / "results"),
+            }
+            print(json.dumps(out["study"], indent=1), flush=True)
+            # 2. the same command again: only the failed samples are redone
+            before = len(read_ledger(ledger))
+            again, wall_again = run_study(config, tmp / "results", tmp / "cache.sqlite")
+            usage_again = again["llm_usage"].get("hosted", {})
+            out["rerun"] = {
+                "wall_s": round(wall_again, 1),
+                "failed_before": out["study"]["answers_failed"] + out["study"]["scores_failed"],
+                "requests_to_server": len(read_ledger(ledger)) - before,
+                "llm_calls": usage_again.get("calls", 0),
+                "cache_hits": usage_again.get("cache_hits", 0),
+                "failed_after": again["failed_samples"],
+            }
+            print(json.dumps(out["rerun"], indent=1), flush=True)
+        # 3. side by side on `compare` samples, each way with a fresh server and a fresh cache
+        first = sorted({k.split("|")[3] for k in _answer_keys(tmp / "results" / summary["run_id"])})[: args.compare]
+        with stand_in(tmp / "ledger-ours.jsonl") as url:
+            compare = study_config(
+                url, args.questions, args.in_flight, args.rpm,
+                run_id="hosted-compare", architectures=["bm25"], dataset={"questions": first},
+            )  # fmt: skip
+            ours, _ = run_study(compare, tmp / "results", tmp / "cache-compare.sqlite")
+        steps = {s["step"]: s["seconds"] for s in ours["timeline"]}
+        samples = _samples(tmp / "results" / "hosted-compare")
+        with stand_in(tmp / "ledger-ragas.jsonl") as url:
+            theirs = ragas_evaluate(samples, url, args.in_flight, timeout_s=5)
+        out["ragas"] = {
+            "ours": {"wall_s": steps.get("judge ragas"), "samples": len(samples)},
+            "ragas_evaluate": theirs | {"requests_answered": len(read_ledger(tmp / "ledger-ragas.jsonl"))},
+            "ours_speedup": round(theirs["wall_s"] / steps["judge ragas"], 2),
+        }
+        print(json.dumps(out["ragas"], indent=1), flush=True)
+        with stand_in(tmp / "ledger-seed.jsonl") as url:
+            seed = seed_loop(samples, url, tmp / "cache-seed.sqlite")
+        out["trace_llm"] = {
+            "ours": {"wall_s": steps.get("judge trace_llm"), "samples": len(samples)},
+            "seed_loop": seed,
+            "ours_speedup": round(seed["wall_s"] / steps["judge trace_llm"], 2),
+        }
+        print(json.dumps(out["trace_llm"], indent=1), flush=True)
+    out["benchmark_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2, default=str))
+    print(f"wrote {args.out}")
+    return 0 if out["study"]["answers_recorded"] == out["study"]["samples"] else 1
+
+
+def _answer_keys(run_dir: Path) -> list[str]:
+    lines = (run_dir / "records.jsonl").read_text().splitlines()
+    return [json.loads(line)["key"] for line in lines if line.startswith('{"key": "answer|')]
+
+
+def _samples(run_dir: Path) -> list[dict]:
+    """The compare run's answered samples, as ragas and the seed loop take them."""
+    from helpers.data import load_dataset
+
+    latest = {}
+    for line in (run_dir / "records.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        latest[record["key"]] = record
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    references = load_dataset(config["dataset"]["name"], **config["dataset"]["options"]).answers
+    return [
+        {
+            "qid": r["qid"],
+            "question": r["question"],
+            "answer": r["answer"],
+            "contexts": [c["text"] for c in r["contexts"]],
+            "reference": references.get(r["qid"]) or "",
+        }
+        for r in latest.values()
+        if r["kind"] == "answer" and r.get("answer")
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
