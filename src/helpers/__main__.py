@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         raise UserError("run needs a CONFIG (e.g. configs/default.yaml) or --documents DIR")
     if args.dry_run:
-        from helpers.experiment.dry_run import estimate
+        from helpers.experiment.dry_run import estimate  # pandas, scipy: loaded only when this runs
 
         print(estimate(config, sample=args.dry_run_sample).format())
         return 0
@@ -132,6 +132,12 @@ def _run(args: argparse.Namespace) -> int:
         for name, path in make_figures(summary["run_id"]).items():
             print(f"figure {name}: {path}")
     print(report(summary["run_id"]))
+    for name, usage in summary["llm_usage"].items():  # what the run cost (its estimate: --dry-run)
+        print(
+            f"LLM {name}: {usage['calls']:,} calls ({usage['cache_hits']:,} from the cache, {usage['retries']:,} "
+            f"retried, {usage['rate_limited']:,} rate-limited), {usage['input_tokens']:,} tokens in, "
+            f"{usage['output_tokens']:,} out, ${usage['cost_usd']:.4f}"
+        )
     print(f"\nrun took {time.perf_counter() - start:.1f} s; results in {summary['directory']}")
     return 0
 

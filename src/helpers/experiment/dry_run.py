@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.config import ExperimentConfig
+from helpers.experiment.runner import Experiment
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.inputs import inside
 from helpers.judges import active_judges
 from helpers.llm import LLM
+from helpers.llm.backends import resolve_local_model
 from helpers.llm.limits import RateLimiter
 from helpers.llm.responder import SchemaResponder, estimate_tokens
 
@@ -97,8 +99,6 @@ class Estimate:
 def _local_tokenizer(model: str):
     from llama_cpp import Llama  # the tokenizer alone: vocab_only loads no weights
 
-    from helpers.llm.backends import resolve_local_model
-
     return Llama(model_path=resolve_local_model(model), vocab_only=True, verbose=False)
 
 
@@ -124,8 +124,6 @@ def _stand_in(settings: dict) -> LLM:
 
 def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_dir=None) -> Estimate:
     """The run's LLM use, stage by stage, scaled from `sample` of its questions."""
-    from helpers.experiment.runner import Experiment  # the runner imports this module's caller, not this
-
     run_id = config.resolved_run_id()
     directory = inside(results_dir or paths.RESULTS_DIR, run_id, what="run id")
     done = RunStore(directory) if (directory / "records.jsonl").exists() else None

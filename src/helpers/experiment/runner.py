@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import logging
 import math
-import platform
 import resource
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
-from importlib import metadata
 
 import pandas as pd
 import yaml
@@ -27,6 +25,7 @@ from tqdm import tqdm
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.data.documents import cite
+from helpers.experiment.accounting import failure_summary, show_failures, versions
 from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.experiment.exports import TRACE_FILES, trace_json
 from helpers.experiment.store import RunStore, answer_key, score_key
@@ -39,30 +38,6 @@ from helpers.llm import LLM
 from helpers.retrieval.registry import build_retriever
 
 log = logging.getLogger(__name__)
-VERSIONS = (
-    "ragas",
-    "langchain",
-    "chromadb",
-    "bm25s",
-    "sentence-transformers",
-    "llama-cpp-python",
-    "torch",
-    "transformers",
-    "pandas",
-    "scikit-learn",
-    "scipy",
-    "ranx",
-)
-
-
-def _versions() -> dict:
-    out = {"python": platform.python_version()}
-    for name in VERSIONS:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 def _score_rows(answer: dict, judge: str, values: dict, reasons: dict | None = None) -> list[dict]:
@@ -153,7 +128,7 @@ class Experiment:
                 for done, future in enumerate(bar, 1):
                     records.append(future.result())
                     self.store.add(answer_key(architecture, gen_name, records[-1]["qid"]), records[-1])
-                    _show_failures(bar, records, llm)
+                    show_failures(bar, records, llm)
                     self._progress(desc, done, len(futures))
                 step.update(
                     samples=len(records),
@@ -249,7 +224,7 @@ class Experiment:
             bar, records = tqdm(as_completed(futures), total=len(futures), desc=desc, unit="answer"), []
             for done, future in enumerate(bar, 1):
                 records.append(self.store.add(score_key(judge, futures[future]), future.result()))
-                _show_failures(bar, records)
+                show_failures(bar, records)
                 self._progress(desc, done, len(todo))
 
     def _metrics(self, judge: str) -> list[str]:
@@ -278,7 +253,7 @@ class Experiment:
         (self.store.directory / "config.yaml").write_text(
             yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
         )
-        self.store.write_json({"run_id": self.run_id, "git_commit": git_commit(), "versions": _versions()}, "meta.json")
+        self.store.write_json({"run_id": self.run_id, "git_commit": git_commit(), "versions": versions()}, "meta.json")
         with self.timeline.step("load dataset") as step:
             data = load_dataset(cfg.dataset.name, **cfg.dataset.options)
             step["documents"] = len(data.corpus)
@@ -401,37 +376,3 @@ class Experiment:
         }  # this process
         self.store.write_json(summary, "summary.json")
         return summary
-
-
-def _show_failures(bar, records: list[dict], llm=None) -> None:
-    """The progress bar's tail: samples failed so far (and the provider's retries and 429 pauses),
-    next to tqdm's rate and time left."""
-    shown = {"failed": sum(bool(r.get("error")) for r in records)}
-    if llm is not None:
-        shown["retries"] = sum(len(c.retried) for c in llm.calls)
-        shown["429 pauses"] = llm.limiter.paused
-    bar.set_postfix(shown, refresh=False)
-
-
-def failure_summary(answers: list[dict], score_records: list[dict], max_failure_rate: float) -> dict:
-    """Whether the run as a whole failed, and its failures by kind with one example message each.
-    A sample fails when its answer failed or a judge raised on it."""
-    failed_keys = {a["key"] for a in answers if a.get("error")} | {
-        r["answer_key"] for r in score_records if r.get("error")
-    }
-    by_kind: dict[str, dict] = {}
-    for rec in [a for a in answers if a.get("error")] + [r for r in score_records if r.get("error")]:
-        entry = by_kind.setdefault(rec.get("error_kind") or "error", {"count": 0, "example": rec["error"][:300]})
-        entry["count"] += 1
-    pairs = Counter((a["architecture"], a["llm"]) for a in answers)
-    failed_pairs = Counter((a["architecture"], a["llm"]) for a in answers if a["key"] in failed_keys)
-    all_failed = [f"{arch}/{llm}" for (arch, llm), n in pairs.items() if failed_pairs[(arch, llm)] == n]
-    rate = len(failed_keys) / len(answers) if answers else 0.0
-    return {
-        "ok": bool(answers) and not all_failed and rate <= max_failure_rate,
-        "failed_samples": len(failed_keys),
-        "failure_rate": round(rate, 4),
-        "max_failure_rate": max_failure_rate,
-        "all_failed": all_failed,
-        "failures": by_kind,
-    }

@@ -15,6 +15,7 @@ import sys
 import time
 from urllib.request import Request, urlopen
 
+from helpers.errors import UserError
 from helpers.llm.backends import make_backend
 from helpers.llm.config import LLMConfig
 from helpers.llm.keys import is_loopback
@@ -128,8 +129,6 @@ def serve_cli(args) -> int:
             ledger=args.ledger,
         )
     except ValueError as exc:
-        from helpers.errors import UserError
-
         raise UserError(f"serve-llm: {exc}") from None
     serve(
         args.host,

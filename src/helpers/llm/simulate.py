@@ -44,6 +44,7 @@ class Simulation:
     hang_s: float = 30.0
     seed: int = 0
     ledger: str | None = None
+    window_s: float = 60.0  # the limits' window (a minute; tests shorten it)
 
     def __post_init__(self):
         bad = [kind for kind in self.failures if kind not in FAILURE_KINDS]
@@ -98,17 +99,18 @@ class SimulatedProvider:
         sim = self.sim
         with self._lock:
             now = time.monotonic()
-            while self._requests and now - self._requests[0] >= 60:
+            window = sim.window_s
+            while self._requests and now - self._requests[0] >= window:
                 self._requests.popleft()
-            while self._tokens and now - self._tokens[0][0] >= 60:
+            while self._tokens and now - self._tokens[0][0] >= window:
                 self._tokens.popleft()
             wait, why = 0.0, ""
             if sim.max_in_flight and self._in_flight >= sim.max_in_flight:
                 wait, why = 1.0, f"{sim.max_in_flight} requests in flight"
             elif sim.rpm and len(self._requests) >= sim.rpm:
-                wait, why = 60 - (now - self._requests[0]), f"{sim.rpm:g} requests per minute"
+                wait, why = window - (now - self._requests[0]), f"{sim.rpm:g} requests per minute"
             elif sim.tpm and self._tokens and sum(t for _, t in self._tokens) + prompt_tokens > sim.tpm:
-                wait, why = 60 - (now - self._tokens[0][0]), f"{sim.tpm:g} tokens per minute"
+                wait, why = window - (now - self._tokens[0][0]), f"{sim.tpm:g} tokens per minute"
             if why:
                 self.counts["rate_limited"] += 1
                 raise Refused(429, f"rate limit reached: {why}; retry after {wait:.1f} s", retry_after=max(wait, 0.1))

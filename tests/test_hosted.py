@@ -1,0 +1,227 @@
+"""The hosted-LLM path at scale: a stand-in that behaves like a hosted API (429s with Retry-After,
+500s, hangs, dropped connections), the client's pacing and retries against it, the Groq SDK
+pointed at it, several samples in one request, limit presets and the deterministic responder."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from helpers.llm import LLM, ResponseCache
+from helpers.llm.config import LLMConfig
+from helpers.llm.limits import RateLimiter
+from helpers.llm.presets import DEFAULT_PRICES, LIMIT_PRESETS, PRICE_SOURCES
+from helpers.llm.responder import SchemaResponder, embedded_schema, estimate_tokens
+from helpers.llm.server import build_server
+from helpers.llm.simulate import Simulation, read_ledger
+
+HELLO = [{"role": "user", "content": "Context: The cat sleeps all day. It likes the sun.\nQuestion: What does it do?"}]
+
+
+@contextlib.contextmanager
+def stand_in(**simulation):
+    """serve-llm with the fast responder and `simulation`, in a thread; yields (host, port)."""
+    server = build_server(SchemaResponder(), "stand-in", port=0, simulation=Simulation(**simulation))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[:2]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def post(address, body: dict, timeout: float = 5.0) -> tuple[int, dict, dict]:
+    connection = http.client.HTTPConnection(*address, timeout=timeout)
+    try:
+        connection.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), json.loads(response.read() or b"{}")
+    finally:
+        connection.close()
+
+
+def client(address, cache_path, **settings) -> LLM:
+    config = {
+        "provider": "openai-compatible",
+        "base_url": f"http://{address[0]}:{address[1]}/v1",
+        "model": "stand-in",
+        "timeout_s": 0.5,
+        "backoff_base_s": 0.05,
+        "backoff_max_s": 2,
+        "max_retries": 8,
+    } | settings
+    limiter = RateLimiter(config.get("requests_per_minute"), None, config.get("concurrency", 4))
+    return LLM(config, cache=ResponseCache(cache_path), limiter=limiter)
+
+
+# ----------------------------------------------------------------------------- the stand-in
+
+
+def test_past_its_limits_the_stand_in_answers_429_with_retry_after():
+    with stand_in(rpm=2, window_s=1.5) as address:
+        statuses = [post(address, {"messages": HELLO, "seed": i})[0] for i in range(3)]
+        status, headers, body = post(address, {"messages": HELLO, "seed": 9})
+        assert statuses == [200, 200, 429] and status == 429
+        assert 0 < float(headers["Retry-After"]) <= 1.5
+        assert body["error"]["type"] == "rate_limit_error" and "2 requests per minute" in body["error"]["message"]
+        time.sleep(float(headers["Retry-After"]) + 0.05)
+        assert post(address, {"messages": HELLO})[0] == 200  # the window has moved on
+    with stand_in(tpm=50, window_s=5) as address:  # ~30 tokens a call: the second passes the tokens a minute
+        assert [post(address, {"messages": HELLO})[0] for _ in range(2)] == [200, 429]
+
+
+def test_injected_failures_are_500s_hangs_and_dropped_connections():
+    with stand_in(fail_rate=0.99, failures=("500",)) as address:  # seeded: the first draw fails
+        status, _, body = post(address, {"messages": HELLO})
+        assert status == 500 and "injected" in body["error"]["message"]
+    with stand_in(fail_rate=0.99, failures=("drop",)) as address:
+        with pytest.raises(http.client.RemoteDisconnected):
+            post(address, {"messages": HELLO})
+    with stand_in(fail_rate=0.99, failures=("hang",), hang_s=2.0) as address:
+        start = time.perf_counter()
+        with pytest.raises((TimeoutError, socket.timeout)):
+            post(address, {"messages": HELLO}, timeout=0.4)
+        assert 0.35 < time.perf_counter() - start < 1.5  # no answer: the client gave up
+    with pytest.raises(ValueError, match="unknown kinds"):
+        Simulation(failures=("500", "teapot"))
+    with pytest.raises(ValueError, match="fail-rate"):
+        Simulation(fail_rate=1.0)
+
+
+def test_the_stand_in_keeps_its_latency_and_a_ledger_of_what_it_answered(tmp_path):
+    ledger = tmp_path / "ledger.jsonl"
+    with stand_in(latency_ms=200, tokens_per_s=1000, ledger=str(ledger)) as address:
+        start = time.perf_counter()
+        status, _, body = post(address, {"messages": HELLO})
+        elapsed = time.perf_counter() - start
+    assert status == 200 and elapsed >= 0.2
+    assert elapsed >= 0.2 + body["usage"]["completion_tokens"] / 1000 - 0.01
+    assert len(read_ledger(ledger)) == 1
+
+
+# ----------------------------------------------------------------------------- the client against it
+
+
+def test_the_layer_rides_out_bursts_of_failures_and_loses_nothing(tmp_path):
+    with stand_in(latency_ms=20, fail_rate=0.3, hang_s=1.0, seed=3) as address:
+        llm = client(address, tmp_path / "c.sqlite", concurrency=8)
+        batch = [
+            [{"role": "user", "content": f"Context: Item {i} is a cat. Question: what is item {i}?"}] for i in range(60)
+        ]
+        results = llm.complete_many(batch)
+    retried = [kind for r in results for kind in r.record.retried]
+    assert all(r.ok for r in results)  # every request answered in the end
+    assert {"server_error", "timeout", "connection"} <= set(retried)  # 500s, hangs and drops all happened
+    assert llm.usage(llm.calls)["retries"] == len(retried) > 0
+
+
+def test_a_429_pauses_every_call_and_then_paces_them(tmp_path):
+    with stand_in(rpm=4, window_s=1.0) as address:
+        llm = client(address, tmp_path / "c.sqlite", concurrency=6, requests_per_minute=None)
+        start = time.perf_counter()
+        results = llm.complete_many([[{"role": "user", "content": f"Question {i}?"}] for i in range(10)])
+        elapsed = time.perf_counter() - start
+    assert all(r.ok for r in results)
+    assert any("rate_limit" in r.record.retried for r in results)
+    assert llm.limiter.paused >= 1
+    assert elapsed >= 1.0  # 10 requests at 4 a second-long window: at least two windows
+
+
+def test_requests_start_evenly_once_the_provider_has_said_429():
+    limiter = RateLimiter(requests_per_minute=6000, tokens_per_minute=None, concurrency=2)
+    start = time.perf_counter()
+    for _ in range(20):  # the minute's burst: no wait
+        limiter.acquire()
+        limiter.release()
+    assert time.perf_counter() - start < 0.05
+    limiter.pause(0.0)
+    start = time.perf_counter()
+    for _ in range(20):  # then 10 ms apart after a burst of 2
+        limiter.acquire()
+        limiter.release()
+    assert time.perf_counter() - start >= 0.17
+
+
+def test_the_groq_sdk_works_against_the_stand_in(tmp_path, monkeypatch):
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-test-stand-in")
+    with stand_in(latency_ms=10, fail_rate=0.2, hang_s=1.0, seed=1) as address:
+        llm = LLM(
+            {
+                "provider": "groq",
+                "model": "llama-3.1-8b-instant",
+                "base_url": f"http://{address[0]}:{address[1]}",  # the SDK adds /openai/v1
+                "limits": "groq-free",
+                "timeout_s": 0.5,
+                "backoff_base_s": 0.05,
+                "max_retries": 8,
+            },
+            cache=ResponseCache(tmp_path / "c.sqlite"),
+            limiter=RateLimiter(None, None, 2),
+        )
+        results = llm.complete_many([[{"role": "user", "content": f"Question {i}: what?"}] for i in range(12)])
+    assert all(r.ok for r in results)
+    assert llm.totals()["cost_usd"] > 0  # priced as llama-3.1-8b-instant
+
+
+def test_samples_of_one_prompt_go_in_one_request_where_the_provider_takes_n(tmp_path):
+    ledger = tmp_path / "ledger.jsonl"
+    with stand_in(ledger=str(ledger)) as address:
+        llm = client(address, tmp_path / "c.sqlite", n_per_request=3, temperature=0.7)
+        texts = [r.text for r in llm.complete_samples(HELLO, 3)]
+        assert len(read_ledger(ledger)) == 1  # one request, three choices
+        again = [r.text for r in llm.complete_samples(HELLO, 3)]
+        assert again == texts and len(read_ledger(ledger)) == 1  # each choice cached as its own sample
+        one_by_one = client(address, tmp_path / "d.sqlite", n_per_request=1, temperature=0.7)
+        one_by_one.complete_samples(HELLO, 3)
+        assert len(read_ledger(ledger)) == 4  # n=1 only (Groq): three requests
+
+
+# ----------------------------------------------------------------------------- presets, prices, responder
+
+
+def test_limit_presets_fill_what_the_config_leaves_unset_and_name_their_source():
+    groq = LLMConfig(provider="groq", model="llama-3.1-8b-instant", limits="groq-free")
+    assert (groq.requests_per_minute, groq.tokens_per_minute, groq.requests_per_day) == (30, 6000, 14400)
+    assert LLMConfig(provider="groq", limits="groq-free", requests_per_minute=1000).requests_per_minute == 1000
+    with pytest.raises(ValueError, match="valid: groq-free"):
+        LLMConfig(limits="groq-fre")
+    assert all(p.source and p.read_on for p in LIMIT_PRESETS.values())
+    assert set(PRICE_SOURCES) == set(DEFAULT_PRICES)
+
+
+def test_the_responder_fills_schemas_from_the_prompt_and_is_deterministic():
+    schema = {
+        "type": "object",
+        "properties": {
+            "verdicts": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"$ref": "#/$defs/V"}},
+            "all_relevant_sentence_keys": {"type": "array", "items": {"type": "string"}},
+        },
+        "$defs": {
+            "V": {
+                "type": "object",
+                "properties": {"reason": {"type": "string"}, "verdict": {"type": "integer", "enum": [0, 1]}},
+            }
+        },
+    }
+    prompt = [{"role": "user", "content": "Documents:\n0a. The cat sleeps all day. 0b. It likes the sun.\n"}]
+    fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+    out = json.loads(SchemaResponder().chat(prompt, response_format=fmt).text)
+    assert len(out["verdicts"]) == 2 and all(v["verdict"] in (0, 1) for v in out["verdicts"])
+    assert set(out["all_relevant_sentence_keys"]) <= {"0a", "0b"} and out["all_relevant_sentence_keys"]
+    assert SchemaResponder().chat(prompt, response_format=fmt).text == json.dumps(out)  # same request, same answer
+    ragas_style = (
+        "Say it.\nPlease return the output in a JSON format that complies with the following schema as specified in JSON Schema:\n"
+        + json.dumps(schema)
+        + "Do not use single quotes"
+    )
+    assert embedded_schema(ragas_style) == schema
+    text = SchemaResponder().chat(HELLO).text
+    assert text and "{" not in text
+    assert 8 <= estimate_tokens("The cat sleeps all day, and it likes the sun.") <= 14
