@@ -32,6 +32,7 @@ import yaml
 
 import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
+from helpers.data import load_dataset
 from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.runner import Experiment
 from helpers.llm import LLM, ResponseCache
@@ -153,109 +154,132 @@ def main() -> int:
     parser.add_argument("--fail-rate", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(paths.RESULTS_DIR / "benchmarks" / "hosted.json"))
+    parser.add_argument("--skip-study", action="store_true", help="only the side-by-side comparisons (3.)")
     args = parser.parse_args()
     out: dict = {"settings": vars(args)}
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        ledger = tmp / "ledger.jsonl"
-
-        def stand_in(ledger_path: Path):
-            """A fresh stand-in per phase: each starts with an empty minute and the same seeded failures."""
-            flags = [
-                "--responder", "fast", "--simulate-latency", str(args.latency_ms), "--rpm", str(args.rpm),
-                "--max-in-flight", str(args.in_flight), "--fail-rate", str(args.fail_rate), "--seed", str(args.seed),
-                "--hang-s", "10", "--max-connections", "512", "--ledger", str(ledger_path),
-            ]  # fmt: skip
-            return local_server(extra_args=flags)
-
-        with stand_in(ledger) as url:
-            # 1. the study
-            config = study_config(url, args.questions, args.in_flight, args.rpm)
-            summary, wall = run_study(config, tmp / "results", tmp / "cache.sqlite")
-            usage = summary["llm_usage"]["hosted"]
-            answered = len(read_ledger(ledger))
-            ideal = ideal_s(answered, args.latency_ms / 1000, args.in_flight, args.rpm)
-            llm_steps = sum(s["seconds"] for s in summary["timeline"] if s["step"].split()[0] in ("answer", "judge"))
-            out["study"] = {
-                "samples": summary["answers"],
-                "wall_s": round(wall, 1),
-                "llm_stages_s": round(llm_steps, 1),
-                "ideal_s": round(ideal, 1),
-                "wall_over_ideal": round(wall / ideal, 3),
-                "llm_stages_over_ideal": round(llm_steps / ideal, 3),
-                "requests_answered": answered,
-                "requests_sent": usage["requests"],
-                "retries": usage["retries"],
-                "rate_limited_429": usage["rate_limited"],
-                "input_tokens": usage["input_tokens"],
-                "output_tokens": usage["output_tokens"],
-                "cost_usd_at_gpt_4o_mini_prices": usage["cost_usd"],
-                "peak_rss_mb": summary["peak_rss_mb"],
-                "timeline": summary["timeline"],
-                **accounted(summary, tmp / "results"),
-            }
-            print(json.dumps(out["study"], indent=1), flush=True)
-            # 2. the same command again: only the failed samples are redone
-            before = len(read_ledger(ledger))
-            again, wall_again = run_study(config, tmp / "results", tmp / "cache.sqlite")
-            usage_again = again["llm_usage"].get("hosted", {})
-            out["rerun"] = {
-                "wall_s": round(wall_again, 1),
-                "failed_before": out["study"]["answers_failed"] + out["study"]["scores_failed"],
-                "requests_to_server": len(read_ledger(ledger)) - before,
-                "llm_calls": usage_again.get("calls", 0),
-                "cache_hits": usage_again.get("cache_hits", 0),
-                "failed_after": again["failed_samples"],
-            }
-            print(json.dumps(out["rerun"], indent=1), flush=True)
-        # 3. side by side on `compare` samples, each way with a fresh server and a fresh cache
-        first = sorted({k.split("|")[3] for k in _answer_keys(tmp / "results" / summary["run_id"])})[: args.compare]
-        with stand_in(tmp / "ledger-ours.jsonl") as url:
-            compare = study_config(
-                url, args.questions, args.in_flight, args.rpm,
-                run_id="hosted-compare", architectures=["bm25"], dataset={"questions": first},
-            )  # fmt: skip
-            ours, _ = run_study(compare, tmp / "results", tmp / "cache-compare.sqlite")
-        steps = {s["step"]: s["seconds"] for s in ours["timeline"]}
-        samples = _samples(tmp / "results" / "hosted-compare")
-        with stand_in(tmp / "ledger-ragas.jsonl") as url:
-            theirs = ragas_evaluate(samples, url, args.in_flight, timeout_s=5)
-        out["ragas"] = {
-            "ours": {"wall_s": steps.get("judge ragas"), "samples": len(samples)},
-            "ragas_evaluate": theirs | {"requests_answered": len(read_ledger(tmp / "ledger-ragas.jsonl"))},
-            "ours_speedup": round(theirs["wall_s"] / steps["judge ragas"], 2),
-        }
-        print(json.dumps(out["ragas"], indent=1), flush=True)
-        with stand_in(tmp / "ledger-seed.jsonl") as url:
-            seed = seed_loop(samples, url, tmp / "cache-seed.sqlite")
-        out["trace_llm"] = {
-            "ours": {"wall_s": steps.get("judge trace_llm"), "samples": len(samples)},
-            "seed_loop": seed,
-            "ours_speedup": round(seed["wall_s"] / steps["judge trace_llm"], 2),
-        }
-        print(json.dumps(out["trace_llm"], indent=1), flush=True)
+        if not args.skip_study:
+            out |= study(args, Path(tmp))
+        out |= side_by_side(args, Path(tmp))
     out["benchmark_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2, default=str))
     print(f"wrote {args.out}")
-    return 0 if out["study"]["answers_recorded"] == out["study"]["samples"] else 1
+    lost = out["study"]["samples"] - out["study"]["answers_recorded"] if "study" in out else 0
+    return 1 if lost else 0
 
 
-def _answer_keys(run_dir: Path) -> list[str]:
-    lines = (run_dir / "records.jsonl").read_text().splitlines()
-    return [json.loads(line)["key"] for line in lines if line.startswith('{"key": "answer|')]
+def stand_in(args, ledger: Path):
+    """A fresh stand-in per phase: each starts with an empty minute and the same seeded failures."""
+    flags = [
+        "--responder", "fast", "--simulate-latency", str(args.latency_ms), "--rpm", str(args.rpm),
+        "--max-in-flight", str(args.in_flight), "--fail-rate", str(args.fail_rate), "--seed", str(args.seed),
+        "--hang-s", "10", "--max-connections", "512", "--ledger", str(ledger),
+    ]  # fmt: skip
+    return local_server(extra_args=flags)
 
 
-def _samples(run_dir: Path) -> list[dict]:
+def study(args, tmp: Path) -> dict:
+    """1. The study, then 2. the same command again (it redoes only what failed)."""
+    ledger = tmp / "ledger.jsonl"
+    with stand_in(args, ledger) as url:
+        config = study_config(url, args.questions, args.in_flight, args.rpm)
+        summary, wall = run_study(config, tmp / "results", tmp / "cache.sqlite")
+        usage = summary["llm_usage"]["hosted"]
+        answered = len(read_ledger(ledger))
+        ideal = ideal_s(answered, args.latency_ms / 1000, args.in_flight, args.rpm)
+        llm_steps = sum(s["seconds"] for s in summary["timeline"] if s["step"].split()[0] in ("answer", "judge"))
+        out = {
+            "samples": summary["answers"],
+            "wall_s": round(wall, 1),
+            "llm_stages_s": round(llm_steps, 1),
+            "ideal_s": round(ideal, 1),
+            "wall_over_ideal": round(wall / ideal, 3),
+            "llm_stages_over_ideal": round(llm_steps / ideal, 3),
+            "requests_answered": answered,
+            "requests_sent": usage["requests"],
+            "retries": usage["retries"],
+            "rate_limited_429": usage["rate_limited"],
+            "input_tokens": usage["input_tokens"],
+            "output_tokens": usage["output_tokens"],
+            "cost_usd_at_gpt_4o_mini_prices": usage["cost_usd"],
+            "peak_rss_mb": summary["peak_rss_mb"],
+            "timeline": summary["timeline"],
+            **accounted(summary, tmp / "results"),
+        }
+        print(json.dumps(out, indent=1), flush=True)
+        before = len(read_ledger(ledger))
+        again, wall_again = run_study(config, tmp / "results", tmp / "cache.sqlite")
+        usage_again = again["llm_usage"].get("hosted", {})
+        rerun = {
+            "wall_s": round(wall_again, 1),
+            "failed_before": out["answers_failed"] + out["scores_failed"],
+            "requests_to_server": len(read_ledger(ledger)) - before,
+            "llm_calls": usage_again.get("calls", 0),
+            "cache_hits": usage_again.get("cache_hits", 0),
+            "failed_after": again["failed_samples"],
+        }
+        print(json.dumps(rerun, indent=1), flush=True)
+    return {"study": out, "rerun": rerun}
+
+
+def side_by_side(args, tmp: Path) -> dict:
+    """3. On `compare` samples: their answers first (cached), then each judge alone, each way
+    against a fresh server (an empty minute, the same seeded failures): the runner's RAGAS judge
+    and ragas.evaluate(), the runner's TRACe LLM judge and the seed's loop."""
+    cache = tmp / "cache-compare.sqlite"
+    no_judges = {"trace_llm": None, "ragas": None}
+    with stand_in(args, tmp / "ledger-answers.jsonl") as url:
+        probe = study_config(url, args.questions, args.in_flight, args.rpm)
+        data = load_dataset(probe.dataset.name, **probe.dataset.options)
+        base = {
+            "run_id": "hosted-compare",
+            "architectures": ["bm25"],
+            "dataset": {"questions": sorted(data.queries)[: args.compare]},
+        }
+        config = study_config(url, args.questions, args.in_flight, args.rpm, **base, judges=no_judges)
+        run_study(config, tmp / "results", cache)
+    samples = _samples(tmp / "results" / "hosted-compare", data.answers)
+    ours = {}
+    for judge in ("ragas", "trace_llm"):
+        ledger = tmp / f"ledger-{judge}.jsonl"
+        with stand_in(args, ledger) as url:
+            config = study_config(
+                url, args.questions, args.in_flight, args.rpm, **base, judges=no_judges | {judge: "hosted"}
+            )
+            summary, _ = run_study(config, tmp / "results", cache)
+        steps = {s["step"]: s["seconds"] for s in summary["timeline"]}
+        ours[judge] = {
+            "wall_s": steps[f"judge {judge}"],
+            "samples": len(samples),
+            "requests_answered": len(read_ledger(ledger)),
+        }
+    with stand_in(args, tmp / "ledger-ragas-evaluate.jsonl") as url:
+        theirs = ragas_evaluate(samples, url, args.in_flight, timeout_s=5)
+    theirs["requests_answered"] = len(read_ledger(tmp / "ledger-ragas-evaluate.jsonl"))
+    ragas = {
+        "ours": ours["ragas"],
+        "ragas_evaluate": theirs,
+        "ours_speedup": round(theirs["wall_s"] / ours["ragas"]["wall_s"], 2),
+    }
+    print(json.dumps(ragas, indent=1), flush=True)
+    with stand_in(args, tmp / "ledger-seed.jsonl") as url:
+        seed = seed_loop(samples, url, tmp / "cache-seed.sqlite")
+    trace = {
+        "ours": ours["trace_llm"],
+        "seed_loop": seed,
+        "ours_speedup": round(seed["wall_s"] / ours["trace_llm"]["wall_s"], 2),
+    }
+    print(json.dumps(trace, indent=1), flush=True)
+    return {"ragas": ragas, "trace_llm": trace}
+
+
+def _samples(run_dir: Path, references: dict[str, str]) -> list[dict]:
     """The compare run's answered samples, as ragas and the seed loop take them."""
-    from helpers.data import load_dataset
-
     latest = {}
     for line in (run_dir / "records.jsonl").read_text().splitlines():
         record = json.loads(line)
         latest[record["key"]] = record
-    config = yaml.safe_load((run_dir / "config.yaml").read_text())
-    references = load_dataset(config["dataset"]["name"], **config["dataset"]["options"]).answers
     return [
         {
             "qid": r["qid"],

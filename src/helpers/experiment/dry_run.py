@@ -39,26 +39,15 @@ class Stage:
     stage: str  # "answer <architecture>" or "judge <name>"
     llm: str
     samples: int  # still to do
-    calls: float  # per sample, measured on the sample
-    input_tokens: float  # per sample
-    max_output_tokens: float  # per sample
+    per_sample: dict  # measured on the sample: requests, input_tokens, output_tokens, max_output_tokens
     price: tuple[float, float]  # USD per million tokens, input and output
 
-    @property
-    def total_calls(self) -> int:
-        return math.ceil(self.samples * self.calls)
+    def total(self, key: str) -> int:
+        return math.ceil(self.samples * self.per_sample.get(key, 0.0))
 
-    @property
-    def total_input(self) -> int:
-        return round(self.samples * self.input_tokens)
-
-    @property
-    def total_output(self) -> int:
-        return round(self.samples * self.max_output_tokens)
-
-    @property
-    def max_cost_usd(self) -> float:
-        return (self.total_input * self.price[0] + self.total_output * self.price[1]) / 1e6
+    def cost(self, output: str) -> float:
+        """USD with `output` tokens: "output_tokens" (expected) or "max_output_tokens" (at most)."""
+        return (self.total("input_tokens") * self.price[0] + self.total(output) * self.price[1]) / 1e6
 
 
 @dataclass
@@ -69,29 +58,37 @@ class Estimate:
     warnings: list[str] = field(default_factory=list)
 
     def totals(self) -> dict:
-        return {
-            "calls": sum(s.total_calls for s in self.stages),
-            "input_tokens": sum(s.total_input for s in self.stages),
-            "max_output_tokens": sum(s.total_output for s in self.stages),
-            "max_cost_usd": round(sum(s.max_cost_usd for s in self.stages), 4),
+        keys = ("requests", "input_tokens", "output_tokens", "max_output_tokens")
+        return {key: sum(s.total(key) for s in self.stages) for key in keys} | {
+            "cost_usd": round(sum(s.cost("output_tokens") for s in self.stages), 4),
+            "max_cost_usd": round(sum(s.cost("max_output_tokens") for s in self.stages), 4),
         }
 
     def format(self) -> str:
+        head = ("stage", "llm", "samples", "requests", "tokens in", "out", "out, at most", "USD", "USD, at most")
+        rows = [
+            (s.stage, s.llm, s.samples, s.total("requests"), s.total("input_tokens"), s.total("output_tokens"),
+             s.total("max_output_tokens"), s.cost("output_tokens"), s.cost("max_output_tokens"))
+            for s in self.stages
+        ]  # fmt: skip
+        t = self.totals()
+        rows.append(("total", "", "", t["requests"], t["input_tokens"], t["output_tokens"], t["max_output_tokens"],
+                     t["cost_usd"], t["max_cost_usd"]))  # fmt: skip
+
+        def cells(row):
+            return [f"{v:,.4f}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else v for v in row]
+
+        table = [head, *map(cells, rows)]
+        widths = [max(len(str(c)) for c in column) for column in zip(*table)]
         lines = [
             f"dry run of {self.run_id}: prompts built for {len(self.sampled)} question(s) "
-            f"({', '.join(self.sampled[:5])}), no provider called",
-            f"{'stage':<24} {'llm':<12} {'samples':>8} {'calls':>8} {'tokens in':>11} {'out, at most':>13} {'USD, at most':>13}",
+            f"({', '.join(self.sampled[:5])}), no provider called; 'out' as the stand-in answered "
+            "(a guess), 'at most' with every answer at max_tokens"
         ]
-        for s in self.stages:
+        for row in table:
             lines.append(
-                f"{s.stage:<24} {s.llm:<12} {s.samples:>8} {s.total_calls:>8,} {s.total_input:>11,} "
-                f"{s.total_output:>13,} {s.max_cost_usd:>13.4f}"
+                "  ".join(str(c).ljust(w) if i < 2 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
             )
-        t = self.totals()
-        lines.append(
-            f"{'total':<24} {'':<12} {'':>8} {t['calls']:>8,} {t['input_tokens']:>11,} "
-            f"{t['max_output_tokens']:>13,} {t['max_cost_usd']:>13.4f}"
-        )
         return "\n".join(lines + [f"note: {w}" for w in self.warnings])
 
 
@@ -145,15 +142,7 @@ def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_
 
     for arch in config.architectures:
         todo = [q for q in queries if not finished(answer_key(arch, gen, q))]
-        measured = [
-            {
-                "calls": r.get("llm_calls"),
-                "input_tokens": r.get("input_tokens"),
-                "max_output_tokens": r.get("max_output_tokens"),
-            }
-            for r in records
-            if r.get("kind") == "answer" and r["architecture"] == arch
-        ]
+        measured = [r for r in records if r.get("kind") == "answer" and r["architecture"] == arch]
         stages.append(_stage(f"answer {arch}", gen, len(todo), measured, config))
     for judge_cls in active_judges(config):
         llm_name = judge_cls.llm_name(config)
@@ -174,26 +163,21 @@ def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_
         ]
         stages.append(_stage(f"judge {judge_cls.name}", llm_name, len(todo), measured, config))
     warnings += _limit_notes(stages, config)
-    if any(token_counter(config.llm(s.llm).model_dump()) is estimate_tokens for s in stages if s.calls):
+    if any(token_counter(config.llm(s.llm).model_dump()) is estimate_tokens for s in stages if s.per_sample):
         warnings.append("prompt tokens of hosted models are estimated (about 15 %): their tokenizers are not shipped")
     return Estimate(run_id, stages, sampled, warnings)
 
 
 def _stage(name: str, llm_name: str, todo: int, measured: list[dict], config) -> Stage:
-    def mean(key):
-        values = [m.get(key) or 0 for m in measured]
-        return sum(values) / len(values) if values else 0.0
-
+    """`measured`: the probe's answer records (llm_requests, ...) or judges' usage (requests, ...)."""
+    keys = {"requests": ("llm_requests", "requests"), "input_tokens": ("input_tokens",)}
+    keys |= {"output_tokens": ("output_tokens",), "max_output_tokens": ("max_output_tokens",)}
+    per_sample = {
+        key: sum(next((m[n] for n in names if m.get(n) is not None), 0) for m in measured) / len(measured)
+        for key, names in keys.items()
+    } if measured else {}  # fmt: skip
     price = config.llm(llm_name).price()
-    return Stage(
-        name,
-        llm_name,
-        todo,
-        mean("calls"),
-        mean("input_tokens"),
-        mean("max_output_tokens"),
-        (price.input_per_mtok, price.output_per_mtok),
-    )
+    return Stage(name, llm_name, todo, per_sample, (price.input_per_mtok, price.output_per_mtok))
 
 
 def _limit_notes(stages: list[Stage], config) -> list[str]:
@@ -201,8 +185,8 @@ def _limit_notes(stages: list[Stage], config) -> list[str]:
     notes = []
     for entry in config.llms:
         mine = [s for s in stages if s.llm == entry.name]
-        calls = sum(s.total_calls for s in mine)
-        tokens = sum(s.total_input + s.total_output for s in mine)
+        calls = sum(s.total("requests") for s in mine)
+        tokens = sum(s.total("input_tokens") + s.total("max_output_tokens") for s in mine)
         if not calls:
             continue
         if entry.requests_per_day and calls > entry.requests_per_day:
@@ -212,9 +196,11 @@ def _limit_notes(stages: list[Stage], config) -> list[str]:
             )
         if entry.tokens_per_day and tokens > entry.tokens_per_day:
             notes.append(f"{entry.name}: up to {tokens:,} tokens, over its {entry.tokens_per_day:,.0f} tokens per day")
-        minutes = [calls / entry.requests_per_minute if entry.requests_per_minute else 0.0]
-        if entry.tokens_per_minute:
-            minutes.append(tokens / entry.tokens_per_minute)
-        if max(minutes) >= 1:
-            notes.append(f"{entry.name}: at least {max(minutes):,.0f} min at its rate limits")
+        by_requests = calls / entry.requests_per_minute if entry.requests_per_minute else 0.0
+        prompts = sum(s.total("input_tokens") for s in mine)
+        low = max(by_requests, prompts / entry.tokens_per_minute if entry.tokens_per_minute else 0.0)
+        high = max(by_requests, tokens / entry.tokens_per_minute if entry.tokens_per_minute else 0.0)
+        if high >= 1:
+            span = f"{low:,.0f}" if round(low) == round(high) else f"{low:,.0f}-{high:,.0f}"
+            notes.append(f"{entry.name}: {span} min at its rate limits (the more when every answer runs to max_tokens)")
     return notes

@@ -180,6 +180,7 @@ class Experiment:
         record.update(
             latency_s=round(time.perf_counter() - start, 4),
             llm_calls=usage["calls"],
+            llm_requests=usage["requests"],
             cache_hits=usage["cache_hits"],
             input_tokens=usage["input_tokens"],
             output_tokens=usage["output_tokens"],
