@@ -225,3 +225,11 @@ def test_the_responder_fills_schemas_from_the_prompt_and_is_deterministic():
     text = SchemaResponder().chat(HELLO).text
     assert text and "{" not in text
     assert 8 <= estimate_tokens("The cat sleeps all day, and it likes the sun.") <= 14
+
+
+def test_a_dry_run_that_would_have_to_call_the_llm_first_says_so(tmp_path):
+    from runs import cli
+
+    result = cli("run", "--documents", str(tmp_path), "--dry-run")
+    assert result.returncode == 2
+    assert "--dry-run --documents needs --questions" in result.stderr

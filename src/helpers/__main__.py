@@ -152,6 +152,11 @@ def _documents_config(args: argparse.Namespace):
             "(--config FILE sets the settings used with --documents)"
         )
     questions = args.questions
+    if not questions and getattr(args, "dry_run", False):
+        raise UserError(
+            "run --dry-run --documents needs --questions FILE: without it a test set is written first, "
+            f"which calls the LLM (write it with `python -m helpers testset {args.documents}`, then pass it)"
+        )
     if not questions:
         print(
             f"no --questions: writing a test set first (python -m helpers testset {args.documents}); "
