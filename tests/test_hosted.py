@@ -233,3 +233,64 @@ def test_a_dry_run_that_would_have_to_call_the_llm_first_says_so(tmp_path):
     result = cli("run", "--documents", str(tmp_path), "--dry-run")
     assert result.returncode == 2
     assert "--dry-run --documents needs --questions" in result.stderr
+
+
+class OneChoice:
+    """A server that ignores `n` (as Ollama does): one choice, whatever was asked."""
+
+    def chat(self, messages, *, n=1, **options):
+        return SchemaResponder().answer(messages, **options)
+
+
+def _offline(tmp_path, backend=None, **settings) -> LLM:
+    config = {"provider": "openai-compatible", "base_url": "http://127.0.0.1:9/v1", "model": "m"} | settings
+    return LLM(config, cache=ResponseCache(tmp_path / "c.sqlite"), backend=backend, limiter=RateLimiter(None, None, 4))
+
+
+def test_samples_are_accounted_once_whatever_the_server_returns(tmp_path):
+    llm = _offline(tmp_path, OneChoice(), n_per_request=3, max_tokens=100)
+    results = llm.complete_samples(HELLO, 3)
+    usage = llm.usage(llm.calls)
+    assert len(results) == 3 and all(r.ok for r in results)
+    assert usage["calls"] == 3 and usage["max_output_tokens"] == 300  # no record left for the missing choices
+    # cached samples never build the backend (nor need its key): replayed from the cache alone
+    again = _offline(tmp_path, None, n_per_request=3, max_tokens=100, cache="replay")
+    assert [r.text for r in again.complete_samples(HELLO, 3)] == [r.text for r in results]
+
+
+def test_choices_of_one_request_are_consecutive_samples(tmp_path):
+    llm = _offline(tmp_path, SchemaResponder(), n_per_request=3, temperature=0.7)
+    alone = [llm.complete(HELLO, sample=i).text for i in range(3)]  # each sample as its own request
+    fresh = _offline(tmp_path / "b", SchemaResponder(), n_per_request=3, temperature=0.7)
+    fresh.complete(HELLO, sample=1)  # sample 1 cached: 0 and 2 are not consecutive, asked for alone
+    assert [r.text for r in fresh.complete_samples(HELLO, 3)] == alone
+    assert [
+        r.text
+        for r in _offline(tmp_path / "c", SchemaResponder(), n_per_request=3, temperature=0.7).complete_samples(
+            HELLO, 3
+        )
+    ] == alone
+
+
+def test_output_tokens_are_split_without_loss():
+    from helpers.llm.client import _split
+
+    assert _split(10, [5, 5, 5]) == [3, 3, 4]
+    assert _split(30, [0, 0, 0]) == [10, 10, 10]
+    assert sum(_split(7, [1, 100, 3])) == 7
+
+
+def test_a_failing_ledger_never_leaves_a_call_in_flight(tmp_path):
+    from helpers.llm.simulate import SimulatedProvider
+
+    provider = SimulatedProvider(Simulation(max_in_flight=1, ledger=str(tmp_path / "missing" / "ledger.jsonl")))
+    for _ in range(3):
+        provider.admit(10)
+        with pytest.raises(FileNotFoundError):
+            provider.finish(5, "digest")
+    assert provider.counts["answered"] == 0
+
+
+def test_groq_takes_one_choice_per_request():
+    with pytest.raises(ValueError, match="n_per_request must be 1 for provider groq"):
+        LLMConfig(provider="groq", n_per_request=3)

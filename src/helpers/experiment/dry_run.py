@@ -197,8 +197,9 @@ def _limit_notes(stages: list[Stage], config) -> list[str]:
         if entry.tokens_per_day and tokens > entry.tokens_per_day:
             notes.append(f"{entry.name}: up to {tokens:,} tokens, over its {entry.tokens_per_day:,.0f} tokens per day")
         by_requests = calls / entry.requests_per_minute if entry.requests_per_minute else 0.0
-        prompts = sum(s.total("input_tokens") for s in mine)
-        low = max(by_requests, prompts / entry.tokens_per_minute if entry.tokens_per_minute else 0.0)
+        # the provider counts what is really generated; the client books max_tokens until it knows
+        expected = sum(s.total("input_tokens") + s.total("output_tokens") for s in mine)
+        low = max(by_requests, expected / entry.tokens_per_minute if entry.tokens_per_minute else 0.0)
         high = max(by_requests, tokens / entry.tokens_per_minute if entry.tokens_per_minute else 0.0)
         if high >= 1:
             span = f"{low:,.0f}" if round(low) == round(high) else f"{low:,.0f}-{high:,.0f}"

@@ -264,21 +264,35 @@ class LLM:
     def complete_samples(self, messages: list[dict], n: int, **params) -> list[LLMResult]:
         """`n` independent samples of one request: `complete(..., sample=i)` for i < n, each cached
         under its own key. Those not cached go in requests of up to `config.n_per_request` choices
-        (one request for ragas's 3 questions per answer where the provider takes n > 1), and one by
-        one where it takes n=1 only (Groq) or returns fewer choices than asked (Ollama)."""
-        per_request = self.config.n_per_request if _accepts(self.backend.chat, "n") else 1  # local models: 1
-        if n <= 1 or per_request <= 1 or self.config.cache == "replay":
+        (one request for ragas's 3 questions per answer where the provider takes n > 1): choice j of
+        a request seeded s is sample s + j, so only consecutive missing samples share a request. One
+        by one where the provider takes n=1 only, returns fewer choices than asked (Ollama) or
+        refuses n > 1 (a 400)."""
+        if n <= 1 or self.config.n_per_request <= 1 or self.config.cache == "replay":
             return [self.complete(messages, sample=i, **params) for i in range(n)]
         results: dict[int, LLMResult] = {}
-        missing = []
+        runs: list[list[int]] = []  # consecutive samples not in the cache
         for i in range(n):
             if self.cache is not None and self.cache.get(self.key_for(messages, sample=i, **params)) is not None:
                 results[i] = self.complete(messages, sample=i, **params)
+            elif runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
             else:
-                missing.append(i)
-        for start in range(0, len(missing), per_request):
-            results |= self._complete_choices(messages, missing[start : start + per_request], **params)
-        for i in range(n):  # a server that returned fewer choices than asked for
+                runs.append([i])
+        # the backend is built only now: a fully cached call never needs one (nor a key)
+        per_request = self.config.n_per_request if runs and _accepts(self.backend.chat, "n") else 1
+        for run in runs:
+            for start in range(0, len(run), per_request):
+                chunk = run[start : start + per_request]
+                if len(chunk) == 1:
+                    continue  # asked for alone below
+                try:
+                    results |= self._complete_choices(messages, chunk, **params)
+                except LLMError as exc:
+                    if isinstance(exc, RetryableError):
+                        raise
+                    log.info("%s refused n=%d (%s); asking one by one", self.name, len(chunk), exc)
+        for i in range(n):  # alone, or not returned by a server that gave fewer choices
             if i not in results:
                 results[i] = self.complete(messages, sample=i, **params)
         return [results[i] for i in range(n)]
@@ -313,13 +327,17 @@ class LLM:
             exc.record = records[0]
             raise
         texts = [cut_at_stop(t, stop) for t in (completion.choices or [completion.text])][: len(samples)]
-        price, total_chars = c.price(), sum(len(t) for t in texts) or 1
-        out = {}
+        for record in records[len(texts) :]:  # choices the server did not return: asked for again, alone
+            self.calls.remove(record)
+            for tracked in getattr(self._tracking, "lists", ()):
+                tracked.remove(record)
+        price, out = c.price(), {}
+        shares = _split(completion.output_tokens, [len(t) for t in texts])
         for j, (i, record, text) in enumerate(zip(samples, records, texts)):
-            # the prompt is paid once, by the first choice; the output tokens shared by length
+            # the prompt is paid once, by the first choice, and so is the wait; the output tokens shared by length
             record.input_tokens = completion.input_tokens if j == 0 else 0
-            record.output_tokens = round(completion.output_tokens * len(text) / total_chars)
-            record.latency_s = time.perf_counter() - start
+            record.output_tokens = shares[j]
+            record.latency_s = time.perf_counter() - start if j == 0 else 0.0
             record.cost_usd = (
                 record.input_tokens * price.input_per_mtok + record.output_tokens * price.output_per_mtok
             ) / 1e6
@@ -396,6 +414,14 @@ class LLM:
 
     def records(self) -> list[dict]:
         return [asdict(r) for r in self.calls]
+
+
+def _split(total: int, weights: list[int]) -> list[int]:
+    """`total` in whole parts proportional to `weights` (equal parts when all are 0), summing to it."""
+    weights = weights if any(weights) else [1] * len(weights)
+    parts = [total * w // sum(weights) for w in weights]
+    parts[-1] += total - sum(parts)
+    return parts
 
 
 def _check_messages(messages) -> None:

@@ -135,6 +135,12 @@ class LLMConfig(BaseModel):
             values = {**{k: v for k, v in fill.items() if v is not None}, **values}
         return values
 
+    @model_validator(mode="after")
+    def _n_for_groq(self):
+        if self.provider == "groq" and self.n_per_request > 1:
+            raise ValueError("n_per_request must be 1 for provider groq: Groq's API accepts n=1 only")
+        return self
+
     @field_validator("api_key_env")
     @classmethod
     def _key_variable(cls, variable):

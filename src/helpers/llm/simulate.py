@@ -137,17 +137,19 @@ class SimulatedProvider:
         """After the model answered: the rest of the call's time (latency and generation), the
         output tokens counted against the token limit, the call written to the ledger."""
         sim = self.sim
-        seconds = getattr(self._latency, "value", 0.0)
-        if sim.tokens_per_s:
-            seconds += output_tokens / sim.tokens_per_s
-        time.sleep(seconds)
-        with self._lock:
-            self._tokens.append((time.monotonic(), output_tokens))
-            self.counts["answered"] += 1
-            if sim.ledger:
-                with open(sim.ledger, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"digest": request_digest, "status": 200}) + "\n")
-        self.done()
+        try:
+            seconds = getattr(self._latency, "value", 0.0)
+            if sim.tokens_per_s:
+                seconds += output_tokens / sim.tokens_per_s
+            time.sleep(seconds)
+            with self._lock:
+                self._tokens.append((time.monotonic(), output_tokens))
+                if sim.ledger:
+                    with open(sim.ledger, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps({"digest": request_digest, "status": 200}) + "\n")
+                self.counts["answered"] += 1
+        finally:  # whatever happens, the call is no longer in flight
+            self.done()
 
     def done(self) -> None:
         with self._lock:

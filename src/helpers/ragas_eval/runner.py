@@ -262,11 +262,6 @@ class RagasJudge:
 
     async def ascore(self, samples: list[RagasSample]) -> RagasResult:
         gate = asyncio.Semaphore(self.concurrency)
-        # the judge's blocking calls run in the loop's default executor (WorkbenchChatModel uses
-        # asyncio.to_thread), whose min(32, cores + 4) threads would cap the calls in flight at 6
-        # on 2 cores: one thread per (sample, metric) that may be scored at once
-        executor = ThreadPoolExecutor(max_workers=self.concurrency * len(self.metrics), thread_name_prefix="ragas")
-        asyncio.get_running_loop().set_default_executor(executor)
         before = len(self.judge.calls) if isinstance(self.judge, LLM) else 0
         start = time.perf_counter()
         ragas_log = logging.getLogger("ragas")
@@ -290,18 +285,27 @@ class RagasJudge:
         )
         return result
 
+    async def _ascore_on_own_loop(self, samples: list[RagasSample]) -> RagasResult:
+        """`ascore` on a loop of `score`'s own: the judge's blocking calls run in the loop's
+        default executor (WorkbenchChatModel uses asyncio.to_thread), whose min(32, cores + 4)
+        threads would cap the calls in flight at 6 on 2 cores, so the loop gets one thread per
+        (sample, metric) that may be scored at once (asyncio.run shuts it down)."""
+        workers = self.concurrency * len(self.metrics)
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, thread_name_prefix="ragas"))
+        return await self.ascore(samples)
+
     def score(self, samples: list[RagasSample]) -> RagasResult:
         """Synchronous; also works where an event loop is already running (Jupyter): the
         scoring then runs on its own loop in a worker thread."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.ascore(samples))
+            return asyncio.run(self._ascore_on_own_loop(samples))
         box: dict = {}
 
         def work():
             try:
-                box["result"] = asyncio.run(self.ascore(samples))
+                box["result"] = asyncio.run(self._ascore_on_own_loop(samples))
             except BaseException as exc:  # re-raised in the caller's thread
                 box["error"] = exc
 
