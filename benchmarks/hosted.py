@@ -35,6 +35,7 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.runner import Experiment
+from helpers.experiment.store import RunStore
 from helpers.llm import LLM, ResponseCache
 from helpers.llm.limits import RateLimiter
 from helpers.llm.serving import local_server
@@ -67,10 +68,8 @@ def run_study(config: ExperimentConfig, results: Path, cache: Path) -> tuple[dic
 
 def accounted(summary: dict, results: Path) -> dict:
     """Every sample scored, or recorded as failed with its kind; none missing."""
-    records = [json.loads(line) for line in (results / summary["run_id"] / "records.jsonl").read_text().splitlines()]
-    latest = {r["key"]: r for r in records}
-    answers = [r for r in latest.values() if r["kind"] == "answer"]
-    scores = [r for r in latest.values() if r["kind"] == "score"]
+    store = RunStore(results / summary["run_id"])  # the newest record of each key
+    answers, scores = store.of_kind("answer"), store.of_kind("score")
     return {
         "answers_recorded": len(answers),
         "answers_failed": sum(bool(r.get("error")) for r in answers),
@@ -276,10 +275,6 @@ def side_by_side(args, tmp: Path) -> dict:
 
 def _samples(run_dir: Path, references: dict[str, str]) -> list[dict]:
     """The compare run's answered samples, as ragas and the seed loop take them."""
-    latest = {}
-    for line in (run_dir / "records.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        latest[record["key"]] = record
     return [
         {
             "qid": r["qid"],
@@ -288,8 +283,8 @@ def _samples(run_dir: Path, references: dict[str, str]) -> list[dict]:
             "contexts": [c["text"] for c in r["contexts"]],
             "reference": references.get(r["qid"]) or "",
         }
-        for r in latest.values()
-        if r["kind"] == "answer" and r.get("answer")
+        for r in RunStore(run_dir).of_kind("answer")
+        if r.get("answer")
     ]
 
 

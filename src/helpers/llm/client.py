@@ -174,9 +174,7 @@ class LLM:
         stop = self.stops_for(stop)
         key = cache_key(self._payload(messages, temperature, max_tokens, seed - sample, sample, stop, json_schema))
         record = CallRecord(c.provider, c.model, key, max_tokens=max_tokens)
-        self.calls.append(record)
-        for tracked in getattr(self._tracking, "lists", ()):
-            tracked.append(record)
+        self._track([record])
         start = time.perf_counter()
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -207,21 +205,29 @@ class LLM:
             exc.record = record
             raise
         record.latency_s = time.perf_counter() - start
-        record.input_tokens, record.output_tokens = completion.input_tokens, completion.output_tokens
-        price = c.price()
-        record.cost_usd = (
-            completion.input_tokens * price.input_per_mtok + completion.output_tokens * price.output_per_mtok
-        ) / 1e6
+        return self._settle(record, completion.text, completion.input_tokens, completion.output_tokens)
+
+    def _track(self, records: list[CallRecord]) -> None:
+        """Account `records` to this client and to every `track()` block open in this thread."""
+        self.calls.extend(records)
+        for tracked in getattr(self._tracking, "lists", ()):
+            tracked.extend(records)
+
+    def _settle(self, record: CallRecord, text: str, input_tokens: int, output_tokens: int) -> LLMResult:
+        """A call answered: its tokens and cost on the record, the answer in the cache."""
+        c, price = self.config, self.config.price()
+        record.input_tokens, record.output_tokens = input_tokens, output_tokens
+        record.cost_usd = (input_tokens * price.input_per_mtok + output_tokens * price.output_per_mtok) / 1e6
         if self.cache is not None:
             self.cache.put(
-                key,
+                record.key,
                 provider=c.provider,
                 model=c.model,
-                text=completion.text,
-                input_tokens=completion.input_tokens,
-                output_tokens=completion.output_tokens,
+                text=text,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
             )
-        return LLMResult(completion.text, record)
+        return LLMResult(text, record)
 
     def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop, fmt=None, n=1):
         c = self.config
@@ -311,9 +317,7 @@ class LLM:
         for i in samples:
             key = cache_key(self._payload(messages, temperature, max_tokens, base_seed, i, stop, json_schema))
             records.append(CallRecord(c.provider, c.model, key, max_tokens=max_tokens))
-        self.calls.extend(records)
-        for tracked in getattr(self._tracking, "lists", ()):
-            tracked.extend(records)
+        self._track(records)
         start = time.perf_counter()
         fmt = response_format(c, json_schema)
         try:
@@ -331,26 +335,12 @@ class LLM:
             self.calls.remove(record)
             for tracked in getattr(self._tracking, "lists", ()):
                 tracked.remove(record)
-        price, out = c.price(), {}
         shares = _split(completion.output_tokens, [len(t) for t in texts])
+        out = {}
         for j, (i, record, text) in enumerate(zip(samples, records, texts)):
             # the prompt is paid once, by the first choice, and so is the wait; the output tokens shared by length
-            record.input_tokens = completion.input_tokens if j == 0 else 0
-            record.output_tokens = shares[j]
             record.latency_s = time.perf_counter() - start if j == 0 else 0.0
-            record.cost_usd = (
-                record.input_tokens * price.input_per_mtok + record.output_tokens * price.output_per_mtok
-            ) / 1e6
-            if self.cache is not None:
-                self.cache.put(
-                    record.key,
-                    provider=c.provider,
-                    model=c.model,
-                    text=text,
-                    input_tokens=record.input_tokens,
-                    output_tokens=record.output_tokens,
-                )
-            out[i] = LLMResult(text, record)
+            out[i] = self._settle(record, text, completion.input_tokens if j == 0 else 0, shares[j])
         return out
 
     def complete_many(self, batch: list[list[dict]], **params) -> list[LLMResult]:

@@ -304,7 +304,7 @@ def make_handler(
                 return self._fail(error)
             if provider is not None:
                 try:
-                    provider.admit(message_tokens(request["messages"]) * request["n"])
+                    latency = provider.admit(message_tokens(request["messages"]) * request["n"])
                 except Refused as refused:
                     kind = "rate_limit_error" if refused.status == 429 else "server_error"
                     retry = {"Retry-After": f"{refused.retry_after:.2f}"} if refused.retry_after else {}
@@ -323,7 +323,7 @@ def make_handler(
                     RequestError(f"the model failed: {type(exc).__name__}", status=500, kind="server_error")
                 )
             if provider is not None:  # the hosted call's latency, then the answer
-                provider.finish(body["usage"]["completion_tokens"], request_digest(request))
+                provider.finish(body["usage"]["completion_tokens"], request_digest(request), latency)
             self._send(200, body)
 
         def _complete(self, request) -> dict:

@@ -93,9 +93,10 @@ class SimulatedProvider:
         self._in_flight = 0
         self.counts = {"answered": 0, "rate_limited": 0, "500": 0, "hang": 0, "drop": 0}
 
-    def admit(self, prompt_tokens: int) -> None:
+    def admit(self, prompt_tokens: int) -> float:
         """Count the call against the limits, or refuse it (Refused 429); then maybe inject a
-        failure (Refused 500, Dropped hang/drop). A call admitted must be followed by `done()`."""
+        failure (Refused 500, Dropped hang/drop). Returns the call's latency (s), for `finish`;
+        a call admitted must be followed by `finish` or `done()`."""
         sim = self.sim
         with self._lock:
             now = time.monotonic()
@@ -129,16 +130,14 @@ class SimulatedProvider:
         if failure in ("hang", "drop"):
             self.done()
             raise Dropped(failure, sim.hang_s if failure == "hang" else latency)
-        self._latency.value = latency
+        return latency
 
-    _latency = threading.local()
-
-    def finish(self, output_tokens: int, request_digest: str) -> None:
+    def finish(self, output_tokens: int, request_digest: str, latency: float = 0.0) -> None:
         """After the model answered: the rest of the call's time (latency and generation), the
         output tokens counted against the token limit, the call written to the ledger."""
         sim = self.sim
         try:
-            seconds = getattr(self._latency, "value", 0.0)
+            seconds = latency
             if sim.tokens_per_s:
                 seconds += output_tokens / sim.tokens_per_s
             time.sleep(seconds)
