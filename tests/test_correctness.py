@@ -198,3 +198,41 @@ def test_one_failing_answer_is_recorded_and_the_rest_scored(monkeypatch):
     bad = scores[scores["id"] == "bad"]
     assert bad["value"].isna().all() and bad["reason"].str.contains("RuntimeError: embedding failed").all()
     assert np.isfinite(scores[(scores["id"] == "good") & (scores["metric"] == "correctness")]["value"]).all()
+
+
+def test_validity_table_separates_judges_people_agree_with(monkeypatch):
+    """agreement(): a metric that ranks the 'yes' answers first agrees; one that does not cannot
+    tell; kappa is read at the metric's own threshold; retrieval is valid by construction."""
+    from helpers.judges import validity
+
+    rng = np.random.default_rng(0)
+    labels = pd.DataFrame(
+        {"model": "m", "architecture": "a", "qid": [f"q{i}" for i in range(40)], "correct": ["yes"] * 12 + ["no"] * 28}
+    )
+    truth = (labels["correct"] == "yes").to_numpy(float)
+    good = 0.55 + 0.3 * truth + rng.uniform(-0.1, 0.1, 40)  # every 'yes' above 0.68, every 'no' below
+    noise = rng.uniform(0, 1, 40)
+    scores = pd.concat(
+        [
+            labels[["model", "architecture", "qid"]].assign(judge="correctness", metric="correctness", value=good),
+            labels[["model", "architecture", "qid"]].assign(judge="correctness", metric="similarity", value=noise),
+        ]
+    )
+    table = validity.agreement(labels, scores).set_index("metric")
+    assert table.at["correctness", "auroc"] == 1.0 and table.at["correctness", "status"] == validity.AGREES
+    assert table.at["correctness", "threshold"] == THRESHOLD and table.at["correctness", "kappa"] == 1.0
+    assert table.at["similarity", "auroc_low"] < 0.5 < table.at["similarity", "auroc_high"]
+    assert table.at["similarity", "status"] == validity.CANNOT_TELL
+    assert validity.status("retrieval/ndcg@5") == validity.BY_CONSTRUCTION
+    assert validity.status("offline", "relevance") in (validity.NOT_CHECKED, validity.CANNOT_TELL)
+
+
+def test_the_shipped_validity_table_is_what_the_sheets_give():
+    """helpers/judges/validity.csv is written by `judge-eval --labels benchmarks/labels`; its
+    correctness row must match the hand labels (the judge's weights and the sheets are committed)."""
+    from helpers.judges import validity
+
+    row = validity.row_of("correctness", "correctness")
+    assert row is not None and row["n"] == 120 and row["positives"] == 16
+    assert row["auroc"] >= 0.90 and row["status"] == validity.AGREES
+    assert validity.trusted("correctness/correctness")

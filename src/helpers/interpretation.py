@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from helpers.stats import mean_text
+from helpers.stats import MIN_INTERVAL_N, mean_text
 
 TRACE_SOURCE = "trace-evaluation-guide.md, 8. Interpreting Scores"
 RAGAS_SOURCE = "ragas-evaluation-framework.md, Interpreting RAGAS Scores"
@@ -165,9 +165,18 @@ def bands_legend(metrics) -> str:
     return "\n".join(lines) or "No reference document bands these metrics."
 
 
-def mean_with_band(metric: str, mean, low, high, n) -> str:
+# How far people agree with a metric's judge (helpers.judges.validity writes these statuses): a
+# band and a pattern are given only where people's labels back the metric
+AGREES, BY_CONSTRUCTION = "agrees", "against people's labels"
+TRUSTED = (AGREES, BY_CONSTRUCTION)
+
+
+def mean_with_band(metric: str, mean, low, high, n, validity: str | None = None) -> str:
     """'0.850 [0.800, 0.900] Good', or '0.740 (n = 1) Needs improvement'; no band word for a metric
-    no reference document bands: a report table's cell."""
+    no reference document bands, nor for one whose `validity` (helpers.judges.validity.status)
+    people's labels do not back: a report table's cell."""
+    if validity is not None and validity not in TRUSTED:
+        return mean_text(mean, low, high, n)
     scale = band(metric, mean)
     return mean_text(mean, low, high, n) + ("" if scale is NO_BAND else f" {scale.name}")
 
@@ -307,15 +316,20 @@ def detect(table: pd.DataFrame) -> pd.DataFrame:
     """The patterns of each architecture in a summary table (architecture, metric, mean, ci_low,
     ci_high, n: helpers.experiment.analysis.summary): one row per (architecture, pattern) whose
     means meet every condition; `status` 'named' when the intervals support every condition,
-    'possible' when one straddles its threshold. Patterns over metrics the run lacks are skipped."""
+    'possible' when one straddles its threshold. Patterns over metrics the run lacks are skipped, and
+    so are those over a mean of fewer than MIN_INTERVAL_N samples (no interval to read) or over a
+    metric whose `validity` column (when the table has one) is not TRUSTED: a pattern's thresholds
+    mean something only where people's labels back its metrics."""
     rows = []
     columns = ["architecture", "family", "pattern", "status", "evidence", "problem", "fix", "source"]
     if table is None or table.empty:
         return pd.DataFrame(columns=columns)
+    if "validity" in table:
+        table = table[table["validity"].isin(TRUSTED)]
     for architecture, part in table.groupby("architecture", sort=False):
         for pattern in PATTERNS:
             values = [_interval(part, c.metric) for c in pattern.conditions]
-            if any(v is None or math.isnan(v[0]) for v in values):
+            if any(v is None or math.isnan(v[0]) or v[3] < MIN_INTERVAL_N for v in values):
                 continue
             if not all(c.by_value(v[0]) for c, v in zip(pattern.conditions, values)):
                 continue

@@ -12,8 +12,8 @@ from helpers import paths
 from helpers.errors import UserError
 from helpers.experiment.config import ExperimentConfig, StatisticsConfig, load_config
 from helpers.inputs import inside
-from helpers.interpretation import bands_legend, detect, mean_with_band
-from helpers.judges import is_quality
+from helpers.interpretation import TRUSTED, bands_legend, detect, mean_with_band
+from helpers.judges import is_quality, validity
 from helpers.ragas_eval import RAGAS_METRICS
 from helpers.stats import MIN_INTERVAL_N, bootstrap_ci, compare_to_baseline, summarize
 
@@ -75,11 +75,14 @@ def quality_scores(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(scores: pd.DataFrame, config: Settings = None) -> pd.DataFrame:
-    """Mean and bootstrap interval per (architecture, judge/metric), at the run's confidence."""
+    """Mean and bootstrap interval per (architecture, judge/metric), at the run's confidence, and
+    each metric's `validity` (how far people agree with its judge: helpers.judges.validity.status)."""
     stats = statistics_settings(config)
-    return summarize(
+    table = summarize(
         quality_scores(scores), confidence=stats.confidence, n_resamples=stats.n_resamples, seed=stats.seed
     )
+    table["validity"] = table["metric"].map(lambda metric: validity.status(metric))
+    return table
 
 
 def baseline_of(quality: pd.DataFrame, config: Settings = None) -> str | None:
@@ -201,16 +204,28 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
     level = _percent(statistics_settings(config).confidence)
     column = f"mean [{level} CI]"
     table[column] = [
-        mean_with_band(r["metric"], r["mean"], r["ci_low"], r["ci_high"], r["n"]) for r in table.to_dict("records")
+        mean_with_band(r["metric"], r["mean"], r["ci_low"], r["ci_high"], r["n"], r["validity"])
+        for r in table.to_dict("records")
     ]
+    trusted = table["validity"].isin(TRUSTED)
     parts += [
         "",
-        f"Means with {level} bootstrap intervals and their band, {column} (fewer than {MIN_INTERVAL_N} "
-        "samples: no interval, n shown):",
-        table.pivot(index="architecture", columns="metric", values=column).to_string(),
+        f"Headline: means with {level} bootstrap intervals and their band, {column} (fewer than {MIN_INTERVAL_N} "
+        "samples: no interval, n shown); only metrics people's labels back:",
+        table[trusted].pivot(index="architecture", columns="metric", values=column).to_string()
+        if trusted.any()
+        else "(no metric of this run is backed by people's labels: see below)",
         "",
-        bands_legend(table["metric"]),
+        bands_legend(table.loc[trusted, "metric"]),
     ]
+    if (~trusted).any():
+        parts += [
+            "",
+            "Not in the headline, no band, no pattern (how far people agree with each judge, "
+            "helpers/judges/validity.csv):",
+        ]
+        parts += [f"- {metric}: {validity.note(metric)}" for metric in dict.fromkeys(table.loc[~trusted, "metric"])]
+        parts += ["", table[~trusted].pivot(index="architecture", columns="metric", values=column).to_string()]
     found = detect(table)
     if len(found):
         parts += ["", "Diagnostic patterns (named: the intervals support every condition; possible: one straddles):"]
@@ -218,6 +233,12 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
             f"- {r['architecture']}: {r['pattern']} ({r['status']}; {r['evidence']}): {r['problem']}"
             + (f"; try: {r['fix']}" if r["fix"] else "")
             for r in found.to_dict("records")
+        ]
+    else:
+        parts += [
+            "",
+            "Diagnostic patterns: none named (a pattern is read only from metrics people's labels back, "
+            f"each over at least {MIN_INTERVAL_N} samples)",
         ]
     comp = comparisons(scores, config)
     if len(comp):

@@ -35,7 +35,7 @@ from helpers.experiment.analysis import (  # noqa: E402
 )
 from helpers.figures import save_figure  # first: it selects the headless backend before pyplot loads
 from helpers.inputs import inside  # noqa: E402
-from helpers.interpretation import band_table, base_metric
+from helpers.interpretation import TRUSTED, band_table, base_metric
 from helpers.judges import grounding_metrics
 from helpers.stats import MIN_INTERVAL_N
 
@@ -142,13 +142,15 @@ def metric_bars(table: pd.DataFrame, *, confidence: float = 0.95, per_row: int =
             if row["mean"] == row["mean"]:
                 top = row["ci_high"] if wide[i] else row["mean"]
                 ax.text(i, min(top + 0.03, 1.08), f"n={int(row['n'])}", ha="center", fontsize=6, color="#333")
-        table_of = band_table(metric)
+        status = part["validity"].iloc[0] if "validity" in part else None
+        trusted = status is None or status in TRUSTED
+        table_of = band_table(metric) if trusted else None  # no band where people's labels do not back it
         if table_of is not None:
             for b in table_of.bands[base_metric(metric)][:-1]:
                 ax.axhline(b.floor, color=b.colour, linestyle=":", linewidth=0.8)
                 ax.text(len(part) - 0.5, b.floor, b.name, fontsize=5, color=b.colour, ha="right", va="bottom")
         ax.set_xticks(x, part["architecture"])
-        ax.set_title(metric, fontsize=9)
+        ax.set_title(metric if trusted else f"{metric}\n({status})", fontsize=9 if trusted else 7)
         ax.set_ylim(0, 1.12)
         ax.tick_params(axis="x", rotation=60, labelsize=8)
     if not scored:

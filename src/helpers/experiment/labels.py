@@ -20,9 +20,11 @@ import numpy as np
 import pandas as pd
 
 from helpers.errors import UserError
-from helpers.experiment.analysis import natural_key, run_dir
+from helpers.experiment.analysis import load_scores, natural_key, run_dir
 from helpers.experiment.store import RunStore
-from helpers.judges import grounding_metrics
+from helpers.judges import grounding_metrics, judge_class
+from helpers.judges.external import standalone_judges
+from helpers.judges.validity import agreement
 from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 
 LABELS = ("yes", "partly", "no")
@@ -221,3 +223,106 @@ def label_figure(summary: pd.DataFrame):
     axes[1].legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------- the validity table from the sheets
+CONTEXT_LABEL_COLUMNS = ("model", "architecture", "qid", "context_ids", "context", "contexts_holding", "note")
+
+
+def load_context_labels(path: str | Path) -> pd.DataFrame:
+    """A sheet of context-set labels: per (model, architecture, qid), `context` (is the reference's
+    answer in the contexts the answer was written from? yes / partly / no), `contexts_holding` (the
+    context numbers that hold it) and the `context_ids` (doc_ids under the default chunking)."""
+    path = Path(path)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in (*KEY_COLUMNS, "context", "context_ids") if c not in frame.columns]
+    if missing:
+        raise UserError(f"{path}: missing column(s) {missing}; a context sheet has {list(CONTEXT_LABEL_COLUMNS)}")
+    frame["context"] = frame["context"].str.strip().str.lower()
+    bad = frame.index[~frame["context"].isin(LABELS)]
+    if len(bad):
+        row = int(bad[0])
+        raise UserError(
+            f"{path}: row {row + 2}, column 'context': {frame.at[row, 'context']!r} is not one of {list(LABELS)}"
+        )
+    return frame
+
+
+def labelled_sheets(folder: str | Path) -> pd.DataFrame:
+    """Every sheet of `folder` (obstetrics-*.csv answer labels, contexts-*.csv context labels) as one
+    frame keyed by (model, architecture, qid), with `context_ids` where a context sheet gives them."""
+    folder = Path(folder)
+    answers = [load_labels(p) for p in sorted(folder.glob("obstetrics-*.csv"))]
+    if not answers:
+        raise UserError(f"{folder}: no answer sheets (obstetrics-*.csv) to check the judges against")
+    labels = pd.concat(answers, ignore_index=True)
+    contexts = [load_context_labels(p) for p in sorted(folder.glob("contexts-*.csv"))]
+    if contexts:
+        context = pd.concat(contexts, ignore_index=True)[[*KEY_COLUMNS, "context", "context_ids"]]
+        labels = labels.drop(columns=[c for c in ("context", "context_ids") if c in labels]).merge(
+            context, on=list(KEY_COLUMNS), how="left"
+        )
+    return labels
+
+
+def sheet_scores(labels: pd.DataFrame, *, judges: list[str] | None = None) -> pd.DataFrame:
+    """Scores of the labelled answers by every judge that needs no LLM (helpers.judges.external),
+    with the obstetrics questions, references and, where the sheet names them, the contexts the
+    answer was written from (default chunking). Long: model, architecture, qid, judge, metric, value."""
+    from helpers.data import load_dataset
+    from helpers.judges.external import judge_answers  # noqa: I001 (the judges' models load here)
+
+    data = load_dataset("obstetrics")
+    ids = labels["context_ids"].fillna("") if "context_ids" in labels else pd.Series("", index=labels.index)
+    unknown = sorted({d for cell in ids for d in cell.split() if d not in data.corpus})
+    if unknown:
+        raise UserError(f"context_ids {unknown[:3]} are not chunks of the default chunking; relabel the sheet")
+    answers = [
+        {
+            "qid": f"{row.model}|{row.architecture}|{row.qid}",
+            "question": data.queries[row.qid],
+            "answer": row.answer,
+            "contexts": [data.corpus[d]["text"] for d in ids[i].split()],
+            "reference": data.answers.get(row.qid),
+        }
+        for i, row in zip(labels.index, labels.itertuples())
+    ]
+    # answers whose contexts the sheet does not name are judged only against their reference
+    with_contexts = [a for a, cell in zip(answers, ids) if cell.strip()]
+    without = [a for a, cell in zip(answers, ids) if not cell.strip()]
+    parts = [judge_answers(with_contexts, judges, language=data.language)] if with_contexts else []
+    if without:
+        by_reference = [j for j in (judges or standalone_judges()) if _compares_to_reference(j)]
+        parts.append(judge_answers(without, by_reference, language=data.language))
+    scores = pd.concat(parts, ignore_index=True)
+    scores[list(KEY_COLUMNS)] = scores["id"].str.split("|", expand=True)
+    return scores.drop(columns="id")
+
+
+def _compares_to_reference(judge: str) -> bool:
+    """A judge whose every metric is checked against `correct`: it reads the answer and the
+    reference, not the contexts."""
+    return all(m.label == "correct" for m in judge_class(judge).metrics_for(None))
+
+
+def validity_from_sheets(folder: str | Path, *, runs: dict[str, str] | None = None, seed: int = 0) -> pd.DataFrame:
+    """The validity table (helpers.judges.validity.COLUMNS) of every judge against the sheets of
+    `folder`: the judges that need no LLM score the labelled answers here; LLM judges are read from
+    `runs` ({model: run_id}) of the same answers (matched by model, architecture, qid and answer
+    text: an answer that changed since it was labelled is left out)."""
+    labels = labelled_sheets(folder)
+    scores = [sheet_scores(labels)]
+    for model, run_id in (runs or {}).items():
+        from_run = load_scores(run_id).assign(model=model)
+        answers = {(r["architecture"], r["qid"]): r.get("answer") for r in RunStore(run_dir(run_id)).of_kind("answer")}
+        same = labels[labels["model"] == model]
+        unchanged = {
+            (r.architecture, r.qid) for r in same.itertuples() if answers.get((r.architecture, r.qid)) == r.answer
+        }
+        keep = [(a, q) in unchanged for a, q in zip(from_run["architecture"], from_run["qid"])]
+        scores.append(from_run[keep & ~from_run["judge"].isin(standalone_judges())])
+    table = agreement(labels, pd.concat(scores, ignore_index=True), seed=seed)
+    table["labels"] = ", ".join(
+        sorted(p.name for p in Path(folder).glob("*.csv") if p.name.startswith(("obstetrics-", "contexts-")))
+    )
+    return table

@@ -173,7 +173,7 @@ def intervals_wide(report: RunReport) -> pd.DataFrame:
         return pd.DataFrame()
     cells = report.summary.assign(
         cell=[
-            mean_with_band(r["metric"], r["mean"], r["ci_low"], r["ci_high"], r["n"])
+            mean_with_band(r["metric"], r["mean"], r["ci_low"], r["ci_high"], r["n"], r.get("validity"))
             for r in report.summary.to_dict("records")
         ]
     )

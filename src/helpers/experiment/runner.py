@@ -28,6 +28,7 @@ from helpers.data.documents import cite
 from helpers.experiment.accounting import failure_summary, show_failures, versions
 from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.experiment.exports import TRACE_FILES, trace_json
+from helpers.experiment.retrieval_first import format_table, retrieval_table
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
@@ -35,7 +36,7 @@ from helpers.generation import generate_answer, select_contexts
 from helpers.inputs import inside
 from helpers.judges import JUDGES, active_judges, metric_names
 from helpers.llm import LLM
-from helpers.retrieval.registry import build_retriever
+from helpers.retrieval.registry import build_retriever, needs_llm
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ class Experiment:
         self._progress = progress or (lambda step, done, total: None)
         self.timeline = Timeline()
         self.make_llm = LLM  # settings -> client; helpers.experiment.dry_run puts a stand-in here
+        self.shared: dict = {}  # built indexes, reused by every architecture (and the retrieval table)
 
     def llm(self, name: str | None):
         name = name or self.config.llms[0].name
@@ -94,7 +96,7 @@ class Experiment:
     def answers(self, data, queries) -> None:
         cfg = self.config
         gen_name = cfg.generation_llm or cfg.llms[0].name
-        llm, shared = self.llm(gen_name), {}
+        llm, shared = self.llm(gen_name), self.shared
         for architecture in cfg.architectures:
             todo = [q for q in queries if not self.store.finished(answer_key(architecture, gen_name, q))]
             if not todo:
@@ -261,8 +263,12 @@ class Experiment:
         if "ingest_report" in data.notes:  # a user's own documents: what was taken from each file, or why not
             self.store.write_json(data.notes["ingest_report"], "ingest_report.json")
         queries = self.questions(data)
-        self.answers(data, queries)
         gen_name = cfg.generation_llm or cfg.llms[0].name
+        if cfg.generate and not all(
+            self.store.finished(answer_key(a, gen_name, q)) for a in cfg.architectures for q in queries
+        ):
+            self.print_retrieval_table(data, queries)
+        self.answers(data, queries)
         answers = [
             self.store.records[answer_key(arch, gen_name, q)]
             for arch in cfg.architectures
@@ -275,6 +281,13 @@ class Experiment:
             if judge.stored:
                 self.score(judge, answers, data)
         return self.finish(data, answers, time.perf_counter() - started)
+
+    def print_retrieval_table(self, data, queries) -> None:
+        """Retrieval against the qrels before the first answer (helpers.experiment.retrieval_first)."""
+        with self.timeline.step("retrieval table"):
+            table = retrieval_table(self.config, data, queries, self.shared)
+        skipped = [a for a in self.config.architectures if needs_llm(a, self.config.retrieval.options)]
+        tqdm.write("\n" + format_table(table, skipped) + "\n")
 
     def questions(self, data) -> dict[str, str]:
         """{qid: question} of this run: the config's questions (or all), sampled to n_questions."""

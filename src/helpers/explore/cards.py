@@ -8,7 +8,8 @@ from __future__ import annotations
 import html
 import math
 
-from helpers.interpretation import NO_BAND, TRACE_METRICS, band, band_table, detect, patterns_of, reading
+from helpers.interpretation import NO_BAND, TRACE_METRICS, TRUSTED, band, band_table, detect, patterns_of, reading
+from helpers.judges import validity as judge_validity
 
 LOW_BANDS = ("Fair", "Needs improvement", "Poor")
 
@@ -58,11 +59,18 @@ def diagnose(scores: dict) -> list[str]:
 
 
 def card_html(
-    metric: str, value: float | None, interval: tuple[float, float] | None = None, n: int | None = None
+    metric: str,
+    value: float | None,
+    interval: tuple[float, float] | None = None,
+    n: int | None = None,
+    validity: str | None = None,
 ) -> str:
     """One card: the metric, its value (and interval, or its n where too few samples give none),
-    its band and where the band comes from, what it means, its reading, what to change when low."""
-    scale = band(metric, value)
+    its band and where the band comes from, what it means, its reading, what to change when low;
+    with `validity` (helpers.judges.validity.status), how far people agree with its judge, and no
+    band where their labels do not back it."""
+    trusted = validity is None or validity in TRUSTED
+    scale = band(metric, value) if trusted else NO_BAND
     name, colour = scale.name, scale.colour
     meaning, action = MEANINGS.get(metric.split("/")[-1], ("", ""))
     missing = value is None or (isinstance(value, float) and math.isnan(value))
@@ -89,14 +97,20 @@ def card_html(
         if metric.split("/")[-1] in FRACTION_OF_CONTEXT
         else ""
     )
+    agreement = (
+        f"<div class='hx-validity' style='font-size:10px;color:#555'>People vs this judge: "
+        f"{html.escape(judge_validity.note(metric))}</div>"
+        if validity is not None
+        else ""
+    )
     return (
         f"<div class='hx-card' data-metric='{html.escape(metric)}' style='display:inline-block;vertical-align:top;"
         f"width:190px;margin:4px;padding:8px;border-radius:6px;border:2px solid {colour};font-family:sans-serif;line-height:1.3'>"
         f"<div style='font-size:12px;color:#333'>{html.escape(metric)}</div>"
         f"<div style='font-size:22px;font-weight:bold'>{shown}</div>{extra}"
         f"<div class='hx-band'{source} style='display:inline-block;padding:0 6px;border-radius:4px;"
-        f"background:{colour};color:white;font-size:11px'>{name if scale is not NO_BAND else 'no band'}</div>{said}"
-        f"<div style='font-size:11px;margin-top:4px'>{html.escape(meaning)}</div>{low}{caveat}</div>"
+        f"background:{colour};color:white;font-size:11px'>{name if scale is not NO_BAND else ('no band' if trusted else validity.split(' on ')[0].split(' against ')[0])}</div>{said}"
+        f"<div style='font-size:11px;margin-top:4px'>{html.escape(meaning)}</div>{low}{caveat}{agreement}</div>"
     )
 
 
@@ -121,7 +135,7 @@ def summary_cards_html(table) -> str:
     found = detect(table)
     for architecture, part in table.groupby("architecture", sort=False):
         cards = "".join(
-            card_html(r["metric"], r["mean"], (r["ci_low"], r["ci_high"]), int(r.get("n", 0) or 0))
+            card_html(r["metric"], r["mean"], (r["ci_low"], r["ci_high"]), int(r.get("n", 0) or 0), r.get("validity"))
             for r in part.to_dict("records")
         )
         judges = part["metric"].str.rsplit("/", n=1).str[0]

@@ -47,6 +47,15 @@ class Metric:
     # the score at which the judge's verdict flips (value >= threshold: the good side); the
     # validity table measures its agreement with people's labels there (None: 0.5)
     threshold: float | None = None
+    # the people's label it is checked against (helpers.judges.validity): "supported", "correct",
+    # "context" (the reference's answer is in the contexts), "qrels" (computed against people's
+    # relevance labels: valid by construction); None: "supported" for grounding metrics, else none
+    validated_by: str | None = None
+
+    @property
+    def label(self) -> str | None:
+        return self.validated_by or ("supported" if self.grounding else None)
+
     description: str = ""
 
     def check(self, value):

@@ -84,9 +84,15 @@ class ContextRecall(Judge):
         Metric(
             "context_recall",
             threshold=THRESHOLD,
+            validated_by="context",
             description="share of the reference's statements the contexts hold (soft: mean P(attributed))",
         ),
-        Metric("statements_found", quality=False, description="share of the reference's statements at P >= threshold"),
+        Metric(
+            "statements_found",
+            quality=False,
+            validated_by="context",
+            description="share of the reference's statements at P >= threshold",
+        ),
     )
 
     def prepare(self) -> None:

@@ -41,11 +41,28 @@ class Correctness(Judge):
         Metric(
             "correctness",
             threshold=THRESHOLD,
+            validated_by="correct",
             description="P(the answer says what the reference says): e5 similarity, content words both ways, numbers",
         ),
-        Metric("similarity", low=-1.0, quality=False, description="e5 cosine of answer and reference"),
-        Metric("word_recall", quality=False, description="share of the reference's content words in the answer"),
-        Metric("number_match", quality=False, description="F1 of the reference's and the answer's numbers"),
+        Metric(
+            "similarity",
+            low=-1.0,
+            quality=False,
+            validated_by="correct",
+            description="e5 cosine of answer and reference",
+        ),
+        Metric(
+            "word_recall",
+            quality=False,
+            validated_by="correct",
+            description="share of the reference's content words in the answer",
+        ),
+        Metric(
+            "number_match",
+            quality=False,
+            validated_by="correct",
+            description="F1 of the reference's and the answer's numbers",
+        ),
     )
 
     def prepare(self) -> None:

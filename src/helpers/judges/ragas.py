@@ -12,7 +12,13 @@ from helpers.ragas_eval import RAGAS_METRICS
 
 # answer relevancy is a mean cosine similarity, which can fall below 0
 METRICS = tuple(
-    Metric(m, low=-1.0 if m == "answer_relevancy" else 0.0, grounding=(m == "faithfulness")) for m in RAGAS_METRICS
+    Metric(
+        m,
+        low=-1.0 if m == "answer_relevancy" else 0.0,
+        grounding=(m == "faithfulness"),
+        validated_by="context" if m == "context_recall" else None,  # is the reference's answer in the contexts
+    )
+    for m in RAGAS_METRICS
 )
 
 

