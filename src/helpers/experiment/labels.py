@@ -64,6 +64,7 @@ def answers_sheet(
                 "reference": (references or {}).get(record["qid"], ""),
                 "answer": record.get("answer") or "",
                 "context_pages": " ".join(str(p) for p in pages),
+                "context_ids": " ".join(c["doc_id"] for c in record.get("contexts") or []),
                 "contexts": contexts,
                 "supported": "",
                 "correct": "",

@@ -166,7 +166,7 @@ class ResultsPanel(Panel):
         self.metric = w.Dropdown(description="metric")
         self.refresh = w.Button(description="Refresh", tooltip="list the saved runs and sweeps again")
         self.status = w.HTML()
-        self.figure = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.figure = w.Image(format="png", layout=hidden_until_drawn())
         self.figure.add_class("hx-figure")
         self.table = w.HTML()
         self.table.add_class("hx-intervals")
@@ -232,13 +232,20 @@ class ResultsPanel(Panel):
             figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
             plt.close(figure)
             self.figure.value = buffer.getvalue()
+            self.figure.layout.display = ""
         else:  # a sweep's figure, saved as PNG (none: no cell to draw)
             self.figure.value = Path(figure).read_bytes() if figure is not None else b""
+            self.figure.layout.display = "" if figure is not None else "none"
         self.table.value = table_html(table.round(3))
         self.status.value = ""
 
 
 EVERY_DATASET = "(every dataset)"
+
+
+def hidden_until_drawn():
+    """An empty Image is drawn by the browser as a broken picture: hidden until it holds a figure."""
+    return w.Layout(max_width="100%", display="none")
 
 
 class TrendsPanel(Panel):
@@ -262,7 +269,7 @@ class TrendsPanel(Panel):
         self.refresh = w.Button(description="Refresh", tooltip="list the saved runs again")
         self.refresh.add_class("hx-trends-refresh")
         self.status = w.HTML()
-        self.figure = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.figure = w.Image(format="png", layout=hidden_until_drawn())
         self.figure.add_class("hx-trend-figure")
         self.table = w.HTML()
         self.table.add_class("hx-trend-table")
@@ -323,6 +330,7 @@ class TrendsPanel(Panel):
         figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
         plt.close(figure)
         self.figure.value = buffer.getvalue()
+        self.figure.layout.display = ""
         shown = table.assign(
             finished=table["finished"].map(lambda t: f"{t:%Y-%m-%d %H:%M}"),
             value=[mean_text(r["mean"], r["ci_low"], r["ci_high"], r["n"]) for r in table.to_dict("records")],
