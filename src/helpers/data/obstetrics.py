@@ -1,5 +1,6 @@
-"""The obstetrics reference case: the guideline PDF as chunks, its 10 questions, MaternaQA-es,
-and the Spanish retrieval benchmark built from the two (`obstetrics-es`)."""
+"""The obstetrics reference case: the guideline PDF as chunks, its 10 questions with passage
+qrels marked by hand (obstetrics_qrels.yaml), MaternaQA-es, and the Spanish retrieval benchmark
+built from the two (`obstetrics-es`)."""
 from __future__ import annotations
 
 import hashlib
@@ -11,10 +12,12 @@ from helpers.data.chunking import chunk_spans
 from helpers.data.contracts import DataError, Dataset, read_jsonl
 from helpers.data.fetch import raw_path
 from helpers.data.pdf import read_pdf
+from helpers.data.quote_qrels import read_quote_labels, resolve_quote_qrels
 
 GUIDELINE_PDF = "obstetrics/guia_embarazo_parto_2023.pdf"
 QUESTIONS_JSON = "obstetrics/questions.json"
 SEED_CHUNKS_JSON = "obstetrics/chunks_final.json"   # the seed benchmark's own chunks
+QRELS_YAML = Path(__file__).with_name("obstetrics_qrels.yaml")  # the 10 questions' passages, as quotes
 CHUNKINGS = ("ours", "seed")
 MATERNAQA_JSONL = "maternaqa_es/validation.jsonl"
 MATERNAQA_FIELDS = ("qa_id", "pregunta", "respuesta", "contexto_fuente")
@@ -137,11 +140,23 @@ def load_questions(path: str | Path | None = None) -> tuple[dict[str, str], dict
 
 
 def load_obstetrics(**chunk_options) -> Dataset:
-    """Guideline chunks + the 10 questions with ground truths (no passage-level qrels)."""
+    """Guideline chunks + the 10 questions with ground truths and graded qrels: the passages marked
+    by hand in obstetrics_qrels.yaml (as quotes), resolved to the chunks of these options."""
     queries, answers = load_questions()
-    source = SEED_CHUNKS_JSON if chunk_options.get("chunks") == "seed" else GUIDELINE_PDF
-    return Dataset("obstetrics", "es", guideline_chunks(**chunk_options), queries,
-                   answers=answers, source=source)
+    seed = chunk_options.get("chunks") == "seed"
+    corpus = guideline_chunks(**chunk_options)
+    labels = read_quote_labels(QRELS_YAML)
+    unknown = sorted({label.qid for label in labels} - set(queries))
+    if unknown:
+        raise DataError(str(QRELS_YAML), f"labels for questions that do not exist: {unknown}")
+    # Every quote must land on the full guideline. A page subset keeps what it holds (a question
+    # whose passages lie outside has no qrels there); another PDF likewise. The seed's chunks are
+    # a cleaned re-extraction of the text, so a quote may not match them verbatim: that question
+    # then has no qrels there rather than an error.
+    strict = not seed and not chunk_options.get("pages") and not chunk_options.get("pdf_path")
+    qrels = resolve_quote_qrels(labels, corpus, source=str(QRELS_YAML), strict=strict)
+    source = SEED_CHUNKS_JSON if seed else GUIDELINE_PDF
+    return Dataset("obstetrics", "es", corpus, queries, qrels, answers, source=source)
 
 
 def read_maternaqa(path: str | Path | None = None) -> list[dict]:
