@@ -1,6 +1,7 @@
 """The obstetrics reference case: the guideline PDF as chunks, its 10 questions with passage
 qrels marked by hand (obstetrics_qrels.yaml), MaternaQA-es, and the Spanish retrieval benchmark
 built from the two (`obstetrics-es`)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -16,7 +17,7 @@ from helpers.data.quote_qrels import read_quote_labels, resolve_quote_qrels
 
 GUIDELINE_PDF = "obstetrics/guia_embarazo_parto_2023.pdf"
 QUESTIONS_JSON = "obstetrics/questions.json"
-SEED_CHUNKS_JSON = "obstetrics/chunks_final.json"   # the seed benchmark's own chunks
+SEED_CHUNKS_JSON = "obstetrics/chunks_final.json"  # the seed benchmark's own chunks
 QRELS_YAML = Path(__file__).with_name("obstetrics_qrels.yaml")  # the 10 questions' passages, as quotes
 CHUNKINGS = ("ours", "seed")
 MATERNAQA_JSONL = "maternaqa_es/validation.jsonl"
@@ -24,8 +25,14 @@ MATERNAQA_FIELDS = ("qa_id", "pregunta", "respuesta", "contexto_fuente")
 CHUNKER_VERSION = 1  # bump when chunking or PDF cleaning changes, to invalidate cached chunks
 
 
-def chunk_pdf(pdf_path: str | Path, *, pages: str | None = None, chunk_size: int = 500,
-              chunk_overlap: int = 100, boundary: str = "sentence") -> dict[str, dict]:
+def chunk_pdf(
+    pdf_path: str | Path,
+    *,
+    pages: str | None = None,
+    chunk_size: int = 500,
+    chunk_overlap: int = 100,
+    boundary: str = "sentence",
+) -> dict[str, dict]:
     """Chunk a PDF into a BEIR corpus; each chunk keeps its pages and section.
 
     Pages are joined into one text so chunks can cross page breaks; `page` is where a chunk
@@ -50,7 +57,7 @@ def chunk_pdf(pdf_path: str | Path, *, pages: str | None = None, chunk_size: int
         doc_id = f"p{page.number}_c{per_page[page.number]}"
         corpus[doc_id] = {
             "title": page.section_title,
-            "text": text[span.start:span.end],
+            "text": text[span.start : span.end],
             "page": page.number,
             "page_end": pdf_pages[end_idx].number,
             "section_number": page.section_number,
@@ -79,19 +86,35 @@ def seed_chunks(path: str | Path | None = None) -> dict[str, dict]:
         for name, kind in (("chunk_id", str), ("content", str), ("page_number", int)):
             value = item.get(name) if isinstance(item, dict) else None
             if not isinstance(value, kind) or isinstance(value, bool) or (kind is str and not value.strip()):
-                raise DataError(str(path), f"missing, empty or not {kind.__name__}", record=f"#{i}",
-                                field_name=name, fix="Each chunk needs chunk_id, content and page_number")
+                raise DataError(
+                    str(path),
+                    f"missing, empty or not {kind.__name__}",
+                    record=f"#{i}",
+                    field_name=name,
+                    fix="Each chunk needs chunk_id, content and page_number",
+                )
         if item["chunk_id"] in corpus:
             raise DataError(str(path), "duplicate chunk_id", record=f"#{i}", field_name="chunk_id")
-        corpus[item["chunk_id"]] = {"title": item.get("section_title") or "", "text": item["content"],
-                                    "page": item["page_number"], "section_number": item.get("section_number"),
-                                    "section_title": item.get("section_title")}
+        corpus[item["chunk_id"]] = {
+            "title": item.get("section_title") or "",
+            "text": item["content"],
+            "page": item["page_number"],
+            "section_number": item.get("section_number"),
+            "section_title": item.get("section_title"),
+        }
     return corpus
 
 
-def guideline_chunks(*, pdf_path: str | Path | None = None, pages: str | None = None,
-                     chunk_size: int = 500, chunk_overlap: int = 100,
-                     boundary: str = "sentence", use_cache: bool = True, chunks: str = "ours") -> dict[str, dict]:
+def guideline_chunks(
+    *,
+    pdf_path: str | Path | None = None,
+    pages: str | None = None,
+    chunk_size: int = 500,
+    chunk_overlap: int = 100,
+    boundary: str = "sentence",
+    use_cache: bool = True,
+    chunks: str = "ours",
+) -> dict[str, dict]:
     """Chunks of the guideline, cached in data/processed/ per (pdf checksum, settings).
     `chunks`: "ours" (the PDF chunked here, default) or "seed" (the seed benchmark's own chunks,
     seed_chunks(); the chunking settings do not apply to them)."""
@@ -99,20 +122,25 @@ def guideline_chunks(*, pdf_path: str | Path | None = None, pages: str | None = 
         raise DataError(f"chunks={chunks!r}", f"unknown chunking; valid: {', '.join(CHUNKINGS)}")
     if chunks == "seed":
         if pdf_path or pages or (chunk_size, chunk_overlap, boundary) != (500, 100, "sentence"):
-            raise DataError("chunks='seed'", "the seed's chunks are fixed (500 / 100 over its own cleaned "
-                            "PDF): pdf_path, pages and the chunking settings do not apply")
+            raise DataError(
+                "chunks='seed'",
+                "the seed's chunks are fixed (500 / 100 over its own cleaned "
+                "PDF): pdf_path, pages and the chunking settings do not apply",
+            )
         return seed_chunks()
     pdf_path = Path(pdf_path) if pdf_path else raw_path(GUIDELINE_PDF)
     if not pdf_path.is_file():
-        raise DataError(str(pdf_path), "is a folder, not a PDF file" if pdf_path.is_dir() else "file not found",
-                        fix="Run `make data` or pass the path of a PDF file")
+        raise DataError(
+            str(pdf_path),
+            "is a folder, not a PDF file" if pdf_path.is_dir() else "file not found",
+            fix="Run `make data` or pass the path of a PDF file",
+        )
     key = hashlib.sha256(pdf_path.read_bytes()).hexdigest()[:16]
     settings = f"{key}-{pages}-{chunk_size}-{chunk_overlap}-{boundary}-v{CHUNKER_VERSION}"
     cache = paths.PROCESSED_DIR / f"chunks-{hashlib.sha256(settings.encode()).hexdigest()[:16]}.json"
     if use_cache and cache.exists():
         return json.loads(cache.read_text(encoding="utf-8"))
-    corpus = chunk_pdf(pdf_path, pages=pages, chunk_size=chunk_size,
-                       chunk_overlap=chunk_overlap, boundary=boundary)
+    corpus = chunk_pdf(pdf_path, pages=pages, chunk_size=chunk_size, chunk_overlap=chunk_overlap, boundary=boundary)
     if use_cache:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(".tmp")
@@ -127,8 +155,11 @@ def load_questions(path: str | Path | None = None) -> tuple[dict[str, str], dict
     try:
         items = json.loads(Path(path).read_text(encoding="utf-8"))["questions"]
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise DataError(str(path), f"not a questions file ({exc!r})",
-                        fix="Expected {'questions': [{'id', 'question', 'ground_truth'}]}") from exc
+        raise DataError(
+            str(path),
+            f"not a questions file ({exc!r})",
+            fix="Expected {'questions': [{'id', 'question', 'ground_truth'}]}",
+        ) from exc
     queries, answers = {}, {}
     for i, item in enumerate(items):
         for name in ("id", "question", "ground_truth"):
@@ -169,8 +200,13 @@ def read_maternaqa(path: str | Path | None = None) -> list[dict]:
         for name in MATERNAQA_FIELDS:
             value = record.get(name)
             if not isinstance(value, str) or not value.strip():
-                raise DataError(str(path), "missing or empty", record=f"line {line_no}", field_name=name,
-                                fix=f"Each line needs the fields {list(MATERNAQA_FIELDS)}")
+                raise DataError(
+                    str(path),
+                    "missing or empty",
+                    record=f"line {line_no}",
+                    field_name=name,
+                    fix=f"Each line needs the fields {list(MATERNAQA_FIELDS)}",
+                )
         records.append(record)
     if not records:
         raise DataError(str(path), "the file has no records")
@@ -189,8 +225,15 @@ def load_maternaqa(path: str | Path | None = None) -> Dataset:
     for record in records:
         text = _passage_text(record)
         doc_id = by_text.setdefault(text, f"mqa_{record['qa_id']}")
-        corpus.setdefault(doc_id, {"title": record.get("section", ""), "text": text,
-                                   "source_pdf": record.get("source_pdf"), "pages": record.get("pages")})
+        corpus.setdefault(
+            doc_id,
+            {
+                "title": record.get("section", ""),
+                "text": text,
+                "source_pdf": record.get("source_pdf"),
+                "pages": record.get("pages"),
+            },
+        )
         queries[record["qa_id"]] = record["pregunta"]
         answers[record["qa_id"]] = record["respuesta"]
         qrels[record["qa_id"]] = {doc_id: 1}
@@ -212,5 +255,6 @@ def load_obstetrics_es(qa_file: str | Path | None = None, **chunk_options) -> Da
             corpus[doc_id] = doc
             seen[key] = doc_id
     qrels = {qid: {remap.get(d, d): g for d, g in rels.items()} for qid, rels in materna.qrels.items()}
-    return Dataset("obstetrics-es", "es", corpus, materna.queries, qrels, materna.answers,
-                   source=str(qa_file or MATERNAQA_JSONL))
+    return Dataset(
+        "obstetrics-es", "es", corpus, materna.queries, qrels, materna.answers, source=str(qa_file or MATERNAQA_JSONL)
+    )
