@@ -99,9 +99,22 @@ def test_judges_vs_labels_auroc_and_agreement(tmp_path):
     assert strict["auroc"] == pytest.approx(0.75)  # q2's 0.7 sits above q4's 0.6: 3 of 4 pairs ordered
 
 
-@pytest.mark.parametrize("sheet", sorted(LABELS_DIR.glob("*.csv")), ids=lambda p: p.name)
+@pytest.mark.parametrize("sheet", sorted(LABELS_DIR.glob("contexts-*.csv")), ids=lambda p: p.name)
+def test_the_repository_context_labels_are_complete(sheet):
+    """Every committed context sheet labels 10 questions x 6 architectures, names the contexts
+    (doc_ids) it labelled, and says which of them hold the answer whenever it is there."""
+    from helpers.experiment.labels import load_context_labels
+
+    labels = load_context_labels(sheet)
+    assert len(labels) == 60 and labels.groupby("architecture").size().eq(10).all()
+    assert (labels["context_ids"].str.split().str.len() == 5).all()
+    holding = labels["contexts_holding"].str.strip() != ""
+    assert (holding == (labels["context"] != "no")).all()
+
+
+@pytest.mark.parametrize("sheet", sorted(LABELS_DIR.glob("obstetrics-*.csv")), ids=lambda p: p.name)
 def test_the_repository_labels_are_complete(sheet):
-    """Every committed sheet is fully labelled: 10 questions x 6 architectures, valid labels."""
+    """Every committed answer sheet is fully labelled: 10 questions x 6 architectures, valid labels."""
     labels = load_labels(sheet)
     assert len(labels) == 60 and labels.groupby("architecture").size().eq(10).all()
     assert labels["qid"].nunique() == 10

@@ -30,7 +30,9 @@ from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 LABELS = ("yes", "partly", "no")
 # What a labelled sheet keeps in the repository: the answer and where its contexts came from, not
 # the guideline's text or the seed's questions (data stays in data/; `answers_sheet` shows them)
-COMMITTED_COLUMNS = ("model", "architecture", "qid", "context_pages", "answer", "supported", "correct", "note")
+COMMITTED_COLUMNS = (
+    "model", "architecture", "qid", "context_pages", "context_ids", "answer", "supported", "correct", "note",
+)  # fmt: skip
 LABEL_SCORE = {"yes": 1.0, "partly": 0.5, "no": 0.0}
 LABEL_COLUMNS = ("supported", "correct")
 KEY_COLUMNS = ("model", "architecture", "qid")
@@ -260,9 +262,13 @@ def labelled_sheets(folder: str | Path) -> pd.DataFrame:
     contexts = [load_context_labels(p) for p in sorted(folder.glob("contexts-*.csv"))]
     if contexts:
         context = pd.concat(contexts, ignore_index=True)[[*KEY_COLUMNS, "context", "context_ids"]]
-        labels = labels.drop(columns=[c for c in ("context", "context_ids") if c in labels]).merge(
-            context, on=list(KEY_COLUMNS), how="left"
+        labels = labels.drop(columns=[c for c in ("context",) if c in labels]).merge(
+            context, on=list(KEY_COLUMNS), how="left", suffixes=("", "_context")
         )
+        if "context_ids_context" in labels:  # the answer sheet's own ids first, the context sheet's where it has none
+            given = labels["context_ids"].fillna("").astype(str)
+            labels["context_ids"] = given.where(given.str.strip() != "", labels["context_ids_context"].fillna(""))
+            labels = labels.drop(columns="context_ids_context")
     return labels
 
 

@@ -85,6 +85,8 @@ class Judge:
     # stored: each answer's scores are a record in the run store (False: recomputed from the
     # answers at the end of every invocation, for judges that cost nothing, e.g. retrieval metrics)
     stored: ClassVar[bool] = True
+    # calls an LLM (the one llm_name names): such a judge cannot score answers from a file alone
+    uses_llm: ClassVar[bool] = False
 
     def __init__(self, runner, data, options: BaseModel | None = None):
         self.runner, self.data, self.config = runner, data, runner.config

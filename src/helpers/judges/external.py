@@ -136,14 +136,7 @@ def guess_language(texts: list[str]) -> str:
 def standalone_judges() -> list[str]:
     """Registered judges that score an answer from its question, contexts and reference alone: no
     LLM, no run (retrieval metrics need qrels and a ranking; RAGAS and the LLM TRACe judge, an LLM)."""
-    from helpers.experiment.config import ExperimentConfig
-
-    config = ExperimentConfig()
-    return [
-        name
-        for name, judge in JUDGES.items()
-        if judge.stored and judge.llm_name(config) is None and judge.name != "ragas_evidence"
-    ]
+    return [name for name, judge in JUDGES.items() if judge.stored and not judge.uses_llm]
 
 
 def _records(answers: list[dict]) -> list[dict]:

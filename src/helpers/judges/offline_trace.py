@@ -15,7 +15,8 @@ class OfflineTrace(Judge):
     name, label = "offline", "offline TRACe judge"
     # adherence_score: P(supported) before the 0.5 threshold that makes `adherence`
     # its binary adherence is a threshold on adherence_score, P(supported): the score is the one to compare
-    metrics = tuple(Metric(m.name) for m in TRACE) + (
+    # its binary adherence is checked against people's `supported` labels too
+    metrics = tuple(Metric(m.name, validated_by="supported" if m.grounding else None) for m in TRACE) + (
         Metric("adherence_score", grounding=True, quality=False, description="P(every sentence supported)"),
     )
 

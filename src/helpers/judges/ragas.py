@@ -25,6 +25,7 @@ METRICS = tuple(
 @register
 class Ragas(Judge):
     name, label = "ragas", "RAGAS judge"
+    uses_llm = True
     metrics = METRICS
 
     @classmethod

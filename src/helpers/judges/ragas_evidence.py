@@ -14,6 +14,7 @@ from helpers.judges.models.evidence_faithfulness import EvidenceFaithfulness
 @register
 class RagasEvidence(Judge):
     name, label = "ragas_evidence", "RAGAS faithfulness (evidence model)"
+    uses_llm = True
     metrics = (Metric("faithfulness", grounding=True),)
 
     @classmethod

@@ -11,6 +11,7 @@ from helpers.trace.scoring import METRICS as TRACE_METRICS
 @register
 class LLMTrace(Judge):
     name, label = "trace_llm", "TRACe LLM judge"
+    uses_llm = True
     metrics = TRACE
 
     @classmethod
