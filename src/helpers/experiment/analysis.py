@@ -217,6 +217,8 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
         else "(no metric of this run is backed by people's labels: see below)",
         "",
         bands_legend(table.loc[trusted, "metric"]),
+        "How far people agree with each headline metric (helpers/judges/validity.csv):",
+        *[f"- {metric}: {validity.note(metric)}" for metric in dict.fromkeys(table.loc[trusted, "metric"])],
     ]
     if (~trusted).any():
         parts += [
