@@ -8,6 +8,9 @@ scikit-learn type listed in TRUSTED_TYPES. Beside each artefact, `<name>.json` i
 it is, how it was trained, and the sha256 of the artefact, checked before loading, so a file
 changed or swapped after training is refused by name.
 
+The same model gives the same bytes, so the same sha256 on every run and machine (`canonical`):
+skops alone names its files and references after memory addresses and dates each entry.
+
     write_artefact(model, path, card={"trained_on": ...})   # path.skops + path.json
     model = read_artefact(path, what="reranker", retrain="python -m helpers train-reranker")
 """
@@ -15,6 +18,7 @@ changed or swapped after training is refused by name.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import zipfile
 from datetime import datetime, timezone
@@ -45,9 +49,55 @@ def sha256_of(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+# every entry of a canonical archive carries this date (the earliest a zip can hold)
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def canonical(archive: bytes) -> bytes:
+    """A skops archive rewritten so that its bytes depend on the object alone. skops names each
+    array file and object reference after id() (a memory address, new every run) and dates each
+    entry with the time of writing; here references and files are numbered in the order the
+    schema meets them (from 1: skops ignores a reference of 0), every entry is dated ZIP_EPOCH
+    and stored uncompressed (zlib builds differ between machines, and so would deflated bytes).
+    Loading is unchanged: skops reads the files the schema names."""
+    with zipfile.ZipFile(io.BytesIO(archive)) as source:
+        names = set(source.namelist())
+        ids: dict[int, int] = {}
+        files: dict[str, str] = {}
+
+        def renumber(node):
+            if isinstance(node, list):
+                return [renumber(item) for item in node]
+            if not isinstance(node, dict):
+                return node
+            out = {}
+            for key, value in node.items():
+                if key == "__id__" and isinstance(value, int):
+                    out[key] = ids.setdefault(value, len(ids) + 1)
+                elif key == "file" and isinstance(value, str) and value in names:
+                    out[key] = files.setdefault(value, f"{len(files) + 1}.{value.rpartition('.')[2]}")
+                else:
+                    out[key] = renumber(value)
+            return out
+
+        schema = renumber(json.loads(source.read("schema.json")))
+        entries = {"schema.json": json.dumps(schema, indent=2).encode("utf-8")}
+        entries.update({new: source.read(old) for old, new in files.items()})
+    unread = names - set(files) - {"schema.json"}
+    if unread:  # a skops that writes entries by other means: refuse rather than drop them
+        raise ArtefactError(f"skops wrote entries its schema does not name ({sorted(unread)[:3]}); cannot canonicalise")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as out:
+        for name, data in entries.items():
+            info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
+            info.create_system, info.external_attr = 3, 0o644 << 16  # as written on Unix, whatever the OS
+            out.writestr(info, data)
+    return buffer.getvalue()
+
+
 def write_artefact(obj, path: str | Path, card: dict | None = None) -> dict:
-    """Write `obj` to `path` with skops (through a temporary file, so a kill mid-write leaves no
-    half artefact) and its card with the sha256 beside it; returns the card."""
+    """Write `obj` to `path` with skops, in canonical form (through a temporary file, so a kill
+    mid-write leaves no half artefact), and its card with the sha256 beside it; returns the card."""
     import skops.io as sio
 
     path = Path(path)
@@ -58,7 +108,7 @@ def write_artefact(obj, path: str | Path, card: dict | None = None) -> dict:
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    sio.dump(obj, tmp, compression=zipfile.ZIP_DEFLATED)
+    tmp.write_bytes(canonical(sio.dumps(obj)))
     tmp.replace(path)
     card = {
         **(card or {}),
