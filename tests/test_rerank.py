@@ -4,6 +4,7 @@ on SciFact pinned to the README's table."""
 
 import pytest
 
+from helpers.artefacts import read_card
 from helpers.retrieval import BM25, build_retriever
 from helpers.retrieval.learned.ltr_training import DEFAULT_PATH as LTR_ARTEFACT
 
@@ -97,6 +98,8 @@ def test_ltr_rerank_is_exact_k_and_deterministic():
     assert rerank.retrieve(QUERIES, k=5) == run
     # the features reuse the first stage's cached embedder: reranking embeds nothing new
     assert rerank.scorer.extractor.dense is rerank.base.dense.embedder
+    # a run's set-up names the artefact by its sha256 (the runner logs describe())
+    assert rerank.describe()["artefact"] == f"{LTR_ARTEFACT.name} sha256:{read_card(LTR_ARTEFACT)['sha256'][:12]}"
     assert next(iter(run["q2"])) == "a3" and next(iter(run["q3"])) == "a9"
     # over BM25 alone (no dense part to borrow from): still exactly k
     bm25_base = build_retriever("rerank", options={"rerank": {"base": "bm25", "candidates": 4}}).index(CORPUS)

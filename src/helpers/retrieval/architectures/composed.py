@@ -216,4 +216,6 @@ class Rerank(Retriever):
         return run
 
     def describe(self):
-        return {"candidates": self.candidates, "scorer": getattr(self.scorer, "name", type(self.scorer).__name__)}
+        scorer = getattr(self.scorer, "name", type(self.scorer).__name__)
+        artefact = getattr(self.scorer, "artefact", None)  # a trained scorer's file and sha256
+        return {"candidates": self.candidates, "scorer": scorer, **({"artefact": artefact} if artefact else {})}

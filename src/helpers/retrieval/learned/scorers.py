@@ -8,20 +8,22 @@
   dense model's similarity (the embeddings are cached by the first stage, so reranking embeds
   nothing new), query term, bigram (proximity) and title coverage, and length. Trained by
   `python -m helpers train-reranker` on SciFact's *train* claims (BEIR evaluates on its
-  validation claims). Deterministic; artefact in data/models/.
+  validation claims). Reproducible (the same sha256 whatever the threads); artefact in data/models/.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from helpers.artefacts import read_card
 from helpers.offline import resolve_model_path
 from helpers.retrieval.architectures.base import Retriever, doc_text
 from helpers.retrieval.architectures.dense import Dense
 from helpers.retrieval.learned.features import FeatureExtractor
-from helpers.retrieval.learned.ltr_training import load_reranker
+from helpers.retrieval.learned.ltr_training import DEFAULT_PATH, load_reranker
 
 ONLINE_CROSS_ENCODER = "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1"
 
@@ -88,8 +90,10 @@ class LTRScorer:
 
     name = "ltr-offline"
 
-    def __init__(self, model):
-        self.model = model
+    def __init__(self, model, *, artefact: str | None = None):
+        """`artefact`: which trained file scores (default None: a model given in memory), shown in
+        Rerank.describe() and so in a run's set-up."""
+        self.model, self.artefact = model, artefact
         self.extractor: FeatureExtractor | None = None
 
     def score(self, query: str, first_stage: dict[str, float], retriever: Retriever) -> np.ndarray:
@@ -104,8 +108,12 @@ class LTRScorer:
 
     @classmethod
     def load(cls, path=None) -> "LTRScorer":
-        """The artefact at `path` (default data/models/reranker-ltr.skops, trained when missing)."""
-        return cls(load_reranker(path))
+        """The artefact at `path` (default data/models/reranker-ltr.skops, trained when missing),
+        named by its file and the first 12 hex digits of its sha256 (from its card, just checked):
+        training is reproducible, so the digits tell whether two runs reranked with the same model."""
+        model = load_reranker(path)
+        path = Path(path or DEFAULT_PATH)
+        return cls(model, artefact=f"{path.name} sha256:{read_card(path)['sha256'][:12]}")
 
 
 def make_scorer(scorer: str = "ltr", *, scorer_path: str | None = None, batch_size: int = 32) -> Scorer:
