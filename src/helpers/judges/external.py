@@ -157,7 +157,6 @@ def judge_answers(answers: list[dict], judges: list[str] | None = None, *, langu
     """Long scores (LONG_COLUMNS) of `answers` (read_answers' records) by each judge in `judges`
     (default: every standalone judge that can be loaded here)."""
     from helpers.data.contracts import Dataset
-    from helpers.experiment.config import ExperimentConfig
 
     usable = standalone_judges()
     chosen = judges or usable
@@ -179,7 +178,8 @@ def judge_answers(answers: list[dict], judges: list[str] | None = None, *, langu
         {a["qid"]: a["question"] for a in answers},
         answers={a["qid"]: a["reference"] for a in answers if a["reference"]},
     )
-    runner = SimpleNamespace(config=ExperimentConfig(judges={name: {} for name in chosen if name != "offline"}))
+    # no run: the judges get no experiment config (a standalone judge reads only its own options)
+    runner = SimpleNamespace(config=None)
     rows = []
     for name in chosen:
         judge: Judge = JUDGES[name](runner, data)
