@@ -386,7 +386,7 @@ class Experiment:
             "timeline": self.timeline.steps,
             "score_rows": len(scores),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),  # the trends view's date
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),  # the trends view's date
         }  # this process
         self.store.write_json(summary, "summary.json")
         return summary
