@@ -31,6 +31,7 @@ KINDS = {
     "Generate a question for the given answer": "question",
     "verify if the context was useful": "context_verdict",
     "classify if the sentence can be attributed": "classifications",
+    "Given a ground truth and an answer statements": "correctness",
 }
 
 
@@ -136,6 +137,11 @@ def base_script():
                 for s in re.split(r"(?<=\.)\s+", d["answer"])
             ]
         },
+        "correctness": lambda d, i: {
+            "TP": [{"statement": s, "reason": "stated"} for s in d["answer"] if s in d["ground_truth"]],
+            "FP": [{"statement": s, "reason": "stated"} for s in d["answer"] if s not in d["ground_truth"]],
+            "FN": [{"statement": s, "reason": "stated"} for s in d["ground_truth"] if s not in d["answer"]],
+        },
         "fix": lambda d, i: "still not json",
     }
 
@@ -190,6 +196,34 @@ def test_context_precision_irrelevant_contexts_and_recall_missing_fact():
     recall_call = next(c for c in judge.calls if c["kind"] == "classifications")
     assert recall_call["input"]["context"] == "\n".join(mixed) and recall_call["input"]["answer"] == ref
     assert "verdicts by rank [1, 0, 1]" in rows.iloc[0]["reason"]
+
+
+def test_answer_correctness_follows_the_formula_and_needs_a_reference():
+    judge, scorer = scripted(metrics=("answer_correctness",))
+    reference = "Paris is the capital of France, in Europe."
+    half = "Paris is the capital of France and has 40 million inhabitants."
+    rows = scorer.score(
+        [
+            RagasSample("same", Q, reference, [], reference),
+            RagasSample("half", Q, half, [], reference),
+            RagasSample("noref", Q, half, [], None),
+        ]
+    ).rows.set_index("qid")
+    assert rows.loc["same", "value"] == pytest.approx(1.0)  # F1 1, cosine 1
+    # 1 TP, 1 FP (the population), 1 FN (Europe): F1 = 1 / (1 + (1 + 1) / 2) = 0.5
+    assert rows.loc["half", "value"] == pytest.approx(0.75 * 0.5 + 0.25 * cos(half, reference))
+    assert "1 TP, 1 FP, 1 FN" in rows.loc["half", "reason"] and "40 million" in rows.loc["half", "reason"]
+    assert math.isnan(rows.loc["noref", "value"]) and "no reference answer" in rows.loc["noref", "reason"]
+    classified = [c for c in judge.calls if c["kind"] == "correctness"]
+    assert classified[1]["input"]["ground_truth"] == STATEMENTS[reference]  # the reference's own statements
+
+
+def test_unknown_ragas_metric_is_named_with_the_valid_ones():
+    from helpers.experiment.config import JudgesConfig
+
+    with pytest.raises(ValueError, match="unknown RAGAS metric.*'answer_corectness'.*answer_correctness"):
+        JudgesConfig(ragas_metrics=["faithfulness", "answer_corectness"])
+    assert JudgesConfig(ragas_metrics=["answer_correctness"]).ragas_metrics == ["answer_correctness"]
 
 
 def test_answer_relevancy_asks_n_samples_and_follows_the_formula():
@@ -382,9 +416,10 @@ def check_finished(result, metrics):
 @pytest.mark.slow
 def test_end_to_end_with_the_local_model(tmp_path):
     llm = local_judge(ResponseCache(tmp_path / "c.sqlite"))
-    result = RagasJudge(llm, BowEmbedder(), language="es", strictness=2, timeout_s=300).score([E2E])
-    check_finished(result, ("faithfulness", "answer_relevancy", "context_precision", "context_recall"))
-    assert result.totals["calls"] >= 5 and result.totals["cost_usd"] == 0
+    metrics = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "answer_correctness")
+    result = RagasJudge(llm, BowEmbedder(), language="es", strictness=2, timeout_s=300, metrics=metrics).score([E2E])
+    check_finished(result, metrics)
+    assert result.totals["calls"] >= 7 and result.totals["cost_usd"] == 0
 
 
 @pytest.mark.slow

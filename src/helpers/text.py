@@ -23,9 +23,23 @@ _LANGUAGES = {
 }
 
 
+class _CombiningMarks(dict):
+    """str.translate table that drops combining marks, filled as characters are first seen
+    (a per-character generator was 2.6 s of a warm run's 3,500 chunks)."""
+
+    def __missing__(self, code_point: int):
+        self[code_point] = None if unicodedata.combining(chr(code_point)) else code_point
+        return self[code_point]
+
+
+_DROP_COMBINING = _CombiningMarks()
+
+
 def fold_accents(text: str) -> str:
     """'Cuál' -> 'Cual': NFKD, combining marks dropped."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKD", text).translate(_DROP_COMBINING)
 
 
 class Tokenizer:

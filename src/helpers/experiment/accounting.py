@@ -19,7 +19,6 @@ VERSIONS = (
     "pandas",
     "scikit-learn",
     "scipy",
-    "ranx",
 )
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from helpers.errors import UserError
 from helpers.inputs import load_yaml, safe_name
 from helpers.llm.config import LLMConfig
-from helpers.ragas_eval import RAGAS_METRICS
+from helpers.ragas_eval import RAGAS_CHOICES, RAGAS_METRICS
 from helpers.retrieval.architectures.options import RetrievalOptions
 from helpers.retrieval.registry import ARCHITECTURES
 
@@ -75,7 +75,10 @@ class JudgesConfig(Strict):
     offline: bool = Field(True, description="TRACe with the offline judge (python -m helpers train-judge)")
     trace_llm: str | None = Field(None, description="name of the LLM that judges TRACe (None: off)")
     ragas: str | None = Field("local", description="name of the LLM that judges RAGAS (None: off)")
-    ragas_metrics: list[str] = Field(default_factory=lambda: list(RAGAS_METRICS))
+    ragas_metrics: list[str] = Field(
+        default_factory=lambda: list(RAGAS_METRICS),
+        description=f"RAGAS metrics to score; the four by default, any of {list(RAGAS_CHOICES)}",
+    )
     ragas_questions: list[str] | None = Field(
         None, description="qids scored with RAGAS, for every architecture (RAGAS is slow on the local model); None: all"
     )
@@ -144,6 +147,14 @@ class JudgesConfig(Strict):
         if not data.get("other"):
             data.pop("other", None)
         return data
+
+    @field_validator("ragas_metrics")
+    @classmethod
+    def _known_ragas_metrics(cls, names: list[str]) -> list[str]:
+        unknown = [n for n in names if n not in RAGAS_CHOICES]
+        if unknown:
+            raise ValueError(f"unknown RAGAS metric(s) {unknown}; valid: {list(RAGAS_CHOICES)}")
+        return names
 
 
 class StatisticsConfig(Strict):

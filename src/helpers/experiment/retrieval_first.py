@@ -1,6 +1,6 @@
 """The retrieval table a run prints before its first answer: nDCG@10 and recall@k of every
 architecture that needs no LLM, on the questions with qrels, each with its bootstrap interval over
-questions (ranx for the metrics; helpers.stats for the intervals). Answers take minutes on a local
+questions (ranx's definitions for the metrics; helpers.stats for the intervals). Answers take minutes on a local
 model; whether retrieval finds the passages is known in seconds. HyDE and multi-query call the LLM
 to retrieve: their retrieval scores come with their answers (the `retrieval` judge)."""
 

@@ -13,6 +13,10 @@ which are kept for validation (`python benchmarks/correctness.py` refits, prints
 An answer is judged correct at `correctness >= THRESHOLD`, the tuning pairs' kappa-best cut.
 
     judges: {correctness: {}}     # every question with a reference answer; others score NaN
+
+With an LLM judge, RAGAS's answer correctness measures the same thing by the LLM's statement
+verdicts: `judges: {ragas: NAME, ragas_metrics: [answer_correctness]}` (judge `ragas`), checked
+against the same "correct" hand labels by judge-eval.
 """
 
 from __future__ import annotations

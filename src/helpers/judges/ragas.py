@@ -1,5 +1,6 @@
 """RAGAS (Es et al. 2023) faithfulness, answer relevancy, context precision and recall, with an
-LLM as judge (helpers.ragas_eval.runner)."""
+LLM as judge (helpers.ragas_eval.runner); answer correctness against the reference when
+`judges.ragas_metrics` names it."""
 
 from __future__ import annotations
 
@@ -8,17 +9,20 @@ import queue
 import pandas as pd
 
 from helpers.judges.base import Judge, Metric, register
-from helpers.ragas_eval import RAGAS_METRICS
+from helpers.ragas_eval import RAGAS_CHOICES, RAGAS_METRICS
 
+# the hand labels each metric is checked against (helpers.judges.validity): is the reference's answer
+# in the contexts; does the answer say what the reference says
+_VALIDATED_BY = {"context_recall": "context", "answer_correctness": "correct"}
 # answer relevancy is a mean cosine similarity, which can fall below 0
 METRICS = tuple(
     Metric(
         m,
         low=-1.0 if m == "answer_relevancy" else 0.0,
         grounding=(m == "faithfulness"),
-        validated_by="context" if m == "context_recall" else None,  # is the reference's answer in the contexts
+        validated_by=_VALIDATED_BY.get(m),
     )
-    for m in RAGAS_METRICS
+    for m in RAGAS_CHOICES
 )
 
 

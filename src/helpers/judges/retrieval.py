@@ -1,5 +1,5 @@
 """Retrieval quality of each answer's ranking against the dataset's qrels: nDCG, recall and MRR
-at the run's k (ranx, Bassani 2022; nDCG with linear gains, Järvelin & Kekäläinen 2002).
+at the run's k (ranx's definitions, Bassani 2022; nDCG with linear gains, Järvelin & Kekäläinen 2002).
 Computed from the answers at the end of every invocation (it costs nothing), never stored."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ relevancy's n questions are n separate samples (n=1-only providers work); Spanis
 adjusted prompts (`helpers.ragas_eval.prompts`); a metric that cannot be computed is NaN with its
 reason, and the run goes on.
 
-RAGAS_METRICS is the one definition of the four metric names. It is defined here, and the rest of
+RAGAS_METRICS is the one definition of the four metric names (RAGAS_CHOICES adds answer correctness). It is defined here, and the rest of
 the package is imported on first use (PEP 562 module __getattr__), so that
 `from helpers.ragas_eval import RAGAS_METRICS` does not import ragas (several seconds).
 """
@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import importlib
 
-# The RAGAS metric names as ragas 0.4.3 names its columns, in the seed benchmark's order.
+# The RAGAS metric names as ragas 0.4.3 names its columns, in the seed benchmark's order: the default.
 RAGAS_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+# Asked for by name in `judges.ragas_metrics`: answer correctness against the reference (the LLM's
+# take on what the offline `correctness` judge measures; two statement calls and one verdict call).
+RAGAS_OPTIONAL = ("answer_correctness",)
+RAGAS_CHOICES = RAGAS_METRICS + RAGAS_OPTIONAL
 
 # public name -> submodule that defines it (imported lazily)
 _LAZY = {
@@ -38,7 +42,7 @@ _LAZY = {
     "default_embedder": "adapters",
 }
 
-__all__ = ["RAGAS_METRICS", *_LAZY]
+__all__ = ["RAGAS_METRICS", "RAGAS_OPTIONAL", "RAGAS_CHOICES", *_LAZY]
 
 
 def __getattr__(name: str):

