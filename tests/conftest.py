@@ -47,6 +47,26 @@ def _isolate() -> None:
 
 _isolate()
 
+# Parallel workers (pytest-xdist, `make test` runs two): each worker is a process that imported this
+# file, so it has a session folder of its own (above); ports are free ports everywhere. Each worker
+# gets one thread per numeric library, so the two do not fight over 2 cores (the local LLM keeps its
+# own layout: its thread count is part of its cache key and of the answers the tests pin).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if WORKER:
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under `--dist loadgroup`, a module's tests stay on one worker (its module-scoped models,
+    servers and runs are built once), and tests marked `xdist_group("ray")` (Ray heads, which take
+    every core they are given) run one after another on one worker."""
+    for item in items:
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 # the shared cache's SQLite stores too (its derived models, checked by sha256, may be built by a test)
 GUARDED = [
     PROJECT / "data" / "cache",

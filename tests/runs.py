@@ -52,6 +52,41 @@ def run_env(tmp_path: Path, **extra) -> dict:
     }
 
 
+def cli_in_process(*args, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m helpers ARGS` called as `helpers.__main__.main(ARGS)` in this process: the same
+    exit code, standard output and error (a traceback, as the interpreter prints it, for an exception
+    that escapes), without a new interpreter importing torch and the models (seconds each). For the
+    tests of exit codes and messages; a subprocess (`cli`) stays where the process boundary is what
+    is tested. `env`: the variables to set for the call; `helpers.paths` is re-read from them and
+    restored afterwards."""
+    import contextlib
+    import importlib
+    import io
+    import traceback
+
+    from helpers import __main__ as entry
+    from helpers import paths
+
+    saved = dict(os.environ)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.update({k: v for k, v in (env or {}).items() if os.environ.get(k) != v})
+        importlib.reload(paths)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = entry.main([str(a) for a in args])
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+            except Exception:
+                traceback.print_exc(file=err)  # what the interpreter prints before exiting with 1
+                code = 1
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        importlib.reload(paths)
+    return subprocess.CompletedProcess(["helpers", *args], code, out.getvalue(), err.getvalue())
+
+
 def cli(*args, env=None, timeout=900):
     """`python -m helpers ARGS` in a subprocess, as a user runs it."""
     return subprocess.run(

@@ -64,6 +64,7 @@ def test_a_failed_rewrite_is_said_and_the_follow_up_is_searched_as_typed(bench):
     assert chat.turns == [] and chat.ask("Flu vaccine?").searched == "Flu vaccine?"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not QWEN.exists(), reason=f"{QWEN} not assembled: `make qwen`")
 def test_a_follow_up_that_depends_on_the_first_question_is_resolved_by_the_rewrite(bench):
     """The 1.5B model rewrites "How is it treated?" into a question about preeclampsia, and the

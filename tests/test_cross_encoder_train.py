@@ -46,6 +46,7 @@ def tiny_model(raw_ready, torch_one_thread, tmp_path_factory):
     return out, card
 
 
+@pytest.mark.slow
 def test_tiny_training_writes_a_cross_encoder_and_its_card(tiny_model):
     from sentence_transformers import CrossEncoder
 
@@ -65,6 +66,7 @@ def test_tiny_training_writes_a_cross_encoder_and_its_card(tiny_model):
     assert p.shape == (2,) and np.all((0 <= p) & (p <= 1))
 
 
+@pytest.mark.slow
 def test_the_cross_encoder_reranks_a_toy_corpus_deterministically(tiny_model):
     from helpers.retrieval.architectures.composed import Rerank
     from helpers.retrieval.architectures.sparse import BM25
@@ -82,6 +84,7 @@ def test_the_cross_encoder_reranks_a_toy_corpus_deterministically(tiny_model):
     assert np.allclose(sorted(scores, reverse=True), list(runs[0]["q"].values()), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     import torch
     from safetensors.torch import load_file

@@ -229,6 +229,7 @@ def documents_run(folder, tmp_path_factory):
     return next(paths.RESULTS_DIR.glob("documents-mis-documentos-*"))
 
 
+@pytest.mark.slow
 def test_run_over_the_folder_end_to_end(documents_run):
     run = documents_run
     report = json.loads((run / "ingest_report.json").read_text())
@@ -251,6 +252,7 @@ def test_run_over_the_folder_end_to_end(documents_run):
     assert {"retrieval/ndcg@3"} <= set(scores["judge"] + "/" + scores["metric"])  # qrels from `relevant`
 
 
+@pytest.mark.slow
 def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
     from sklearn.metrics import cohen_kappa_score
 
@@ -293,6 +295,7 @@ def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
     )
 
 
+@pytest.mark.slow
 def test_judge_eval_labels_command(documents_run, capsys):
     from helpers.__main__ import main
 

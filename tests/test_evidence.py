@@ -79,6 +79,7 @@ def tiny_model(raw_ready, tmp_path_factory):
     return out, card
 
 
+@pytest.mark.slow
 def test_tiny_training_writes_a_model_and_its_card(tiny_model):
     from helpers.judges.models.evidence import EvidenceModel
 
@@ -99,6 +100,7 @@ def test_tiny_training_writes_a_model_and_its_card(tiny_model):
     assert per_sentence.shape == (2,) and per_sentence[1] == 1.0  # "Yes." makes no claim
 
 
+@pytest.mark.slow
 def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     import torch
     from safetensors.torch import load_file
@@ -118,6 +120,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
         train_evidence_model(tmp_path / "other", TrainSettings(**(TINY | {"seed": 1})), progress=False)
 
 
+@pytest.mark.slow
 def test_stacked_judge_mixes_lexical_and_neural_support(tiny_model, tmp_path):
     from helpers.data import load_ragbench
     from helpers.judges.models.evidence import EvidenceModel
@@ -155,6 +158,7 @@ def test_judge_eval_names_the_valid_judges():
         judge_eval(judges="offline,nli")
 
 
+@pytest.mark.slow
 def test_ragas_faithfulness_with_evidence_verdicts(tiny_model):
     """Statements from the answer's sentences (no LLM, or an LLM whose statements do not restate
     the answer), each judged by the evidence model; the score is the supported share."""

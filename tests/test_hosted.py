@@ -228,9 +228,9 @@ def test_the_responder_fills_schemas_from_the_prompt_and_is_deterministic():
 
 
 def test_a_dry_run_that_would_have_to_call_the_llm_first_says_so(tmp_path):
-    from runs import cli
+    from runs import cli_in_process
 
-    result = cli("run", "--documents", str(tmp_path), "--dry-run")
+    result = cli_in_process("run", "--documents", tmp_path, "--dry-run")
     assert result.returncode == 2
     assert "--dry-run --documents needs --questions" in result.stderr
 

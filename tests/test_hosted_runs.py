@@ -56,6 +56,7 @@ def test_200_samples_under_5_percent_failures_are_all_accounted_for(raw_ready, t
     assert len(read_ledger(ledger)) == usage["requests"] - usage["retries"]  # every answered request counted
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_sigkill_half_way_resumes_without_asking_again_what_was_answered(raw_ready, tmp_path):
     ledger = tmp_path / "ledger.jsonl"
@@ -90,6 +91,7 @@ def test_a_sigkill_half_way_resumes_without_asking_again_what_was_answered(raw_r
     assert summary["answers"] == 40 and summary["failed_samples"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_dry_run_estimates_the_smoke_runs_tokens_within_20_percent(raw_ready, tmp_path):
     config = load_config(paths.CONFIGS_DIR / "smoke.yaml")

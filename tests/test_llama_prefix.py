@@ -22,6 +22,7 @@ def test_reusable_prefix_is_whole_blocks_of_the_shared_prompt_prefix():
         reusable_prefix(previous, previous, 100, 0)
 
 
+@pytest.mark.slow
 def test_answers_after_other_prompts_are_the_answers_from_an_empty_context():
     """Prompts that share a long prefix (one context, four questions), answered in two orders by
     one model that keeps its KV between calls, give the answers each gets from an empty context,

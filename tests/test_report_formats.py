@@ -14,7 +14,7 @@ from helpers.errors import UserError
 from helpers.experiment import analysis, figures_run
 from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.report_formats import FORMATS, collect, write_report
-from runs import TINY, cli, run_env, write_config
+from runs import TINY, cli_in_process, run_env, write_config
 
 ARCHITECTURES = ("bm25", "dense", "hybrid")
 QIDS = [f"q{i}" for i in range(1, 13)]  # q1..q12: natural order is not the string order
@@ -326,7 +326,7 @@ def test_every_format_on_a_real_run(real_run, fmt):
     tmp, env, run_id = real_run
     out = tmp / f"out.{fmt}"
     if fmt == "html":
-        done = cli("report", run_id, "--format", fmt, "--out", str(out), env=env, timeout=300)
+        done = cli_in_process("report", run_id, "--format", fmt, "--out", out, env=env)
         assert done.returncode == 0, done.stderr[-2000:]
         assert f"report ({fmt}): {out}" in done.stdout
     else:

@@ -18,7 +18,7 @@ from faults import FaultProxy
 from helpers.experiment.config import ExperimentConfig, load_config
 from helpers.experiment.runner import Experiment
 from helpers.llm.serving import local_server
-from runs import TINY, write_config
+from runs import TINY, cli_in_process, write_config
 from runs import cli as _cli
 from runs import run_env as _env
 
@@ -189,18 +189,26 @@ def test_max_failure_rate_decides_a_run(tmp_path):
     ],
 )
 def test_a_users_mistake_is_one_line_and_exit_2(args, message, tmp_path):
-    result = _cli(*args, env=_env(tmp_path), timeout=120)
+    result = cli_in_process(*args, env=_env(tmp_path))
     assert result.returncode == 2, result.stderr[-2000:]
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.stderr
-    debug = _cli("--debug", *args, env=_env(tmp_path), timeout=120)
+    debug = cli_in_process("--debug", *args, env=_env(tmp_path))
     assert debug.returncode != 0 and "Traceback (most recent call last)" in debug.stderr
 
 
+def test_a_mistake_through_a_real_process_is_one_line_and_exit_2(tmp_path):
+    """The same contract across the process boundary: what the shell sees."""
+    result = _cli("run", "configs/missing.yaml", env=_env(tmp_path), timeout=120)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: configs/missing.yaml: config file not found"), result.stderr
+    debug = _cli("--debug", "run", "configs/missing.yaml", env=_env(tmp_path), timeout=120)
+    assert debug.returncode == 1 and "Traceback (most recent call last)" in debug.stderr
+
+
 def test_unknown_architecture_in_a_config_is_one_line(tmp_path):
-    result = _cli(
-        "run", str(write_config(tmp_path, dict(TINY, architectures=["colbert"]))), env=_env(tmp_path), timeout=120
-    )
+    result = cli_in_process("run", write_config(tmp_path, dict(TINY, architectures=["colbert"])), env=_env(tmp_path))
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "unknown architecture(s) ['colbert']; valid names" in result.stderr
 

@@ -60,6 +60,8 @@ RAY_PROBE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.xdist_group("ray")  # a Ray head takes every core it is given: one at a time
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_the_local_ray_instance_listens_on_loopback_only():
     with tempfile.TemporaryDirectory(prefix="ray", dir="/tmp") as temp:  # Ray's socket paths: < 108 bytes
@@ -97,6 +99,7 @@ RAY_DRIVER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.xdist_group("ray")  # a Ray head takes every core it is given: one at a time
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_head_started_as_the_readme_says_stays_on_loopback_with_its_token():

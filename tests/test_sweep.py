@@ -194,9 +194,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def ray_head():
-    """A real Ray head on 127.0.0.1 (two CPUs, every port on loopback), stopped afterwards."""
+    """A real Ray head on 127.0.0.1 (two CPUs, every port on loopback), stopped after the module's
+    tests: started once (about 15 s up and 15 s down). The killed-worker test kills a worker, never
+    the head, so the next test finds it as a user would."""
     import shutil
     import tempfile
 
@@ -215,6 +217,7 @@ def _task_workers() -> list[int]:
     return [int(line.split()[0]) for line in out.splitlines() if "ray::run_one" in line]
 
 
+@pytest.mark.xdist_group("ray")  # a Ray head takes every core it is given: one at a time
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_a_sweep_on_a_ray_cluster_survives_a_killed_worker(tmp_path, raw_ready, ray_head):
@@ -252,6 +255,7 @@ def test_shipped_sweeps_expand(path, raw_ready):
     assert all(r["run_id"].startswith(load_sweep(path)[0].name + "--") for r in runs)
 
 
+@pytest.mark.xdist_group("ray")  # a Ray head takes every core it is given: one at a time
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_corpus_embedding_spreads_over_ray_workers(tmp_path, ray_head, monkeypatch):

@@ -107,6 +107,7 @@ class ConstantEmbedder:
         ),
     ],
 )
+@pytest.mark.slow
 def test_each_filter_bites_on_the_bundled_model(corpus, llm, settings, dropped_at):
     settings = {"max_candidates": 6, **settings}
     testset = generate_testset(corpus, llm, n=3, language="en", seed=0, min_chars=40, progress=False, **settings)
@@ -158,6 +159,7 @@ def test_bad_settings_are_refused(corpus, llm):
     assert KINDS == ("single", "two", "unanswerable")
 
 
+@pytest.mark.slow
 def test_testset_command_writes_questions_candidates_and_report(tmp_path, capsys):
     from helpers.__main__ import main
 
