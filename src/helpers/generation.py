@@ -3,8 +3,9 @@
     from helpers.generation import generate_answers
     records = generate_answers(llm, ds.queries, run, ds.corpus, language=ds.language, k=5)
 
-One prompt per language: Spanish corpora get Spanish instructions (and so Spanish answers),
-every other language gets English ones. Contexts are numbered [1]..[k] in ranking order so the
+The prompt is a setting (helpers.answer_prompts: cite-sentences by default), with one text per
+language: Spanish corpora get Spanish instructions (and so Spanish answers), every other language
+gets English ones. Contexts are numbered [1]..[k] in ranking order so the
 answer can cite them. A token budget caps how much context goes into the prompt (see
 `estimate_tokens`). Every answer gets an `AnswerRecord`; a failed generation is recorded with its
 error and `answer=None`, and the batch goes on. Works with every provider of `helpers.llm`.
@@ -17,6 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
+from helpers.answer_prompts import AnswerPrompt, get_prompt, prompt_language
 from helpers.llm import LLM, LLMError
 
 # Characters per token, measured with SmolLM2's tokenizer (the bundled model; 49k-token BPE) on
@@ -27,46 +29,9 @@ CHARS_PER_TOKEN = {"es": 2.7, "en": 4.0}
 DEFAULT_CHARS_PER_TOKEN = 3.0  # other languages: between the two
 MIN_TRUNCATED_TOKENS = 40  # a context cut shorter than this is dropped instead
 
-PROMPTS = {
-    "es": {
-        "system": (
-            "Eres un asistente clínico que responde preguntas usando solo los contextos "
-            "numerados que se te dan. Responde en español con una o dos frases completas que den "
-            "el dato pedido, y cita al final de cada frase el número del contexto que la respalda "
-            "entre corchetes, por ejemplo: «Se recomienda ... [2].» Si los contextos no contienen "
-            'la respuesta, responde: "No encuentro la respuesta en los documentos '
-            'proporcionados." No inventes datos.'
-        ),
-        "user": "Contextos:\n{contexts}\n\nPregunta: {question}\nRespuesta:",
-        "no_context": "(no se recuperó ningún contexto)",
-        "stop": ["\nPregunta:", "\nContextos:"],
-    },
-    "en": {
-        "system": (
-            "You are an assistant that answers questions using only the numbered contexts "
-            "given to you. Answer in English with one or two complete sentences that give what "
-            "is asked, and end each sentence with the number of the context that supports it in "
-            'square brackets, e.g.: "It is recommended ... [2]." If the contexts do not contain '
-            'the answer, reply: "I cannot find the answer in the provided documents." Do not '
-            "make anything up."
-        ),
-        "user": "Contexts:\n{contexts}\n\nQuestion: {question}\nAnswer:",
-        "no_context": "(no context was retrieved)",
-        "stop": ["\nQuestion:", "\nContexts:"],
-    },
-}
-# "system": full sentences, each ending with its citation. The earlier wording ("breve y precisa;
-# cita los contextos con su número") made Qwen2.5-Coder-1.5B answer "[1]" alone (q3) or a bare
-# "30 minutos" (q4); with this one, none of 6 BM25 answers tried was a bare citation or figure (the
-# README's "Answers that mean something").
-# "stop": where an answer is over. A small model that has answered goes on with the prompt's
-# own pattern (a new "Pregunta: ... Respuesta:" exchange or another context block); the answer
-# ends before the prompt's labels reappear. At most 4 per prompt (OpenAI's and Groq's limit).
-
-
-def prompt_language(language: str | None) -> str:
-    """'es' for Spanish corpora, 'en' for every other language."""
-    return "es" if (language or "").lower().startswith("es") else "en"
+# The prompts live in helpers.answer_prompts (a registry: `generation.prompt` in a config);
+# PROMPTS keeps the default's texts by language for code that reads them.
+PROMPTS = {lang: get_prompt().texts(lang) for lang in ("es", "en")}
 
 
 def estimate_tokens(text: str, language: str = "en") -> int:
@@ -94,6 +59,7 @@ class AnswerRecord:
     model: str = ""
     error: str | None = None
     error_kind: str | None = None
+    quote: str | None = None  # what a prompt asked for before the answer (quote-then-answer's quote)
 
     @property
     def ok(self) -> bool:
@@ -139,15 +105,18 @@ def select_contexts(
     return contexts, dropped
 
 
-def answer_stops(language: str = "en") -> list[str]:
-    """The answer prompt's stop sequences for `language` (PROMPTS is the one place defining them);
+def answer_stops(language: str = "en", prompt: str | dict | AnswerPrompt | None = None) -> list[str]:
+    """The answer prompt's stop sequences for `language` (helpers.answer_prompts defines them);
     `llm.config.stop`, when set, replaces them."""
-    return list(PROMPTS[prompt_language(language)]["stop"])
+    return get_prompt(prompt).texts(language)["stop"]
 
 
-def build_messages(question: str, contexts: list[str], language: str = "en") -> list[dict]:
-    """The chat messages of the answer prompt: contexts numbered [1]..[k] in the given order."""
-    prompt = PROMPTS[prompt_language(language)]
+def build_messages(
+    question: str, contexts: list[str], language: str = "en", prompt: str | dict | AnswerPrompt | None = None
+) -> list[dict]:
+    """The chat messages of the answer prompt (default cite-sentences): contexts numbered [1]..[k]
+    in the given order."""
+    prompt = get_prompt(prompt).texts(language)
     block = "\n\n".join(f"[{i}] {text}" for i, text in enumerate(contexts, start=1)) or prompt["no_context"]
     return [
         {"role": "system", "content": prompt["system"]},
@@ -164,8 +133,11 @@ def generate_answer(
     language: str = "en",
     dropped: list[str] | None = None,
     max_tokens: int | None = None,
+    prompt: str | dict | AnswerPrompt | None = None,
 ) -> AnswerRecord:
-    """One answer; never raises for a failed call: the record carries the error instead."""
+    """One answer with `prompt` (helpers.answer_prompts; default cite-sentences); never raises for
+    a failed call: the record carries the error instead."""
+    prompt = get_prompt(prompt)
     record = AnswerRecord(
         qid,
         question,
@@ -179,9 +151,9 @@ def generate_answer(
     start = time.perf_counter()
     try:
         result = llm.complete(
-            build_messages(question, [c["text"] for c in contexts], language),
+            build_messages(question, [c["text"] for c in contexts], language, prompt),
             max_tokens=max_tokens,
-            stop=answer_stops(language),
+            stop=answer_stops(language, prompt),
         )
     except LLMError as exc:
         call = getattr(exc, "record", None)
@@ -192,7 +164,7 @@ def generate_answer(
         record.error, record.error_kind = f"{type(exc).__name__}: {exc}", "exception"
     else:
         call = result.record
-        record.answer = (result.text or "").strip()
+        record.answer, record.quote = prompt.extract(result.text or "", language)
         record.input_tokens, record.output_tokens = call.input_tokens, call.output_tokens
         record.latency_s, record.cost_usd, record.cached = call.latency_s, call.cost_usd, call.cached
     if record.latency_s == 0.0:
@@ -210,6 +182,7 @@ def generate_answers(
     k: int = 5,
     max_context_tokens: int = 1500,
     max_tokens: int | None = None,
+    prompt: str | dict | AnswerPrompt | None = None,
 ) -> list[AnswerRecord]:
     """Answer every query from its retrieved documents (`run` = {qid: {doc_id: score}}), in
     parallel up to the provider's concurrency (the local model: one at a time). Failed items are
@@ -220,7 +193,7 @@ def generate_answers(
             run.get(qid, {}), corpus, k=k, max_context_tokens=max_context_tokens, language=language
         )
         return generate_answer(
-            llm, qid, queries[qid], contexts, language=language, dropped=dropped, max_tokens=max_tokens
+            llm, qid, queries[qid], contexts, language=language, dropped=dropped, max_tokens=max_tokens, prompt=prompt
         )
 
     with ThreadPoolExecutor(max_workers=llm.workers) as pool:

@@ -61,6 +61,7 @@ class Dataset:
     answers: dict[str, str] = field(default_factory=dict)
     source: str = ""
     notes: dict = field(default_factory=dict)  # what the loader wants kept with a run (e.g. an ingest report)
+    unanswerable: list[str] = field(default_factory=list)  # qids the documents do not answer (refusals)
 
     def __post_init__(self) -> None:
         self.validate()

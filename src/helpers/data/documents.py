@@ -340,4 +340,5 @@ def load_documents(path: str | Path | None = None, questions: str | Path | None 
                             f"test set: `python -m helpers testset {path}`")
     asked = read_questions(questions, ingested.corpus)
     return Dataset("documents", ingested.language, ingested.corpus, asked.queries, asked.qrels, asked.answers,
-                   source=str(path), notes={"ingest_report": ingested.report(), "questions": str(questions)})
+                   source=str(path), notes={"ingest_report": ingested.report(), "questions": str(questions)},
+                   unanswerable=asked.unanswerable)

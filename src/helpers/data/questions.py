@@ -3,7 +3,9 @@
 Columns: `question` (required); `id` (default q1, q2, ... by row); `reference` (a reference answer:
 enables context recall and answer correctness); `relevant` (the files, or `file#page`, or
 `file@start-end` character spans, that answer it, separated by ';' or '|': they become qrels, so
-retrieval nDCG and recall are measured). Other columns (a generated set's `kind`) are kept aside.
+retrieval nDCG and recall are measured); `answerable` (false, no or 0: the documents do not answer
+it, and a good answer says so: the `refusal` judge). A generated set's `kind: unanswerable` counts
+as `answerable: false`; its other columns are kept aside.
 
     asked = read_questions("questions.csv", corpus)   # asked.queries, asked.answers, asked.qrels
 
@@ -34,6 +36,11 @@ class Questions:
     queries: dict[str, str]
     answers: dict[str, str] = field(default_factory=dict)
     qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+    unanswerable: list[str] = field(default_factory=list)
+
+
+NOT_ANSWERABLE = {"false", "no", "0", "n", "falso", "f"}
+ANSWERABLE = {"true", "yes", "1", "y", "si", "sí", "verdadero", "t", ""}
 
 
 def _table(path: Path) -> tuple[pd.DataFrame, int]:
@@ -124,6 +131,12 @@ def read_questions(path: str | Path, corpus: dict[str, dict] | None = None) -> Q
         if qid in asked.queries:
             raise DataError(str(path), f"duplicate id {qid!r}", record=where, field_name="id", fix="Ids must be unique")
         asked.queries[qid] = question
+        answerable = _cell(row.get("answerable")).lower()
+        if answerable not in NOT_ANSWERABLE | ANSWERABLE:
+            raise DataError(str(path), f"answerable is {answerable!r}", record=where, field_name="answerable",
+                            fix="Write true or false (or leave it empty: answerable)")
+        if answerable in NOT_ANSWERABLE or _cell(row.get("kind")).lower() == "unanswerable":
+            asked.unanswerable.append(qid)
         if reference := _cell(row.get("reference")):
             asked.answers[qid] = reference
         if spec := _cell(row.get("relevant")):

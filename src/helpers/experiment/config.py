@@ -157,6 +157,32 @@ class JudgesConfig(Strict):
         return names
 
 
+class GenerationConfig(Strict):
+    prompt: str | dict = Field(
+        "cite-sentences",
+        description=(
+            "the answer prompt: a name in helpers.answer_prompts.ANSWER_PROMPTS (cite-sentences, "
+            "quote-then-answer, question-first, say-no-se) or {system: TEXT, user: TEXT with {contexts} "
+            "and {question}}; a sweep axis (generation.prompt)"
+        ),
+    )
+    language: str | None = Field(None, description="the prompt's language (es, en); None: the corpus's")
+    prompt_text: dict | None = Field(
+        None, description="filled in: the texts the model is sent (saved in the run's config.yaml; not an input)"
+    )
+
+    @model_validator(mode="after")
+    def _resolve_prompt(self):
+        from helpers.answer_prompts import get_prompt
+
+        try:
+            resolved = get_prompt(self.prompt).resolved()
+        except UserError as exc:
+            raise ValueError(str(exc)) from None
+        object.__setattr__(self, "prompt_text", resolved)
+        return self
+
+
 class StatisticsConfig(Strict):
     baseline: str = "bm25"
     confidence: float = Field(0.95, gt=0, lt=1)
@@ -178,6 +204,7 @@ class ExperimentConfig(Strict):
     generation_llm: str | None = Field(
         None, description="LLM (by name) for answers, HyDE and rewrites; default the first"
     )
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
     judges: JudgesConfig = Field(default_factory=JudgesConfig)
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     generate: bool = Field(
@@ -222,8 +249,10 @@ class ExperimentConfig(Strict):
     def resolved_run_id(self) -> str:
         if self.run_id:
             return self.run_id
+        # the default prompt is left out, so configs written before prompts were a setting keep their ids
+        exclude = {"run_id", "figures"} | ({"generation"} if self.generation == GenerationConfig() else set())
         digest = hashlib.sha256(
-            json.dumps(self.model_dump(exclude={"run_id", "figures"}), sort_keys=True, default=str).encode()
+            json.dumps(self.model_dump(exclude=exclude), sort_keys=True, default=str).encode()
         ).hexdigest()[:8]
         return f"{self.name}-{digest}"
 

@@ -158,7 +158,15 @@ class Experiment:
                     record.update(question=question, answer=None, contexts=contexts, retrieval_s=round(retrieval_s, 4))
                 else:
                     contexts, dropped = select_contexts(ranking, data.corpus, k=k, language=data.language)
-                    answer = generate_answer(llm, qid, question, contexts, language=data.language, dropped=dropped)
+                    answer = generate_answer(
+                        llm,
+                        qid,
+                        question,
+                        contexts,
+                        language=self.config.generation.language or data.language,
+                        dropped=dropped,
+                        prompt=self.config.generation.prompt,
+                    )
                     record.update(
                         answer.to_dict(),
                         retrieval_s=round(retrieval_s, 4),

@@ -1,0 +1,56 @@
+"""Refusals: does the answer say the documents do not hold the answer, and was that right?
+
+No LLM. An answer is a refusal when one of its sentences is the "not in the documents" phrase its
+prompt asked for, or any registered prompt's, in the corpus's language (helpers.answer_prompts:
+words matched case- and accent-insensitively; a short phrase such as "No sé" only as a whole
+sentence, so "No se recomienda ..." is an answer). Two metrics, each on its own questions:
+
+    refusal        on questions marked unanswerable (a questions file's `answerable: false`, or a
+                   generated test set's kind `unanswerable`): 1 when the model refused. Its mean per
+                   architecture is the refusal rate (higher is better).
+    false_refusal  on every other question: 1 when the model refused although the question is
+                   answerable (lower is better). With references, a refusal there is also wrong.
+
+    judges: {refusal: {}}
+"""
+
+from __future__ import annotations
+
+from helpers.answer_prompts import get_prompt, is_refusal
+from helpers.judges.base import Judge, Metric, register
+
+
+@register
+class Refusal(Judge):
+    name, label = "refusal", "refusals"
+    metrics = (
+        Metric("refusal", description="on unanswerable questions: 1 if the answer says the documents do not answer it"),
+        Metric(
+            "false_refusal",
+            higher_is_better=False,
+            description="on answerable questions: 1 if the answer refuses although the documents answer it",
+        ),
+    )
+
+    def prepare(self) -> None:
+        generation = getattr(self.config, "generation", None)
+        self.prompt = get_prompt(generation.prompt if generation is not None else None)
+        self.language = (generation.language if generation is not None else None) or self.data.language
+        self.unanswerable = set(getattr(self.data, "unanswerable", ()) or ())
+
+    def score_one(self, answer):
+        text = answer.get("answer")
+        if not (text or "").strip():
+            reason = "no answer to judge"
+            return [("refusal", None, reason), ("false_refusal", None, reason)], None
+        refused = float(is_refusal(text, self.prompt, self.language))
+        said = "refused" if refused else "answered"
+        if answer["qid"] in self.unanswerable:
+            return [
+                ("refusal", refused, f"unanswerable question: {said}"),
+                ("false_refusal", None, "the question is marked unanswerable"),
+            ], None
+        return [
+            ("refusal", None, "the question is answerable"),
+            ("false_refusal", refused, f"answerable question: {said}"),
+        ], None
