@@ -272,3 +272,18 @@ def test_api_keys_appear_nowhere_a_run_writes(server_url, tmp_path):
         assert secret not in logs
         leaked = [str(p) for p in written if secret.encode() in p.read_bytes()]
         assert not leaked, f"{secret[:10]}... found in {leaked}"
+
+
+@pytest.mark.slow
+def test_the_run_log_starts_and_ends_with_its_times_and_the_headline(tmp_path):
+    import re
+
+    result = cli_in_process("run", write_config(tmp_path, dict(TINY, name="logged")), env=_env(tmp_path))
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"
+    assert re.fullmatch(rf"run logged-\w+ started {stamp} \(.*config.yaml\)", lines[0]), lines[0]
+    assert re.fullmatch(rf"run logged-\w+ finished {stamp}: took [\d.]+ s; results in .*", lines[-1]), lines[-1]
+    headline = [line for line in lines[-4:-1] if line.startswith("headline ")]
+    assert [line.split(":")[0] for line in headline] == ["headline bm25", "headline hybrid"]
+    assert all("retrieval_ndcg@3" in line or "ndcg@3" in line for line in headline), headline

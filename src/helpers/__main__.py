@@ -100,7 +100,7 @@ def _assemble_model(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import logging
 
-    from helpers.experiment.analysis import report  # pandas, scipy: loaded only when this runs
+    from helpers.experiment.analysis import headline_lines, report  # pandas, scipy: loaded only when this runs
     from helpers.experiment.runner import Experiment  # matplotlib, pandas, scipy: loaded only when this runs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -117,6 +117,7 @@ def _run(args: argparse.Namespace) -> int:
 
         print(estimate(config, sample=args.dry_run_sample).format())
         return 0
+    print(f"run {config.resolved_run_id()} started {_now()} ({args.config or args.documents})", flush=True)
     summary = Experiment(config).run()
     print(json.dumps(summary, indent=2))
     report_path = Path(summary["directory"]) / "ingest_report.json"
@@ -139,8 +140,19 @@ def _run(args: argparse.Namespace) -> int:
             f"retried, {usage['rate_limited']:,} rate-limited), {usage['input_tokens']:,} tokens in, "
             f"{usage['output_tokens']:,} out, ${usage['cost_usd']:.4f}"
         )
-    print(f"\nrun took {time.perf_counter() - start:.1f} s; results in {summary['directory']}")
+    print()
+    print("\n".join(headline_lines(summary["run_id"])))
+    print(
+        f"run {summary['run_id']} finished {_now()}: took {time.perf_counter() - start:.1f} s; results in {summary['directory']}"
+    )
     return 0
+
+
+def _now() -> str:
+    """The local time with its offset, to the second: when a run started and finished."""
+    from datetime import datetime
+
+    return datetime.now().astimezone().isoformat(timespec="seconds")
 
 
 def _documents_config(args: argparse.Namespace):

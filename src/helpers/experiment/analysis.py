@@ -15,7 +15,7 @@ from helpers.inputs import inside
 from helpers.interpretation import TRUSTED, bands_legend, detect, mean_with_band
 from helpers.judges import is_quality, validity
 from helpers.ragas_eval import RAGAS_METRICS
-from helpers.stats import MIN_INTERVAL_N, bootstrap_ci, compare_to_baseline, summarize
+from helpers.stats import MIN_INTERVAL_N, bootstrap_ci, compare_to_baseline, mean_text, summarize
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 
@@ -250,3 +250,21 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
             comp.round(4).to_string(index=False),
         ]
     return "\n".join(parts)
+
+
+def headline_lines(run_id: str, results_dir: Path | None = None) -> list[str]:
+    """One line per architecture with its headline metrics (those people's labels back) and their
+    intervals: the last lines of a run's log, where a reader looks first."""
+    scores = load_scores(run_id, results_dir)
+    config = run_config(run_id, results_dir)
+    table = summary(scores, config)
+    if table.empty:
+        return ["headline: no quality scores"]
+    table = table[table["validity"].isin(TRUSTED)]
+    if table.empty:
+        return ["headline: no metric of this run is backed by people's labels"]
+    return [
+        f"headline {architecture}: "
+        + ", ".join(f"{r.metric} {mean_text(r.mean, r.ci_low, r.ci_high, r.n)}" for r in rows.itertuples())
+        for architecture, rows in table.groupby("architecture", sort=False)
+    ]
