@@ -232,27 +232,42 @@ def label_figure(summary: pd.DataFrame):
 CONTEXT_LABEL_COLUMNS = ("model", "architecture", "qid", "context_ids", "context", "contexts_holding", "note")
 
 
-def load_context_labels(path: str | Path) -> pd.DataFrame:
-    """A sheet of context-set labels: per (model, architecture, qid), `context` (is the reference's
-    answer in the contexts the answer was written from? yes / partly / no), `contexts_holding` (the
-    context numbers that hold it) and the `context_ids` (doc_ids under the default chunking)."""
+def _label_sheet(path: str | Path, label: str, required: tuple[str, ...], columns: tuple[str, ...]) -> pd.DataFrame:
+    """A sheet keyed by (model, architecture, qid) with one yes / partly / no column, `label`."""
     path = Path(path)
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in (*KEY_COLUMNS, "context", "context_ids") if c not in frame.columns]
+    missing = [c for c in (*KEY_COLUMNS, label, *required) if c not in frame.columns]
     if missing:
-        raise UserError(f"{path}: missing column(s) {missing}; a context sheet has {list(CONTEXT_LABEL_COLUMNS)}")
-    frame["context"] = frame["context"].str.strip().str.lower()
-    bad = frame.index[~frame["context"].isin(LABELS)]
+        raise UserError(f"{path}: missing column(s) {missing}; a {label} sheet has {list(columns)}")
+    frame[label] = frame[label].str.strip().str.lower()
+    bad = frame.index[~frame[label].isin(LABELS)]
     if len(bad):
         row = int(bad[0])
         raise UserError(
-            f"{path}: row {row + 2}, column 'context': {frame.at[row, 'context']!r} is not one of {list(LABELS)}"
+            f"{path}: row {row + 2}, column {label!r}: {frame.at[row, label]!r} is not one of {list(LABELS)}"
         )
     return frame
 
 
+def load_context_labels(path: str | Path) -> pd.DataFrame:
+    """A sheet of context-set labels: per (model, architecture, qid), `context` (is the reference's
+    answer in the contexts the answer was written from? yes / partly / no), `contexts_holding` (the
+    context numbers that hold it) and the `context_ids` (doc_ids under the default chunking)."""
+    return _label_sheet(path, "context", ("context_ids",), CONTEXT_LABEL_COLUMNS)
+
+
+CITATION_LABEL_COLUMNS = ("model", "architecture", "qid", "citation", "cited", "holding", "note")
+
+
+def load_citation_labels(path: str | Path) -> pd.DataFrame:
+    """A sheet of citation labels: per answer, `citation` (does every [n] point at a context that
+    holds its sentence? yes / partly / no), what it `cited`, the contexts `holding` its main claim."""
+    return _label_sheet(path, "citation", (), CITATION_LABEL_COLUMNS)
+
+
 def labelled_sheets(folder: str | Path) -> pd.DataFrame:
-    """Every sheet of `folder` (obstetrics-*.csv answer labels, contexts-*.csv context labels) as one
+    """Every sheet of `folder` (obstetrics-*.csv answer labels, contexts-*.csv context labels,
+    citations-*.csv citation labels) as one
     frame keyed by (model, architecture, qid), with `context_ids` where a context sheet gives them."""
     folder = Path(folder)
     answers = [load_labels(p) for p in sorted(folder.glob("obstetrics-*.csv"))]
@@ -269,6 +284,12 @@ def labelled_sheets(folder: str | Path) -> pd.DataFrame:
             given = labels["context_ids"].fillna("").astype(str)
             labels["context_ids"] = given.where(given.str.strip() != "", labels["context_ids_context"].fillna(""))
             labels = labels.drop(columns="context_ids_context")
+    citations = [load_citation_labels(p) for p in sorted(folder.glob("citations-*.csv"))]
+    if citations:
+        citation = pd.concat(citations, ignore_index=True)[[*KEY_COLUMNS, "citation"]]
+        labels = labels.drop(columns=[c for c in ("citation",) if c in labels]).merge(
+            citation, on=list(KEY_COLUMNS), how="left"
+        )
     return labels
 
 

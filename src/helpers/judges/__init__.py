@@ -5,7 +5,7 @@ evidence model on its own (`evidence`), and retrieval metrics against qrels. A n
 """
 
 # registers them, in the order a run scores with them  # isort: skip
-from helpers.judges import offline_trace, ragas, ragas_evidence, evidence_support, correctness, context_recall, refusal, retrieval, trace_llm  # noqa: F401,E402,I001  # fmt: skip
+from helpers.judges import offline_trace, ragas, ragas_evidence, evidence_support, correctness, context_recall, citations, refusal, retrieval, trace_llm  # noqa: F401,E402,I001  # fmt: skip
 from helpers.judges.base import (
     JUDGES,
     Judge,
