@@ -14,7 +14,7 @@ from helpers.inputs import load_yaml, safe_name
 from helpers.llm.config import LLMConfig
 from helpers.ragas_eval import RAGAS_CHOICES, RAGAS_METRICS
 from helpers.retrieval.architectures.options import RetrievalOptions
-from helpers.retrieval.registry import ARCHITECTURES
+from helpers.retrieval.registry import ARCHITECTURES, LANGCHAIN, architecture
 
 
 class Strict(BaseModel):
@@ -226,9 +226,17 @@ class ExperimentConfig(Strict):
     @field_validator("architectures")
     @classmethod
     def _known_architectures(cls, names):
-        unknown = [n for n in names if n not in ARCHITECTURES]
+        unknown = [n for n in names if n not in ARCHITECTURES and not n.startswith(LANGCHAIN)]
         if unknown:
-            raise ValueError(f"unknown architecture(s) {unknown}; valid names: {sorted(ARCHITECTURES)}")
+            raise ValueError(
+                f"unknown architecture(s) {unknown}; valid names: {sorted(ARCHITECTURES)} or {LANGCHAIN}MODULE:FACTORY"
+            )
+        for name in names:
+            if name.startswith(LANGCHAIN):
+                try:
+                    architecture(name)  # the form only: the module is imported when the run builds it
+                except UserError as exc:
+                    raise ValueError(str(exc)) from None
         return names
 
     @model_validator(mode="after")

@@ -12,6 +12,7 @@ one `shared` dict reuse their parts (one dense index, one BM25 index per corpus)
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -129,14 +130,41 @@ ARCHITECTURES: dict[str, Architecture] = {
         Architecture("rerank", _rerank, first_stage="rerank", description="a first stage reranked by a scorer"),
     )
 }
+LANGCHAIN = "langchain:"  # architectures: ["langchain:MODULE:FACTORY"]: a LangChain app's retriever
 # name -> builder: what build_retriever calls
 BUILDERS: dict[str, Callable[..., Retriever]] = {name: a.build for name, a in ARCHITECTURES.items()}
+
+
+def _langchain(target: str, language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
+    from helpers.retrieval.architectures.langchain import LangChain
+
+    return LangChain(target)
+
+
+def architecture(name: str) -> Architecture:
+    """The registry entry of `name`; `langchain:MODULE:FACTORY` names a LangChain app's retriever
+    (helpers.retrieval.architectures.langchain). An unknown name is an error listing the valid ones."""
+    if name in ARCHITECTURES:
+        return ARCHITECTURES[name]
+    if name.startswith(LANGCHAIN):
+        target = name[len(LANGCHAIN) :]
+        if target.count(":") != 1 or not all(target.split(":")):
+            raise RetrievalError(f"architecture {name!r}: write it as {LANGCHAIN}MODULE:FACTORY")
+        return Architecture(
+            name,
+            functools.partial(_langchain, target),
+            language_dependent=False,
+            description="a LangChain app's retriever, built by its factory",
+        )
+    raise RetrievalError(
+        f"unknown architecture {name!r}; valid names: {sorted(ARCHITECTURES)} or {LANGCHAIN}MODULE:FACTORY"
+    )
 
 
 def needs_llm(name: str, options: RetrievalOptions | dict | None = None) -> bool:
     """Whether architecture `name`, with these options, calls the LLM (through any of its parts:
     rerank over hyde does)."""
-    entry = ARCHITECTURES[name]
+    entry = architecture(name)
     if entry.needs_llm:
         return True
     parts = list(entry.parts)
@@ -160,6 +188,5 @@ def build_retriever(
     options: RetrievalOptions, or a dict of sections {architecture: {option: value}}; None: defaults.
     shared: a dict kept across calls so that architectures reuse one dense and one BM25 index.
     """
-    if name not in BUILDERS:
-        raise RetrievalError(f"unknown architecture {name!r}; valid names: {sorted(BUILDERS)}")
-    return BUILDERS[name](language, llm, parse_options(options), shared if shared is not None else {})
+    build = BUILDERS.get(name) or architecture(name).build
+    return build(language, llm, parse_options(options), shared if shared is not None else {})
