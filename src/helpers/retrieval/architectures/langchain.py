@@ -1,4 +1,8 @@
-"""The retriever of your LangChain app, benchmarked beside the six:
+"""LangChain, both ways.
+
+`WorkbenchRetriever`: any workbench retriever as a LangChain retriever, to drop into chains.
+
+`LangChain`: the retriever of your LangChain app, benchmarked beside the six:
 
     architectures: [dense, bm25, "langchain:myapp.retrieval:build_retriever"]
 
@@ -15,9 +19,34 @@ from __future__ import annotations
 
 import importlib
 
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
 from helpers.retrieval.architectures.base import RetrievalError, Retriever, doc_text
 
 PREFIX = "langchain:"
+
+
+class WorkbenchRetriever(BaseRetriever):
+    """`WorkbenchRetriever(retriever=Hybrid(...).index(corpus), k=5)`; each Document carries
+    doc_id, score and the corpus metadata (page, section, ...)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    retriever: object
+    k: int = 5
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun):
+        run = self.retriever.retrieve({"q": query}, self.k)["q"]
+        corpus = self.retriever.corpus
+        return [
+            Document(
+                page_content=corpus[doc_id]["text"],
+                metadata={**{k: v for k, v in corpus[doc_id].items() if k != "text"}, "doc_id": doc_id, "score": score},
+            )
+            for doc_id, score in run.items()
+        ]
 
 
 def resolve_factory(target: str):
@@ -50,9 +79,6 @@ class LangChain(Retriever):
         self.retriever = None
 
     def _index(self, corpus):
-        from langchain_core.documents import Document
-        from langchain_core.retrievers import BaseRetriever
-
         documents = [
             Document(page_content=doc_text(doc), metadata={**_plain(doc), "doc_id": doc_id})
             for doc_id, doc in corpus.items()
