@@ -218,6 +218,22 @@ def test_answer_correctness_follows_the_formula_and_needs_a_reference():
     assert classified[1]["input"]["ground_truth"] == STATEMENTS[reference]  # the reference's own statements
 
 
+def test_context_precision_without_a_reference_judges_the_contexts_against_the_answer():
+    judge, scorer = scripted(metrics=("context_precision",))
+    mixed = ["Paris is the capital of France.", "Bananas are yellow.", "Rome is in Italy."]
+    rows = scorer.score(
+        [
+            RagasSample("free", Q, "Paris is the capital of France.", mixed, None),
+            RagasSample("none", Q, None, mixed, None),
+        ]
+    ).rows.set_index("qid")
+    assert rows.loc["free", "value"] == pytest.approx(1.0)  # verdicts [1, 0, 0]: the useful one first
+    assert rows.loc["free", "reason"].startswith("reference-free (contexts judged against the answer)")
+    calls = [c for c in judge.calls if c["kind"] == "context_verdict"]
+    assert len(calls) == 3 and all(c["input"]["answer"] == "Paris is the capital of France." for c in calls)
+    assert math.isnan(rows.loc["none", "value"]) and "no reference answer" in rows.loc["none", "reason"]
+
+
 def test_unknown_ragas_metric_is_named_with_the_valid_ones():
     from helpers.experiment.config import JudgesConfig
 

@@ -35,7 +35,13 @@ from ragas.metrics._answer_relevance import (
     ResponseRelevancePrompt,
     ResponseRelevancy,
 )
-from ragas.metrics._context_precision import QAC, ContextPrecisionPrompt, LLMContextPrecisionWithReference, Verification
+from ragas.metrics._context_precision import (
+    QAC,
+    ContextPrecisionPrompt,
+    LLMContextPrecisionWithoutReference,
+    LLMContextPrecisionWithReference,
+    Verification,
+)
 from ragas.metrics._context_recall import (
     QCA,
     ContextRecallClassification,
@@ -320,6 +326,12 @@ def build_metrics(
         elif name == "context_precision":
             metric = LLMContextPrecisionWithReference(llm=llm)
             metric.context_precision_prompt = _traced(ContextPrecisionPrompt, "context_verdict", parse_retries, lang)
+            # a question without a reference: RAGAS's reference-free variant, each context judged
+            # useful (or not) for the answer that was given instead (the runner picks it)
+            metric.without_reference = LLMContextPrecisionWithoutReference(llm=llm)
+            metric.without_reference.context_precision_prompt = _traced(
+                ContextPrecisionPrompt, "context_verdict", parse_retries, lang
+            )
         else:
             metric = LLMContextRecall(llm=llm)
             metric.context_recall_prompt = _traced(

@@ -213,7 +213,9 @@ class RagasJudge:
             parse_retries=parse_retries,
         )
         for metric in self.metrics.values():
-            metric.init(judge_run_config(timeout_s))
+            for each in (metric, getattr(metric, "without_reference", None)):
+                if each is not None:
+                    each.init(judge_run_config(timeout_s))
         if concurrency is None:
             concurrency = judge.workers if isinstance(judge, LLM) else 1  # LLM.workers: the one rule
         self.concurrency = max(1, concurrency)
@@ -229,7 +231,12 @@ class RagasJudge:
             "seconds": 0.0,
             "detail": "[]",
         }
-        missing = [need for need in NEEDS[name] if not getattr(sample, need)]
+        metric = self.metrics[name]
+        needs = NEEDS[name]
+        free = name == "context_precision" and not sample.reference and sample.answer
+        if free:  # no reference: the reference-free variant, against the answer
+            metric, needs = metric.without_reference, ("contexts", "answer")
+        missing = [need for need in needs if not getattr(sample, need)]
         if missing:
             why = {
                 "answer": "no answer"
@@ -251,7 +258,7 @@ class RagasJudge:
             )
             start = time.perf_counter()
             try:
-                value = await self.metrics[name].single_turn_ascore(ragas_sample, timeout=self.timeout_s)
+                value = await metric.single_turn_ascore(ragas_sample, timeout=self.timeout_s)
             except Exception as exc:  # every failure becomes a recorded NaN; the run goes on
                 kind, reason = classify_failure(exc, [t for c in calls for t in c["texts"]])
                 row.update(error_kind=kind, reason=reason)
@@ -262,7 +269,9 @@ class RagasJudge:
                 if math.isnan(value):
                     row["error_kind"], row["reason"] = _nan_reason(name)
                 else:
-                    row["reason"] = explain(name, outputs)
+                    row["reason"] = ("reference-free (contexts judged against the answer): " if free else "") + explain(
+                        name, outputs
+                    )
             row["seconds"] = round(time.perf_counter() - start, 3)
             row["judge_calls"] = sum(c["n"] for c in calls)
             row["detail"] = json.dumps([{"role": r, **o} for r, o in outputs], ensure_ascii=False)
