@@ -25,16 +25,22 @@ def test_the_graph_sees_hidden_imports_and_cycles(tmp_path):
     (package / "retrieval").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "retrieval" / "__init__.py").write_text("")
-    (package / "errors.py").write_text("def f():\n    from helpers.retrieval import dense  # a hidden upward import\n")
+    (package / "errors.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from helpers.retrieval.sparse import Index  # a type named upward\n"
+        "def f():\n    from helpers.retrieval import dense  # a hidden upward import\n"
+    )
     (package / "retrieval" / "dense.py").write_text("from helpers import errors\n")
     (package / "retrieval" / "sparse.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from helpers import errors\n"
     )
     report = import_graph.Graph(tmp_path).report()
-    assert report["cycles"] == [["helpers.errors", "helpers.retrieval.dense"]]
+    # imports under TYPE_CHECKING are dependencies too (issue 37): sparse <-> errors is a circle
+    assert report["cycles"] == [["helpers.errors", "helpers.retrieval.dense", "helpers.retrieval.sparse"]]
     assert report["cycles_at_import_time"] == []
-    assert [(e["source"], e["target"], e["in_function"]) for e in report["upward"]] == [
-        ("helpers.errors", "helpers.retrieval.dense", True)
+    assert sorted((e["source"], e["target"], e["in_function"], e["typing_only"]) for e in report["upward"]) == [
+        ("helpers.errors", "helpers.retrieval.dense", True, False),
+        ("helpers.errors", "helpers.retrieval.sparse", False, True),
     ]
     assert report["in_function"]["internal"] == 1 and report["in_function"]["internal_commented"] == 1
 

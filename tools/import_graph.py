@@ -9,7 +9,8 @@ statement naming an internal module: `import helpers.a.b`, `from helpers.a impor
 helpers.a.b when that is a module, else to helpers.a), relative imports resolved. Imports at a
 module's top level (class bodies and `try:` blocks included: they run when the module is imported)
 and imports inside a function (run when it is called) are both edges, marked `in_function`;
-imports under `if TYPE_CHECKING:` are not edges (they never run). The parent packages a dotted
+imports under `if TYPE_CHECKING:` are edges too, marked `typing_only`: they never run, but a
+module that names another's types depends on it as much as one that calls it. The parent packages a dotted
 import runs as well (`helpers/retrieval/__init__.py` for helpers.retrieval.architectures.dense) are not edges:
 every module would otherwise sit in a cycle with the package root.
 
@@ -164,6 +165,7 @@ class Edge:
     line: int
     in_function: bool
     commented: bool = False  # a comment on the line or the one above (in-function imports: why it stays)
+    typing_only: bool = False  # under `if TYPE_CHECKING:`
 
 
 @dataclass
@@ -238,11 +240,13 @@ class Graph:
         lines = text.splitlines()
         tree = ast.parse(text, filename=str(path))
 
-        def visit(node: ast.AST, in_function: bool) -> None:
+        def visit(node: ast.AST, in_function: bool, typing_only: bool = False) -> None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.If) and _is_type_checking(child.test):
+                    for other in child.body:
+                        visit(ast.Module(body=[other], type_ignores=[]), in_function, True)
                     for other in child.orelse:
-                        visit(other, in_function)
+                        visit(ast.Module(body=[other], type_ignores=[]), in_function, typing_only)
                     continue
                 inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                 if isinstance(child, ast.Import):
@@ -256,12 +260,14 @@ class Graph:
                 else:
                     names = []
                 for name in dict.fromkeys(names):  # `from helpers.x import a, b`: one edge
-                    self._add(module, name, child.lineno, inside, lines)
-                visit(child, inside)
+                    self._add(module, name, child.lineno, inside, lines, typing_only)
+                visit(child, inside, typing_only)
 
         visit(tree, False)
 
-    def _add(self, module: str, name: str, line: int, in_function: bool, lines: list[str]) -> None:
+    def _add(
+        self, module: str, name: str, line: int, in_function: bool, lines: list[str], typing_only: bool = False
+    ) -> None:
         top = name.split(".")[0]
         if top != PACKAGE:
             if top != "__future__":
@@ -269,13 +275,13 @@ class Graph:
             return
         target = self._resolve(name)
         if target is not None and target != module:
-            self.edges.append(Edge(module, target, line, in_function, _has_comment(lines, line)))
+            self.edges.append(Edge(module, target, line, in_function, _has_comment(lines, line), typing_only))
 
     # -- measures ----------------------------------------------------------------------------
     def adjacency(self, in_function: bool = True) -> dict[str, set[str]]:
         graph: dict[str, set[str]] = {m: set() for m in self.modules}
         for edge in self.edges:
-            if in_function or not edge.in_function:
+            if in_function or not (edge.in_function or edge.typing_only):  # only what runs at import
                 graph[edge.source].add(edge.target)
         return graph
 
@@ -430,7 +436,7 @@ def print_report(rep: dict, verbose: bool = True) -> None:
         print("  - " + " <-> ".join(m.removeprefix("helpers.") for m in cycle))
     print(f"\nupward imports (lower layer -> higher): {rep['upward_count']}")
     for e in rep["upward"]:
-        where = "in function" if e["in_function"] else "top level"
+        where = "in function" if e["in_function"] else "under TYPE_CHECKING" if e["typing_only"] else "top level"
         print(f"  - {e['source']} ({e['from_layer']}) -> {e['target']} ({e['to_layer']})  line {e['line']}, {where}")
     if rep["unplaced_modules"]:
         print(f"\nmodules in no layer (add them to LAYERS): {', '.join(rep['unplaced_modules'])}")

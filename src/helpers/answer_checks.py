@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_WORD = re.compile(r"\w+")
+from helpers.text import words
+
 # A sentence ends at . ! ? or a line break (the Spanish ¿ ¡ open one and stay in it)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # List numbers at a line's start ("2. ", "3) ") and citations ("[1]", "[2, 3]")
@@ -30,10 +31,6 @@ _LABEL = re.compile(
 def strip_markers(text: str) -> str:
     """`text` without citations ("[1]", "[2, 3]") and list numbers at a line's start."""
     return _MARKERS.sub(" ", text or "")
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
 
 
 def repeated_ngram_share(text: str, n: int = 4) -> float:

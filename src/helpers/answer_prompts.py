@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 
 from helpers.errors import UserError
+from helpers.text import fold_accents
+from helpers.text import words as text_words
 
 _NO_ANSWER = {
     "es": "No encuentro la respuesta en los documentos proporcionados.",
@@ -205,19 +207,14 @@ def get_prompt(spec: str | dict | AnswerPrompt | None = None) -> AnswerPrompt:
     return ANSWER_PROMPTS[spec]
 
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
 def is_refusal(answer: str | None, prompt: AnswerPrompt, language: str) -> bool:
     """Does `answer` say the documents do not hold the answer, in the words `prompt` asked for (or
     any registered prompt's, in `language`): matched on words, case- and accent-insensitive."""
-    from helpers.text import fold_accents
-
     if not answer:
         return False
 
     def words(text: str) -> str:
-        return " ".join(_WORD.findall(fold_accents(text.lower())))
+        return " ".join(text_words(fold_accents(text)))
 
     lang = prompt_language(language)
     phrases = set(prompt.refusals.get(lang, []))

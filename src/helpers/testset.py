@@ -44,12 +44,12 @@ import numpy as np
 from pydantic import BaseModel
 from tqdm import tqdm
 
-from helpers.answer_checks import words  # lower-cased \w+ words, one definition
 from helpers.errors import UserError
 from helpers.generation import prompt_language
 from helpers.llm.structured import complete_json
 from helpers.retrieval.architectures.sparse import BM25
 from helpers.retrieval.embedders.models import make_embedder
+from helpers.text import words  # lower-cased \w+ words, one definition
 
 KINDS = ("single", "two", "unanswerable")
 DEFAULT_MIX = {"single": 0.6, "two": 0.25, "unanswerable": 0.15}

@@ -1,10 +1,22 @@
-"""Words for matching, shared by BM25, the LLM verdict judge's sentence picker and the search
-panel: lower-cased, accents folded, stop words removed and Snowball-stemmed (PyStemmer), for every
-language both bm25s and PyStemmer cover (a user's own documents may be in any of them)."""
+"""Words, one definition for the package:
+- `words(text)`: lower-cased runs of letters and digits (`\\w+`), as written: the answer checks,
+  the test-set writer's content words, the teaching notebooks' hand-followed BM25;
+- `WORD`: the same pattern, for callers that need the spans (the search panel's highlighter);
+- `number_and_stem_tokens(text, stem_length)`: accent-folded numbers ('1,000' -> '1000') and word
+  prefixes, the offline TRACe judge's features (its trained trees depend on exactly these);
+- `Tokenizer(language)`: for matching, shared by BM25, the LLM verdict judge's sentence picker and
+  the search panel: lower-cased, accents folded, stop words removed and Snowball-stemmed
+  (PyStemmer), for every language both bm25s and PyStemmer cover.
+"""
 
 from __future__ import annotations
 
+import re
 import unicodedata
+
+WORD = re.compile(r"\w+")
+# a number with its thousands or decimal marks, or a run of letters (no digits, no underscore)
+NUMBER_OR_LETTERS = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
 
 # ISO 639-1 code -> (PyStemmer's Snowball stemmer, bm25s's stop-word list)
 _LANGUAGES = {
@@ -40,6 +52,21 @@ def fold_accents(text: str) -> str:
     if text.isascii():
         return text
     return unicodedata.normalize("NFKD", text).translate(_DROP_COMBINING)
+
+
+def words(text: str) -> list[str]:
+    """'Diez citas [1].' -> ['diez', 'citas', '1']: lower-cased `\\w+` runs, accents kept."""
+    return WORD.findall(text.lower())
+
+
+def number_and_stem_tokens(text: str, stem_length: int) -> list[str]:
+    """'Cuántas 1,000 visitas' -> ['cuant', '1000', 'visit'] (stem_length 5): accents folded and
+    lower-cased; a number without its thousands marks or a trailing point, a word cut to its first
+    `stem_length` letters (a stemmer for any language, crude but the same in training and use)."""
+    out = []
+    for token in NUMBER_OR_LETTERS.findall(fold_accents(text or "").lower()):
+        out.append(token.replace(",", "").rstrip(".") if token[0].isdigit() else token[:stem_length])
+    return out
 
 
 class Tokenizer:

@@ -34,7 +34,7 @@ from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
 from helpers.generation import generate_answer, select_contexts
 from helpers.inputs import inside
-from helpers.judges import JUDGES, active_judges, metric_names
+from helpers.judges import JUDGES, SCORE_COLUMNS, active_judges, metric_names, score_row
 from helpers.llm import LLM
 from helpers.retrieval.registry import build_retriever, needs_llm
 
@@ -44,15 +44,15 @@ log = logging.getLogger(__name__)
 def _score_rows(answer: dict, judge: str, values: dict, reasons: dict | None = None) -> list[dict]:
     reasons = reasons or {}
     return [
-        {
-            "architecture": answer["architecture"],
-            "llm": answer["llm"],
-            "judge": judge,
-            "qid": answer["qid"],
-            "metric": metric,
-            "value": None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value),
-            "reason": reasons.get(metric, ""),
-        }
+        score_row(
+            architecture=answer["architecture"],
+            llm=answer["llm"],
+            judge=judge,
+            qid=answer["qid"],
+            metric=metric,
+            value=None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value),
+            reason=reasons.get(metric, ""),
+        )
         for metric, value in values.items()
     ]
 
@@ -345,20 +345,18 @@ class Experiment:
             for metric in ("latency_s", "retrieval_s", "cost_usd", "output_tokens", "llm_calls"):
                 if a.get(metric) is not None:
                     rows.append(
-                        {
-                            "run_id": self.run_id,
-                            "dataset": self.config.dataset.name,
-                            "architecture": a["architecture"],
-                            "llm": a["llm"],
-                            "judge": "system",
-                            "qid": a["qid"],
-                            "metric": metric,
-                            "value": float(a[metric]),
-                            "reason": "",
-                        }
+                        score_row(
+                            run_id=self.run_id,
+                            dataset=self.config.dataset.name,
+                            architecture=a["architecture"],
+                            llm=a["llm"],
+                            judge="system",
+                            qid=a["qid"],
+                            metric=metric,
+                            value=float(a[metric]),
+                        )
                     )
-        columns = ["run_id", "dataset", "architecture", "llm", "judge", "qid", "metric", "value", "reason"]
-        scores = pd.DataFrame(rows, columns=columns).drop_duplicates(
+        scores = pd.DataFrame(rows, columns=SCORE_COLUMNS).drop_duplicates(
             ["architecture", "llm", "judge", "qid", "metric"], keep="last"
         )
         self.store.write_table(scores, "scores.parquet")

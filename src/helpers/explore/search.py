@@ -12,7 +12,6 @@ reused by every later question; the LLM and its cache are kept too.
 from __future__ import annotations
 
 import html
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +26,9 @@ from helpers.retrieval.architectures.base import top_k
 from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import ARCHITECTURES as REGISTRY
 from helpers.retrieval.registry import build_retriever, needs_llm
-from helpers.text import Tokenizer, fold_accents
+from helpers.text import WORD, Tokenizer, fold_accents
 
 ARCHITECTURES = tuple(REGISTRY)  # the panels' choices: every registered architecture
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class ExploreError(UserError):
@@ -72,12 +70,12 @@ class Highlighter:
         stopwords = set(self.tokenizer.stopwords)
         self.terms = {
             self._stem(w)
-            for w in (self._fold(t.lower()) for t in _WORD.findall(query))
+            for w in (self._fold(t.lower()) for t in WORD.findall(query))
             if w not in stopwords and len(w) > 1
         }
 
     def matches(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in _WORD.finditer(text) if self._stem(self._fold(m.group().lower())) in self.terms]
+        return [m.span() for m in WORD.finditer(text) if self._stem(self._fold(m.group().lower())) in self.terms]
 
     def snippet(self, text: str, width: int = 260) -> tuple[str, int]:
         """HTML of the `width` characters with the most query terms, terms in <mark>; and how

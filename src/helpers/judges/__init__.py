@@ -8,6 +8,7 @@ evidence model on its own (`evidence`), and retrieval metrics against qrels. A n
 from helpers.judges import offline_trace, ragas, ragas_evidence, evidence_support, correctness, context_recall, citations, refusal, retrieval, trace_llm  # noqa: F401,E402,I001  # fmt: skip
 from helpers.judges.base import (
     JUDGES,
+    SCORE_COLUMNS,
     Judge,
     Metric,
     active_judges,
@@ -16,10 +17,12 @@ from helpers.judges.base import (
     judge_class,
     metric_names,
     register,
+    score_row,
 )
 
 __all__ = [
     "JUDGES",
+    "SCORE_COLUMNS",
     "Judge",
     "Metric",
     "active_judges",
@@ -28,4 +31,5 @@ __all__ = [
     "judge_class",
     "metric_names",
     "register",
+    "score_row",
 ]

@@ -20,16 +20,45 @@ figures and panels, without another file changing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from helpers.errors import UserError
 
-if TYPE_CHECKING:  # annotations only: the runner imports the judges, not the other way
-    from helpers.experiment.config import ExperimentConfig
+
+class RunConfig(Protocol):
+    """What a judge reads of a run's config (helpers.experiment.config.ExperimentConfig): a
+    protocol, so the judges (layer 3) name no type of the experiment layer above them."""
+
+    judges: Any  # JudgesConfig: each judge's switch and options
+    retrieval: Any  # RetrievalConfig: k, and each architecture's section
+    generate: bool  # False: a retrieval-only run (no answers to judge)
+
 
 Row = tuple[str, Any, str]  # (metric, value or None, reason)
+
+# the long score row of a run's scores.parquet: one number of one judge for one answer
+SCORE_COLUMNS = ["run_id", "dataset", "architecture", "llm", "judge", "qid", "metric", "value", "reason"]
+
+
+def score_row(
+    *,
+    architecture: str,
+    llm: str,
+    judge: str,
+    qid: str,
+    metric: str,
+    value: Any,
+    reason: str = "",
+    run_id: str | None = None,
+    dataset: str | None = None,
+) -> dict:
+    """One long score row (SCORE_COLUMNS): `value` as given (callers convert it); `run_id` and
+    `dataset` only when given (the runner adds them to a judge's rows when it stores them)."""
+    row = {} if run_id is None and dataset is None else {"run_id": run_id, "dataset": dataset}
+    row.update(architecture=architecture, llm=llm, judge=judge, qid=qid, metric=metric, value=value, reason=reason)
+    return row
 
 
 @dataclass(frozen=True)
@@ -75,7 +104,7 @@ class NoOptions(BaseModel):
 class Judge:
     """Subclasses set `name`, `label`, `metrics` and implement `score_one`; the rest has defaults.
 
-    `runner` gives what a judge may use: `config` (the typed ExperimentConfig), `llm(name)` and
+    `runner` gives what a judge may use: `config` (the typed ExperimentConfig, read through RunConfig), `llm(name)` and
     `llm_copy(name)` (configured LLM clients), `store.finished(key)`; `data` is the dataset."""
 
     name: ClassVar[str]
@@ -95,7 +124,7 @@ class Judge:
 
     # ---- what the config switches on
     @classmethod
-    def enabled(cls, config: "ExperimentConfig") -> bool:
+    def enabled(cls, config: "RunConfig") -> bool:
         """Registered judges are on when the config names them in `judges` (built-in judges read
         their own settings)."""
         return cls.name in config.judges.other
@@ -111,7 +140,7 @@ class Judge:
             other.pop(cls.name, None)
 
     @classmethod
-    def metrics_for(cls, config: "ExperimentConfig | None" = None) -> tuple[Metric, ...]:
+    def metrics_for(cls, config: "RunConfig | None" = None) -> tuple[Metric, ...]:
         return cls.metrics
 
     @classmethod
@@ -120,7 +149,7 @@ class Judge:
         return any(m.name == metric and m.quality for m in cls.metrics_for(None))
 
     @classmethod
-    def llm_name(cls, config: "ExperimentConfig") -> str | None:
+    def llm_name(cls, config: "RunConfig") -> str | None:
         """The name of the configured LLM this judge calls (None: none)."""
         return None
 
@@ -144,15 +173,15 @@ class Judge:
         for answer in self.select(answers):
             values, _ = self.score_one(answer)
             rows += [
-                {
-                    "architecture": answer["architecture"],
-                    "llm": answer["llm"],
-                    "judge": self.name,
-                    "qid": answer["qid"],
-                    "metric": metric,
-                    "value": value,
-                    "reason": reason,
-                }
+                score_row(
+                    architecture=answer["architecture"],
+                    llm=answer["llm"],
+                    judge=self.name,
+                    qid=answer["qid"],
+                    metric=metric,
+                    value=value,
+                    reason=reason,
+                )
                 for metric, value, reason in values
             ]
         return rows
@@ -175,14 +204,14 @@ def judge_class(name: str) -> type[Judge]:
     return JUDGES[name]
 
 
-def active_judges(config: "ExperimentConfig") -> list[type[Judge]]:
+def active_judges(config: "RunConfig") -> list[type[Judge]]:
     """The judges a config runs, in registry order (none when the run does not generate)."""
     if not config.generate:
         return []
     return [judge for judge in JUDGES.values() if judge.enabled(config)]
 
 
-def metric_names(judge: str, config: "ExperimentConfig | None" = None) -> list[str]:
+def metric_names(judge: str, config: "RunConfig | None" = None) -> list[str]:
     return [m.name for m in judge_class(judge).metrics_for(config)] if judge in JUDGES else []
 
 

@@ -4,7 +4,7 @@ Computed from the answers at the end of every invocation (it costs nothing), nev
 
 from __future__ import annotations
 
-from helpers.judges.base import Judge, Metric, register
+from helpers.judges.base import Judge, Metric, register, score_row
 from helpers.retrieval.evaluation.metrics import per_query
 
 KINDS = ("ndcg", "recall", "mrr")
@@ -50,15 +50,7 @@ class Retrieval(Judge):
         for (architecture, llm), run in runs.items():
             for qid, values in per_query(qrels, run, metrics).items():
                 rows += [
-                    {
-                        "architecture": architecture,
-                        "llm": llm,
-                        "judge": self.name,
-                        "qid": qid,
-                        "metric": metric,
-                        "value": value,
-                        "reason": "",
-                    }
+                    score_row(architecture=architecture, llm=llm, judge=self.name, qid=qid, metric=metric, value=value)
                     for metric, value in values.items()
                 ]
         return rows

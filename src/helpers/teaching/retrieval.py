@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from helpers.answer_checks import words
 from helpers.retrieval.architectures.fusion import rrf
 from helpers.retrieval.embedders.models import make_embedder
 from helpers.teaching.exercises import exercise
+from helpers.text import words
 
 FOUR_SENTENCES = {
     "s1": "the cat sat on the mat",

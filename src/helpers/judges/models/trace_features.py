@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 
 import numpy as np
 
+from helpers.text import NUMBER_OR_LETTERS, fold_accents, number_and_stem_tokens
 from helpers.trace.keys import as_documents_sentences, as_response_sentences
 
 STOP_WORDS = frozenset(
@@ -33,7 +33,6 @@ title passage
 """.split()
 )
 
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+", re.UNICODE)
 _CAPITALISED = re.compile(r"(?<![.!?¿¡]\s)(?<!^)\b[A-ZÁÉÍÓÚÑ][\w-]+")
 STEM_LENGTH = 6
 # A response that says the context lacks the answer (English and Spanish cues): such sentences are
@@ -131,19 +130,12 @@ RESPONSE_FEATURES = (
 
 
 def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text or "")
-    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+    return fold_accents(text or "").lower()
 
 
 def tokens(text: str) -> list[str]:
-    """Stems of the words and normalised numbers ('1,000' -> '1000') of `text`."""
-    out = []
-    for tok in _TOKEN.findall(normalize(text)):
-        if tok[0].isdigit():
-            out.append(tok.replace(",", "").rstrip("."))
-        else:
-            out.append(tok[:STEM_LENGTH])
-    return out
+    """Stems of the words and normalised numbers ('1,000' -> '1000') of `text` (helpers.text)."""
+    return number_and_stem_tokens(text, STEM_LENGTH)
 
 
 def content(toks: list[str]) -> list[str]:
@@ -314,7 +306,7 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
     doc_bigrams = set().union(*(ngrams(t, 2) for t in sent_toks)) if sent_toks else set()
     doc_trigrams = set().union(*(ngrams(t, 3) for t in sent_toks)) if sent_toks else set()
     doc_names = set().union(*(names(s) for s in sent_text)) if sent_text else set()
-    doc_names |= {normalize(t)[:STEM_LENGTH] for s in sent_text for t in _TOKEN.findall(s)}
+    doc_names |= {normalize(t)[:STEM_LENGTH] for s in sent_text for t in NUMBER_OR_LETTERS.findall(s)}
     windows = [
         sent_sets[j]
         | (sent_sets[j + 1] if j + 1 < n and sent_doc[j + 1] == sent_doc[j] else set())
