@@ -12,7 +12,7 @@ import pytest
 
 from helpers.data.contracts import Dataset
 from helpers.explore import ExploreError, Workbench
-from helpers.explore.cards import card_html, diagnose, summary_cards_html, trace_cards_html
+from helpers.explore.cards import card_html, diagnose, ragas_cards_html, summary_cards_html, trace_cards_html
 from helpers.explore.search import Highlighter, known_llms
 from helpers.explore.views import comparison_html
 from helpers.interpretation import band
@@ -130,6 +130,20 @@ def test_answer_and_judge_with_the_local_model(bench):
     assert set(view.scores) == {"relevance", "utilization", "completeness", "adherence"}
     assert all(0 <= v <= 1 for v in view.scores.values() if not math.isnan(v))
     assert view.cards_html.count("class='hx-card'") == 5 and "Response:" in view.sentences_html  # 4 + Average
+
+
+def test_ragas_cards_per_answer_say_agreement_and_why_a_score_is_missing():
+    """Issue 36 (5): RAGAS per answer beside TRACe's cards: RAGAS is not checked against people's
+    labels here, so its cards carry no band and say so; a NaN says why."""
+    page = ragas_cards_html(
+        {"faithfulness": 0.75, "context_recall": float("nan")},
+        {"faithfulness": "", "context_recall": "not computed: no reference answer"},
+    )
+    cards = re.findall(r"<div class='hx-card' data-metric='([^']+)'", page)
+    assert cards == ["ragas/faithfulness", "ragas/context_recall"]
+    assert "0.750" in page and "n/a" in page
+    assert page.count("not checked against people") == 2 and "Excellent" not in page and "Good<" not in page
+    assert "not computed: no reference answer" in page
 
 
 def test_bands_meanings_and_diagnostic_patterns():

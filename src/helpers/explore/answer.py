@@ -1,12 +1,15 @@
 """The logic behind the answer panel: generate an answer from one column's contexts and judge it
-with the offline TRACe judge, as highlighted sentences and four cards."""
+with the offline TRACe judge, as highlighted sentences and four cards; with an LLM judge chosen
+(`ragas_llm`), RAGAS's four metrics for the same answer beside them (the reference, when the
+question is one of the dataset's; context precision then without it, context recall NaN with its
+reason), each card saying how far people agree with its judge."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
-from helpers.explore.cards import trace_cards_html
+from helpers.explore.cards import ragas_cards_html, trace_cards_html
 from helpers.explore.search import ExploreError, Workbench, explain
 from helpers.generation import generate_answer, select_contexts
 from helpers.llm.errors import MissingKeyError
@@ -25,6 +28,10 @@ class AnswerView:
     scores: dict = field(default_factory=dict)
     sentences_html: str = ""  # contexts and answer, sentences highlighted
     cards_html: str = ""
+    ragas_llm: str | None = None  # the LLM that judges RAGAS (None: RAGAS not asked for)
+    ragas_scores: dict = field(default_factory=dict)  # {metric: value or NaN}
+    ragas_reasons: dict = field(default_factory=dict)  # {metric: why it is NaN, or RAGAS's detail}
+    ragas_cards_html: str = ""
     seconds: float = 0.0
 
 
@@ -37,12 +44,33 @@ def offline_judge():
     return _JUDGES["offline"]
 
 
+def ragas_for_answer(bench: Workbench, view: AnswerView, question: str, qid: str | None, contexts: list[str]) -> None:
+    """RAGAS's four metrics for one answer, judged by the LLM `view.ragas_llm` names (seconds to
+    minutes: every metric is one or more LLM calls), into `view.ragas_*`."""
+    from helpers.ragas_eval.runner import RagasJudge, RagasSample  # imports ragas (seconds)
+
+    reference = bench.data.answers.get(qid) if qid else None
+    judge = RagasJudge(bench.llm(view.ragas_llm), language=bench.data.language)
+    scored = judge.score([RagasSample(qid or "typed", question, view.answer, contexts, reference)])
+    for row in scored.rows.to_dict("records"):
+        view.ragas_scores[row["metric"]] = row["value"]
+        view.ragas_reasons[row["metric"]] = row["reason"]
+    view.ragas_cards_html = ragas_cards_html(view.ragas_scores, view.ragas_reasons)
+
+
 def answer_and_judge(
-    bench: Workbench, architecture: str, llm: str | None = None, *, max_tokens: int | None = None, k: int | None = None
+    bench: Workbench,
+    architecture: str,
+    llm: str | None = None,
+    *,
+    max_tokens: int | None = None,
+    k: int | None = None,
+    ragas_llm: str | None = None,
 ) -> AnswerView:
     """Answer the last searched question from `architecture`'s contexts (its top k, the context
-    budget of helpers.generation applied), then judge the answer. A failed answer or judge is
-    in `error`, never raised, apart from asking before any search."""
+    budget of helpers.generation applied), then judge the answer (TRACe offline; RAGAS too when
+    `ragas_llm` names an LLM). A failed answer or judge is in `error`, never raised, apart from
+    asking before any search."""
     from helpers.trace.display import judgement_html  # matplotlib: loaded only when this runs
 
     comparison = bench.last
@@ -52,7 +80,7 @@ def answer_and_judge(
         searched = sorted(comparison.contexts)
         raise ExploreError(f"{architecture!r} has no results for this question; searched: {searched}")
     name = llm or bench.llm_name
-    view = AnswerView(architecture, name, None)
+    view = AnswerView(architecture, name, None, ragas_llm=ragas_llm)
     start = time.perf_counter()
     try:
         client = bench.llm(name)
@@ -90,5 +118,10 @@ def answer_and_judge(
         view.cards_html = trace_cards_html(view.scores)
     except Exception as exc:  # e.g. no trained judge: the answer still shows
         view.error = f"the offline judge failed: {explain(exc)} (train it with `python -m helpers train-judge`)"
+    if ragas_llm:
+        try:
+            ragas_for_answer(bench, view, comparison.question, comparison.qid, [c["text"] for c in contexts])
+        except Exception as exc:  # a judge that does not answer: the answer and TRACe still show
+            view.error = "; ".join(filter(None, [view.error, f"RAGAS failed: {explain(exc)}"]))
     view.seconds = time.perf_counter() - start
     return view

@@ -126,6 +126,21 @@ def trace_cards_html(scores: dict) -> str:
     return f"<div class='hx-cards'>{cards}</div>" + (f"<ul class='hx-diagnosis'>{notes}</ul>" if notes else "")
 
 
+def ragas_cards_html(scores: dict, reasons: dict | None = None) -> str:
+    """RAGAS's cards for one answer ({metric: value}), each with how far people agree with RAGAS
+    (helpers.judges.validity: no band where their labels do not back it) and, for a NaN, why."""
+    reasons = reasons or {}
+    cards = []
+    for metric, value in scores.items():
+        card = card_html(f"ragas/{metric}", value, validity=judge_validity.status("ragas", metric))
+        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        if missing and reasons.get(metric):
+            why = f"<div class='hx-nan-reason' style='font-size:10px'>{html.escape(reasons[metric][:200])}</div>"
+            card = card[: -len("</div>")] + why + "</div>"
+        cards.append(card)
+    return f"<div class='hx-cards hx-ragas-cards'>{''.join(cards)}</div>"
+
+
 def summary_cards_html(table) -> str:
     """Cards of a run's summary (helpers.experiment.analysis.summary): one per architecture and
     metric, mean with its interval; the capstone's Average card for each judge that gives all four

@@ -52,7 +52,8 @@ class Turn:
 
 class Chat:
     """A conversation: `ask(question)` -> Turn. `llm` answers, `condense_llm` (default: `llm`)
-    rewrites follow-ups; both are names the Workbench knows (configs/*.yaml)."""
+    rewrites follow-ups; `ragas_llm` (default None: off) judges each answer with RAGAS beside
+    TRACe; all are names the Workbench knows (configs/*.yaml)."""
 
     def __init__(
         self,
@@ -62,8 +63,10 @@ class Chat:
         *,
         condense_llm: str | None = None,
         max_tokens: int | None = None,
+        ragas_llm: str | None = None,
     ):
         self.bench, self.architecture = bench, architecture
+        self.ragas_llm = ragas_llm  # an LLM name: each turn's answer judged by RAGAS too
         self.llm = llm or bench.llm_name
         self.condense_llm = condense_llm or self.llm
         self.max_tokens = max_tokens
@@ -112,7 +115,9 @@ class Chat:
         column = comparison.columns[self.architecture]
         if column.error:
             raise ExploreError(f"{self.architecture} failed: {column.error}")
-        view = answer_and_judge(self.bench, self.architecture, self.llm, max_tokens=self.max_tokens)
+        view = answer_and_judge(
+            self.bench, self.architecture, self.llm, max_tokens=self.max_tokens, ragas_llm=self.ragas_llm
+        )
         citations = [
             {"n": i, "doc_id": hit.doc_id, "page": hit.page, "section": hit.section}
             for i, hit in enumerate(column.hits, 1)
@@ -148,6 +153,6 @@ class Chat:
                 f"<div class='hx-turn' data-turn='{i}' style='margin:6px 0;padding:6px;border-left:3px solid #4C72B0'>"
                 f"<div><b>{i}. {html.escape(turn.question)}</b></div>{searched}{note}"
                 f"<div class='hx-chat-answer' style='margin:4px 0'>{answer}</div>"
-                f"<ul class='hx-citations' style='font-size:11px;margin:2px 0;list-style:none;padding-left:8px'>{cites}</ul>{turn.view.cards_html}</div>"
+                f"<ul class='hx-citations' style='font-size:11px;margin:2px 0;list-style:none;padding-left:8px'>{cites}</ul>{turn.view.cards_html}{turn.view.ragas_cards_html}</div>"
             )
         return "".join(parts)

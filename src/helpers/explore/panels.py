@@ -118,13 +118,27 @@ class QueryPanel(Panel):
         return comparison
 
 
+RAGAS_OFF = "off"
+
+
+def ragas_choice(bench: Workbench) -> "w.Dropdown":
+    """The LLM that judges RAGAS per answer, or off (the default: each metric is LLM calls)."""
+    return w.Dropdown(options=[RAGAS_OFF, *bench.llm_choices()], value=RAGAS_OFF, description="RAGAS by")
+
+
+def ragas_llm(choice) -> str | None:
+    return None if choice.value == RAGAS_OFF else choice.value
+
+
 class AnswerPanel(Panel):
-    """Answer the last searched question from one column's contexts, then judge it (TRACe)."""
+    """Answer the last searched question from one column's contexts, then judge it (TRACe; RAGAS
+    too when an LLM is chosen to judge it)."""
 
     def __init__(self, bench: Workbench, *, max_tokens: int | None = None):
         self.bench, self.max_tokens = bench, max_tokens
         self.architecture = w.Dropdown(options=list(ARCHITECTURES), value="rerank", description="contexts of")
         self.llm = w.Dropdown(options=list(bench.llm_choices()), value=bench.llm_name, description="LLM")
+        self.ragas = ragas_choice(bench)
         self.button = w.Button(description="Answer and judge", button_style="primary")
         self.button.add_class("hx-answer")
         self.status = w.HTML()
@@ -132,9 +146,17 @@ class AnswerPanel(Panel):
         self.sentences.add_class("hx-sentences")
         self.cards = w.HTML()
         self.cards.add_class("hx-trace-cards")
+        self.ragas_cards = w.HTML()
+        self.ragas_cards.add_class("hx-ragas-cards")
         self.button.on_click(lambda _: self.answer())
         self.widget = w.VBox(
-            [w.HBox([self.architecture, self.llm, self.button]), self.status, self.sentences, self.cards]
+            [
+                w.HBox([self.architecture, self.llm, self.ragas, self.button]),
+                self.status,
+                self.sentences,
+                self.cards,
+                self.ragas_cards,
+            ]
         )
 
     @guarded
@@ -142,14 +164,21 @@ class AnswerPanel(Panel):
         self.status.value = message_html(
             f"{self.llm.value} answers from {self.architecture.value}'s contexts …", "info"
         )
-        self.sentences.value = self.cards.value = ""
-        view = answer_and_judge(self.bench, self.architecture.value, self.llm.value, max_tokens=self.max_tokens)
+        self.sentences.value = self.cards.value = self.ragas_cards.value = ""
+        view = answer_and_judge(
+            self.bench,
+            self.architecture.value,
+            self.llm.value,
+            max_tokens=self.max_tokens,
+            ragas_llm=ragas_llm(self.ragas),
+        )
         if view.error:
             self.status.value = message_html(view.error)
         else:
             self.status.value = message_html(f"answered and judged in {view.seconds:.1f} s", "info")
         self.sentences.value = view.sentences_html or (html.escape(view.answer) if view.answer else "")
         self.cards.value = view.cards_html
+        self.ragas_cards.value = view.ragas_cards_html
         return view
 
 
@@ -164,6 +193,7 @@ class ChatPanel(Panel):
         self.condense_llm = w.Dropdown(
             options=list(bench.llm_choices()), value=condense_llm or bench.llm_name, description="rewrites by"
         )
+        self.ragas = ragas_choice(bench)
         self.question = w.Text(
             placeholder="ask; a follow-up may refer to the conversation", layout=w.Layout(width="60%")
         )
@@ -177,11 +207,16 @@ class ChatPanel(Panel):
         self.chat = self._chat()
         self.send.on_click(lambda _: self.ask())
         self.new.on_click(lambda _: self.reset())
-        for choice in (self.architecture, self.llm, self.condense_llm):  # another setting: a new conversation
+        for choice in (
+            self.architecture,
+            self.llm,
+            self.condense_llm,
+            self.ragas,
+        ):  # another setting: a new conversation
             choice.observe(lambda _: self.reset(), names="value")
         self.widget = w.VBox(
             [
-                w.HBox([self.architecture, self.llm, self.condense_llm]),
+                w.HBox([self.architecture, self.llm, self.condense_llm, self.ragas]),
                 w.HBox([self.question, self.send, self.new]),
                 self.status,
                 self.transcript,
@@ -195,6 +230,7 @@ class ChatPanel(Panel):
             self.llm.value,
             condense_llm=self.condense_llm.value,
             max_tokens=self.max_tokens,
+            ragas_llm=ragas_llm(self.ragas),
         )
 
     def reset(self):
