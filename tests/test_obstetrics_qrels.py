@@ -114,3 +114,16 @@ def test_seed_chunks_get_the_quotes_they_hold(raw_ready):
     ds = load_dataset("obstetrics", chunks="seed")
     assert set(ds.qrels) == QIDS  # every quote is in the seed's cleaned text too
     assert all(set(rels) <= set(ds.corpus) for rels in ds.qrels.values())
+
+
+def test_extra_questions_are_asked_beside_the_ten_and_unanswerable_ones_are_marked(raw_ready, tmp_path):
+    """Issue 36 (4): the refusal sweep's questions the guideline does not answer."""
+    shipped = load_dataset(
+        "obstetrics", pages="124-143", extra_questions="benchmarks/questions/obstetrics-unanswerable.csv"
+    )
+    assert len(shipped.queries) == 18 and shipped.unanswerable == [f"x{i}" for i in range(1, 9)]
+    assert set(shipped.qrels) == {"q1", "q2", "q4", "q5", "q6"}  # the extra ones have no passages
+    clash = tmp_path / "clash.csv"
+    clash.write_text("id,question,answerable\nq3,¿Otra pregunta?,false\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"clash\.csv.*ids \['q3'\] are the benchmark's own.*other ids"):
+        load_dataset("obstetrics", pages="124-143", extra_questions=clash)

@@ -13,6 +13,7 @@ from helpers.data.chunking import chunk_spans
 from helpers.data.contracts import DataError, Dataset, read_jsonl
 from helpers.data.fetch import raw_path
 from helpers.data.pdf import read_pdf
+from helpers.data.questions import read_questions
 from helpers.data.quote_qrels import read_quote_labels, resolve_quote_qrels
 
 GUIDELINE_PDF = "obstetrics/guia_embarazo_parto_2023.pdf"
@@ -170,9 +171,12 @@ def load_questions(path: str | Path | None = None) -> tuple[dict[str, str], dict
     return queries, answers
 
 
-def load_obstetrics(**chunk_options) -> Dataset:
+def load_obstetrics(extra_questions: str | Path | None = None, **chunk_options) -> Dataset:
     """Guideline chunks + the 10 questions with ground truths and graded qrels: the passages marked
-    by hand in obstetrics_qrels.yaml (as quotes), resolved to the chunks of these options."""
+    by hand in obstetrics_qrels.yaml (as quotes), resolved to the chunks of these options.
+    extra_questions (default None): a questions file (helpers.data.questions: CSV, JSONL or XLSX)
+    whose questions are asked beside the 10, with their references, `relevant` passages and
+    `answerable` column (questions the guideline does not answer: the refusal judge)."""
     queries, answers = load_questions()
     seed = chunk_options.get("chunks") == "seed"
     corpus = guideline_chunks(**chunk_options)
@@ -187,7 +191,18 @@ def load_obstetrics(**chunk_options) -> Dataset:
     strict = not seed and not chunk_options.get("pages") and not chunk_options.get("pdf_path")
     qrels = resolve_quote_qrels(labels, corpus, source=str(QRELS_YAML), strict=strict)
     source = SEED_CHUNKS_JSON if seed else GUIDELINE_PDF
-    return Dataset("obstetrics", "es", corpus, queries, qrels, answers, source=source)
+    unanswerable = []
+    if extra_questions:
+        asked = read_questions(extra_questions, corpus)
+        clash = sorted(set(asked.queries) & set(queries))
+        if clash:
+            raise DataError(
+                str(extra_questions), f"ids {clash} are the benchmark's own questions", field_name="id",
+                fix="Give the extra questions other ids (e.g. x1, x2, ...)",
+            )
+        queries, answers = {**queries, **asked.queries}, {**answers, **asked.answers}
+        qrels, unanswerable = {**qrels, **asked.qrels}, asked.unanswerable
+    return Dataset("obstetrics", "es", corpus, queries, qrels, answers, source=source, unanswerable=unanswerable)
 
 
 def read_maternaqa(path: str | Path | None = None) -> list[dict]:
