@@ -1,5 +1,5 @@
 """Hand labels of the default benchmark's answers, per model and architecture, and every judge
-checked against them (helpers.experiment.labels).
+checked against them (helpers.experiment.label_sheets).
 
   # a sheet to label: one row per answer, with the question, the seed's ground truth and the contexts
   python benchmarks/answer_labels.py export RUN_ID --model qwen2.5-coder-1.5b --out sheet.csv
@@ -24,7 +24,7 @@ import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.analysis import load_scores
-from helpers.experiment.labels import (
+from helpers.experiment.label_sheets import (
     AGREEMENT_COLUMNS,
     COMMITTED_COLUMNS,
     answers_sheet,

@@ -22,7 +22,7 @@ import pandas as pd
 import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.data import load_dataset
-from helpers.experiment.labels import load_labels
+from helpers.experiment.label_sheets import load_labels
 from helpers.judges import context_recall
 from helpers.judges.correctness import FEATURES, THRESHOLD, WEIGHTS, correctness
 from helpers.judges.models.reference_match import ReferenceMatcher

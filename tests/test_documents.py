@@ -257,7 +257,7 @@ def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
     from sklearn.metrics import cohen_kappa_score
 
     from helpers.experiment.run_labels import RunLabels, judge_agreement
-    from helpers.explore.labelling import LabelPanel, parse_keys
+    from helpers.explore.label_panels import LabelPanel, parse_keys
 
     run_id = documents_run.name
     panel = LabelPanel(run_id)
@@ -315,7 +315,7 @@ def test_judge_eval_labels_command(documents_run, capsys):
     ],
 )
 def test_parse_keys(keys, reference, expected):
-    from helpers.explore.labelling import parse_keys
+    from helpers.explore.label_panels import parse_keys
 
     assert parse_keys(keys, reference) == expected
 
@@ -323,7 +323,7 @@ def test_parse_keys(keys, reference, expected):
 @pytest.mark.parametrize("keys, reference, message", [("yy", True, "type 3 letters"), ("yp", False, "answers: 'p'")])
 def test_parse_keys_errors(keys, reference, message):
     from helpers.errors import UserError
-    from helpers.explore.labelling import parse_keys
+    from helpers.explore.label_panels import parse_keys
 
     with pytest.raises(UserError, match=message):
         parse_keys(keys, reference)
@@ -331,7 +331,7 @@ def test_parse_keys_errors(keys, reference, message):
 
 def test_review_panel_keeps_edits_and_drops(tmp_path):
     from helpers.data.questions import read_questions
-    from helpers.explore.labelling import ReviewPanel
+    from helpers.explore.label_panels import ReviewPanel
 
     path = tmp_path / "t.jsonl"
     path.write_text(

@@ -1,4 +1,4 @@
-"""Hand labels of answers (helpers.experiment.labels): the sheet's checks, the label summary, and
+"""Hand labels of answers (helpers.experiment.label_sheets): the sheet's checks, the label summary, and
 judges scored against labels (AUROC for "supported: no", accuracy and Cohen's kappa = sklearn's);
 the repository's labelled sheets load and agree with their runs' keys."""
 
@@ -12,7 +12,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from helpers.errors import UserError
-from helpers.experiment.labels import judges_vs_labels, label_figure, label_summary, load_labels
+from helpers.experiment.label_sheets import judges_vs_labels, label_figure, label_summary, load_labels
 from helpers.stats import cohen_kappa as stats_kappa
 
 LABELS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "labels"
@@ -103,7 +103,7 @@ def test_judges_vs_labels_auroc_and_agreement(tmp_path):
 def test_the_repository_context_labels_are_complete(sheet):
     """Every committed context sheet labels 10 questions x 6 architectures, names the contexts
     (doc_ids) it labelled, and says which of them hold the answer whenever it is there."""
-    from helpers.experiment.labels import load_context_labels
+    from helpers.experiment.label_sheets import load_context_labels
 
     labels = load_context_labels(sheet)
     assert len(labels) == 60 and labels.groupby("architecture").size().eq(10).all()

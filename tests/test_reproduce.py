@@ -9,7 +9,7 @@ import pytest
 
 from helpers.data import DataError, load_dataset, load_ragbench
 from helpers.data.obstetrics import seed_chunks
-from helpers.reproduce import ragbench_labels, ragbench_paper
+from helpers.reproduce import ragbench_label_stats, ragbench_paper
 from helpers.stats import auroc
 
 
@@ -63,8 +63,8 @@ def test_side_by_side_shape_reasons_and_sources():
 
 
 def test_label_statistics_hallucination_rate():
-    labels = ragbench_labels.label_frame(subsets=["emanual"], splits=["test"])
-    stats = ragbench_labels.label_statistics(labels)
+    labels = ragbench_label_stats.label_frame(subsets=["emanual"], splits=["test"])
+    stats = ragbench_label_stats.label_statistics(labels)
     row = stats.iloc[0]
     assert row["rows"] == 132 and row["table1_rows"] == 132
     assert row["hallucination_rate"] == pytest.approx(14 / 132)

@@ -26,7 +26,7 @@ import pandas as pd
 from helpers.data import load_dataset
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_dir
-from helpers.experiment.labels import KEY_COLUMNS, LABELS, judges_vs_labels
+from helpers.experiment.label_sheets import KEY_COLUMNS, LABELS, judges_vs_labels
 from helpers.experiment.store import RunStore
 from helpers.inputs import load_yaml
 
@@ -138,7 +138,7 @@ def labels_frame(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     if not path.exists():
         raise UserError(
             f"{path}: no labels yet; label the answers in notebook 09's labelling panel "
-            "(helpers.explore.labelling.LabelPanel) first"
+            "(helpers.explore.label_panels.LabelPanel) first"
         )
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     return frame.rename(columns={"llm": "model"})

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from helpers.data import DataError
-from helpers.experiment.labels import AGREEMENT_COLUMNS
+from helpers.experiment.label_sheets import AGREEMENT_COLUMNS
 from helpers.experiment.run_labels import judge_agreement, labels_frame
 from helpers.inputs import load_yaml
 from helpers.judges.evaluation import format_table, judge_eval, save_result
@@ -73,7 +73,7 @@ def _check_dir(path: str | None, option: str) -> None:
 
 def _validity(args: argparse.Namespace) -> int:
     """judge-eval --labels FOLDER: every judge against the shipped sheets; writes the validity table."""
-    from helpers.experiment.labels import validity_from_sheets
+    from helpers.experiment.label_sheets import validity_from_sheets
     from helpers.judges.validity import VALIDITY_CSV
 
     runs = dict(pair.partition("=")[::2] for pair in args.run or [])
