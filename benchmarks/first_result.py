@@ -158,6 +158,7 @@ def main() -> None:
     if args.cold_pip:
         env["PIP_CACHE_DIR"] = str(args.workdir / "pip-cache")
     env["HELPERS_SHARED_CACHE"] = str(args.shared_cache or args.workdir / "shared-cache")
+    env["PYTHONUNBUFFERED"] = "1"  # each line as it is printed: the retrieval table's time is when it appeared
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     steps = [timed("clone", ["git", "clone", "-q", str(ROOT), str(clone)], args.workdir, env, logs)]
     python = str(clone / ".venv" / "bin" / "python")
