@@ -7,8 +7,6 @@ it, so a missing panel is never mistaken for a forgotten one."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 from pathlib import Path
 
@@ -33,92 +31,25 @@ from helpers.experiment.analysis import (  # noqa: E402
     statistics_settings,
     summary,
 )
-from helpers.figures import save_figure  # first: it selects the headless backend before pyplot loads
+from helpers.figures import (  # first: it selects the headless backend before pyplot loads
+    BAR_COLOR,
+    PER_ROW,
+    POINT_COLOR,
+    fixed_jitter,
+    grid,
+    note_empty,
+    nothing_to_show,
+    place_labels,
+    png_bytes,
+    save_figure,
+    split_empty,
+)
 from helpers.inputs import inside  # noqa: E402
 from helpers.interpretation import TRUSTED, band_table, base_metric
 from helpers.judges import grounding_metrics
 from helpers.stats import MIN_INTERVAL_N
 
-PER_ROW = 4  # panels per row at most: 8 metrics are 2 rows of 4, not a strip of 8
-PANEL_INCHES = (3.0, 3.2)  # width, height of one panel
-BAR_COLOR = "#4C72B0"
-POINT_COLOR = "#C44E52"
-EMPTY_NOTE = "left out, nothing scored (every value NaN): "
-# label offsets (points) tried in this order around a point of the Pareto plots
-LABEL_OFFSETS = (
-    (5, 5),
-    (5, -13),
-    (-5, 5),
-    (-5, -13),
-    (5, 17),
-    (-5, 17),
-    (5, -25),
-    (-5, -25),
-    (20, 30),
-    (-20, 30),
-    (20, -38),
-    (-20, -38),
-)
-
-
-# ---- layout helpers
-
-
-def grid(n_panels: int, *, per_row: int = PER_ROW, panel: tuple[float, float] = PANEL_INCHES):
-    """(figure, the first n axes) of a grid with at most `per_row` panels a row, the columns
-    balanced (5 panels: 3 + 2, not 4 + 1); the axes left over are hidden."""
-    n = max(1, n_panels)
-    rows = math.ceil(n / per_row)
-    cols = math.ceil(n / rows)
-    fig, axes = plt.subplots(rows, cols, figsize=(panel[0] * cols, panel[1] * rows), squeeze=False)
-    flat = list(axes.flat)
-    for ax in flat[n:]:
-        ax.set_visible(False)
-    return fig, flat[:n]
-
-
-def split_empty(frame: pd.DataFrame, value_column: str, *, by: str = "metric") -> tuple[list[str], list[str]]:
-    """(names with at least one value, names whose every value is NaN), each in first-seen order."""
-    if frame.empty or by not in frame:
-        return [], []
-    order = list(dict.fromkeys(frame[by]))
-    scored = set(frame.dropna(subset=[value_column])[by])
-    return [m for m in order if m in scored], [m for m in order if m not in scored]
-
-
-def note_empty(fig, empty) -> None:
-    """Name what was left out on a line beneath the panels (the suptitle stays the title)."""
-    if len(empty):
-        fig.text(0.5, 0.0, EMPTY_NOTE + ", ".join(empty), ha="center", va="top", fontsize=8, color="#555555")
-
-
-def nothing_to_show(message: str, *, size: tuple[float, float] = (5, 2)):
-    fig, ax = plt.subplots(figsize=size)
-    ax.axis("off")
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=9, transform=ax.transAxes)
-    return fig
-
-
-@contextlib.contextmanager
-def fixed_jitter(seed: int = 0):
-    """seaborn's stripplot jitters with numpy's global generator: seed it for the plot (the same
-    figure on every run) and give the caller's state back afterwards."""
-    state = np.random.get_state()
-    np.random.seed(seed)
-    try:
-        yield
-    finally:
-        np.random.set_state(state)
-
-
-def png_bytes(fig, *, dpi: int = 110) -> bytes:
-    """The figure as PNG (for reports that embed their images)."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
-    return buffer.getvalue()
-
-
-# ---- the figures
+# ---- the figures (the layout they share: helpers.figures)
 
 
 def metric_bars(table: pd.DataFrame, *, confidence: float = 0.95, per_row: int = PER_ROW):
@@ -317,54 +248,6 @@ def cost_axis(scores: pd.DataFrame) -> tuple[str, str]:
     if (cost.fillna(0) != 0).any():
         return "cost_usd", "mean cost per question (USD)"
     return "output_tokens", "mean output tokens per question (no prices known: tokens, not USD)"
-
-
-def place_labels(ax, xs, ys, names, *, fontsize: int = 8) -> list:
-    """Label each point where its label overlaps no other label or point, trying LABEL_OFFSETS
-    in order (else the offset with the fewest overlaps). adjustText is not installed; a greedy
-    pass over fixed offsets is deterministic and enough for the few points of one run."""
-    renderer = ax.figure.canvas.get_renderer()
-    frame = ax.get_window_extent(renderer)
-    radius = 4 * ax.figure.dpi / 72
-    taken = [_box(ax.transData.transform((x, y)), radius) for x, y in zip(xs, ys)]
-    placed = []
-    for i in sorted(range(len(names)), key=lambda i: (xs[i], ys[i], str(names[i]))):
-        # i bound as a default: annotate and cost belong to this iteration
-        def annotate(offset, i=i):
-            far = abs(offset[1]) > 13  # beyond the first ring: a leader line says whose label
-            return ax.annotate(
-                str(names[i]),
-                (xs[i], ys[i]),
-                xytext=offset,
-                textcoords="offset points",
-                va="bottom",
-                ha="left" if offset[0] >= 0 else "right",
-                fontsize=fontsize,
-                arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5} if far else None,
-            )
-
-        def cost(offset, i=i):
-            text = annotate(offset)
-            box = text.get_window_extent(renderer)
-            text.remove()
-            others = [b for j, b in enumerate(taken) if j != i]
-            return (sum(box.overlaps(b) for b in others), not _inside(box, frame)), box
-
-        scored = [(cost(offset), offset) for offset in LABEL_OFFSETS]
-        (_, box), best = min(scored, key=lambda item: item[0][0])  # min keeps the first of ties
-        placed.append(annotate(best))
-        taken.append(box)
-    return placed
-
-
-def _box(center, radius):
-    from matplotlib.transforms import Bbox
-
-    return Bbox.from_extents(center[0] - radius, center[1] - radius, center[0] + radius, center[1] + radius)
-
-
-def _inside(box, frame) -> bool:
-    return box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
 
 
 def pareto(scores: pd.DataFrame, quality_metric: str | None, cost_metric: str, *, cost_label: str | None = None):
