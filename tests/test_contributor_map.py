@@ -9,6 +9,9 @@ import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+from pydantic import ValidationError
+
 from helpers.experiment.config import ExperimentConfig
 from runs import TINY
 
@@ -84,3 +87,68 @@ def test_a_judge_module_is_found_with_no_list_edited(tmp_path, monkeypatch):
         sys.modules.pop("helpers.judges.word_count", None)
         if hasattr(judges, "word_count"):
             delattr(judges, "word_count")
+
+
+# ---------------------------------------------------------------- an LLM provider
+
+
+@pytest.fixture
+def toycloud():
+    from helpers.llm import keys
+    from helpers.llm.backends import OpenAICompatibleBackend
+    from helpers.llm.providers import PROVIDERS, ProviderEntry, register_provider
+
+    hosts = dict(keys.PROVIDER_HOSTS)
+    entry = ProviderEntry(
+        "toycloud",
+        OpenAICompatibleBackend,
+        key_variable="TOYCLOUD_API_KEY",
+        default_url="http://127.0.0.1:9/v1",
+        key_hosts=("api.toycloud.example",),
+        json_mode="json_object",
+    )
+    yield register_provider(entry)
+    PROVIDERS.pop("toycloud", None)
+    keys.PROVIDER_HOSTS.clear()
+    keys.PROVIDER_HOSTS.update(hosts)
+
+
+def test_a_provider_is_one_entry(toycloud, monkeypatch):
+    from helpers.llm.backends import OpenAICompatibleBackend, make_backend
+    from helpers.llm.config import LLMConfig, response_format
+    from helpers.llm.errors import KeyPolicyError
+    from helpers.llm.keys import check_destination
+
+    config = LLMConfig(provider="toycloud", model="toy-1")
+    assert config.resolved_api_key_env() == "TOYCLOUD_API_KEY"
+    assert response_format(config, {"title": "x", "type": "object"}) == {"type": "json_object"}
+    monkeypatch.delenv("HELPERS_KEY_HOSTS", raising=False)
+    check_destination("TOYCLOUD_API_KEY", "https://api.toycloud.example/v1")  # its own host: allowed
+    with pytest.raises(KeyPolicyError, match="TOYCLOUD_API_KEY is a key for api.toycloud.example"):
+        check_destination("TOYCLOUD_API_KEY", "https://elsewhere.example/v1")
+    monkeypatch.setenv("TOYCLOUD_API_KEY", "toy-key-for-the-test")
+    backend = make_backend(config)
+    assert isinstance(backend, OpenAICompatibleBackend) and backend.url == "http://127.0.0.1:9/v1"
+    assert str(backend.client.base_url).startswith("http://127.0.0.1:9/v1")
+    run = ExperimentConfig(**dict(TINY, llms=[{"name": "toy", "provider": "toycloud", "model": "toy-1"}]))
+    assert run.llms[0].provider == "toycloud"
+    with pytest.raises(
+        ValidationError, match="unknown provider 'toycoud'; valid: local, groq, openai-compatible, toycloud"
+    ):
+        LLMConfig(provider="toycoud")
+
+
+def test_the_built_in_providers_read_their_entries():
+    from helpers.llm.config import LLMConfig, response_format
+
+    schema = {"title": "x", "type": "object"}
+    assert [LLMConfig(provider=p).resolved_api_key_env() for p in ("local", "groq", "openai-compatible")] == [
+        None,
+        "GROQ_API_KEY",
+        "OPENAI_API_KEY",
+    ]
+    assert response_format(LLMConfig(provider="groq"), schema) == {"type": "json_object"}
+    assert response_format(LLMConfig(provider="openai-compatible"), schema)["type"] == "json_schema"
+    with pytest.raises(ValidationError, match="n_per_request must be 1 for provider groq"):
+        LLMConfig(provider="groq", n_per_request=2)
+    assert LLMConfig(provider="openai-compatible", n_per_request=2).n_per_request == 2

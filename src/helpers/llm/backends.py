@@ -16,9 +16,10 @@ from urllib.parse import urlparse
 
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
-from helpers.llm.keys import DEFAULT_HOSTS, check_destination, is_loopback, read_api_key
+from helpers.llm.keys import check_destination, is_loopback, read_api_key
 from helpers.llm.llama_prefix import block_aligned_llama
 from helpers.llm.local_weights import BUNDLED_NAMES, chosen_weights, local_layout, q8_0_copy
+from helpers.llm.providers import ProviderEntry, provider, register_provider
 from helpers.llm.split_models import SPLIT_MODELS, assemble
 from helpers.redaction import redact
 
@@ -270,12 +271,10 @@ class _SDKBackend:
 
     def __init__(self, config: LLMConfig):
         self.config = config
-        url = config.base_url or (
-            os.environ.get("OPENAI_BASE_URL")
-            if config.provider == "openai-compatible"
-            else DEFAULT_HOSTS.get(config.provider)
-        )
-        local = config.provider == "openai-compatible" and is_loopback(urlparse(url or "").hostname)
+        entry = provider(config.provider)  # its default server and key (helpers.llm.providers)
+        env_url = os.environ.get(entry.url_variable) if entry.url_variable else None
+        self.url = url = config.base_url or env_url or entry.default_url
+        local = entry.keyless_on_loopback and is_loopback(urlparse(url or "").hostname)
         # a server on this machine gets a key only when the config names its variable: the
         # provider default (OPENAI_API_KEY) is OpenAI's key, not the local server's
         variable = config.api_key_env if local else config.resolved_api_key_env()
@@ -346,12 +345,12 @@ class OpenAICompatibleBackend(_SDKBackend):
     def _client(self, key: str):
         from openai import OpenAI
 
-        if not self.config.base_url and not os.environ.get("OPENAI_BASE_URL"):
+        if not self.url:
             raise LLMError(
-                "provider 'openai-compatible' needs llm.base_url (e.g. http://127.0.0.1:11434/v1 "
+                f"provider '{self.config.provider}' needs llm.base_url (e.g. http://127.0.0.1:11434/v1 "
                 "for Ollama) or the OPENAI_BASE_URL variable"
             )
-        return OpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout_s)
+        return OpenAI(api_key=key, base_url=self.url, max_retries=0, timeout=self.config.timeout_s)
 
 
 class GroqBackend(_SDKBackend):
@@ -361,11 +360,36 @@ class GroqBackend(_SDKBackend):
         return Groq(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout_s)
 
 
+def _local(config: LLMConfig):
+    return LlamaCppBackend(config) if config.local_backend == "llama-cpp" else TransformersBackend(config)
+
+
+# the built-in providers (helpers.llm.providers), in the order errors list them
+for _entry in (
+    ProviderEntry("local", _local, local=True, description="the bundled model, in this process"),
+    ProviderEntry(
+        "groq",
+        GroqBackend,
+        key_variable="GROQ_API_KEY",
+        default_url="https://api.groq.com",
+        json_mode="json_object",  # Groq's API takes JSON mode, not a schema
+        single_choice="Groq's API accepts n=1 only",
+        description="Groq's hosted API",
+    ),
+    ProviderEntry(
+        "openai-compatible",
+        OpenAICompatibleBackend,
+        key_variable="OPENAI_API_KEY",
+        url_variable="OPENAI_BASE_URL",
+        key_hosts=("api.openai.com",),  # OPENAI_API_KEY is OpenAI's key, whatever server is named
+        keyless_on_loopback=True,  # Ollama, vLLM, llama.cpp on this machine take any key
+        description="OpenAI or any server with its API (vLLM, Ollama, serve-llm)",
+    ),
+):
+    register_provider(_entry)
+
+
 def make_backend(config: LLMConfig):
-    if config.provider == "local":
-        return LlamaCppBackend(config) if config.local_backend == "llama-cpp" else TransformersBackend(config)
-    if config.provider == "groq":
-        return GroqBackend(config)
-    if config.provider == "openai-compatible":
-        return OpenAICompatibleBackend(config)
-    raise LLMError(f"unknown provider {config.provider!r}; valid: local, groq, openai-compatible")
+    """The backend of the config's provider, built by its registry entry (an unknown provider is
+    an error listing the valid names)."""
+    return provider(config.provider).build(config)

@@ -1,4 +1,4 @@
-"""Typed LLM settings: one `provider` string chooses the backend."""
+"""Typed LLM settings: one `provider` string chooses the backend (helpers.llm.providers)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from helpers.llm.keys import check_key_variable
 from helpers.llm.presets import DEFAULT_PRICES, Price, limit_preset
+from helpers.llm.providers import PROVIDERS, provider
 
 # OpenAI's chat API (and Groq's, which mirrors it) accept at most 4 stop sequences.
 MAX_STOP_SEQUENCES = 4
 # llama-cpp prompt blocks (helpers.llm.llama_prefix), chosen in benchmarks/llm_engine.py
 PROMPT_BLOCK = 64
-
-Provider = Literal["local", "groq", "openai-compatible"]
 
 
 class LLMConfig(BaseModel):
@@ -22,7 +21,9 @@ class LLMConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    provider: Provider = "local"
+    provider: str = Field(
+        "local", description="a registered provider (helpers.llm.providers): local, groq, openai-compatible, ..."
+    )
     model: str = Field("smollm2", description="model name; for `local`: 'smollm2' or a .gguf path")
     base_url: str | None = Field(None, description="server URL for openai-compatible (and groq, optional)")
     api_key_env: str | None = Field(None, description="environment variable holding the API key")
@@ -135,10 +136,18 @@ class LLMConfig(BaseModel):
             values = {**{k: v for k, v in fill.items() if v is not None}, **values}
         return values
 
+    @field_validator("provider")
+    @classmethod
+    def _registered(cls, name):
+        if name not in PROVIDERS:
+            raise ValueError(f"unknown provider {name!r}; valid: {', '.join(PROVIDERS)}")
+        return name
+
     @model_validator(mode="after")
-    def _n_for_groq(self):
-        if self.provider == "groq" and self.n_per_request > 1:
-            raise ValueError("n_per_request must be 1 for provider groq: Groq's API accepts n=1 only")
+    def _one_choice(self):
+        why = provider(self.provider).single_choice
+        if why and self.n_per_request > 1:
+            raise ValueError(f"n_per_request must be 1 for provider {self.provider}: {why}")
         return self
 
     @field_validator("api_key_env")
@@ -148,14 +157,14 @@ class LLMConfig(BaseModel):
         return variable if variable is None else check_key_variable(variable)
 
     def price(self) -> Price:
-        if self.provider == "local":
+        if provider(self.provider).local:
             return Price()
         return self.prices.get(self.model) or DEFAULT_PRICES.get(self.model) or Price()
 
     def resolved_api_key_env(self) -> str | None:
         if self.api_key_env:
             return self.api_key_env
-        return {"groq": "GROQ_API_KEY", "openai-compatible": "OPENAI_API_KEY"}.get(self.provider)
+        return provider(self.provider).key_variable
 
 
 def response_format(config: "LLMConfig", json_schema: dict | None) -> dict | None:
@@ -164,7 +173,7 @@ def response_format(config: "LLMConfig", json_schema: dict | None) -> dict | Non
         return None
     mode = config.structured_output
     if mode == "auto":
-        mode = "json_object" if config.provider == "groq" else "json_schema"
+        mode = provider(config.provider).json_mode
     if mode == "json_object":
         return {"type": "json_object"}
     return {"type": "json_schema", "json_schema": {"name": json_schema.get("title", "output"), "schema": json_schema}}

@@ -25,7 +25,8 @@ KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*_API_KEY")
 VARIABLES_SETTING = "HELPERS_KEY_VARIABLES"
 HOSTS_SETTING = "HELPERS_KEY_HOSTS"
 # Hosts of the providers whose key variables are well known (from each provider's API docs);
-# a key of one of these variables is never sent anywhere else without the user's say-so.
+# a key of one of these variables is never sent anywhere else without the user's say-so. A
+# registered provider adds its key's hosts here (helpers.llm.providers.register_provider).
 PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
     "GROQ_API_KEY": ("api.groq.com",),
     "OPENAI_API_KEY": ("api.openai.com",),
@@ -37,7 +38,6 @@ PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
     "FIREWORKS_API_KEY": ("api.fireworks.ai",),
     "GEMINI_API_KEY": ("generativelanguage.googleapis.com",),
 }
-DEFAULT_HOSTS = {"groq": "https://api.groq.com", "openai-compatible": None}
 
 
 def user_setting(name: str) -> list[str]:
