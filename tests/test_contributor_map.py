@@ -89,6 +89,46 @@ def test_a_judge_module_is_found_with_no_list_edited(tmp_path, monkeypatch):
             delattr(judges, "word_count")
 
 
+# ---------------------------------------------------------------- a sweep axis
+
+
+def _sweep(tmp_path: Path, axes: dict):
+    import yaml
+
+    from helpers.experiment.sweep import load_sweep
+
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(TINY))
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({"name": "grid", "base": "base.yaml", "axes": axes}, sort_keys=False))
+    return load_sweep(path)
+
+
+def test_a_sweep_axis_is_a_path_or_one_entry(tmp_path, monkeypatch):
+    from helpers.experiment import sweep
+
+    # a dotted path needs nothing
+    runs = sweep.expand(*_sweep(tmp_path, {"retrieval.hybrid.candidates": [20, 40]}))
+    assert [r["config"].retrieval.hybrid.candidates for r in runs] == [20, 40]
+    assert runs[0]["run_id"] == "grid--candidates=20"
+
+    # an axis that is not a path: one entry, how it changes the config and its label
+    def depth(config, value):  # as deep in the ranking as the answer reads
+        config.setdefault("retrieval", {})["k"] = value
+        config["retrieval"].setdefault("hybrid", {})["candidates"] = 10 * value
+
+    monkeypatch.setitem(sweep.SPECIAL_AXES, "depth", sweep.Axis(depth, label=lambda value: f"top{value}"))
+    runs = sweep.expand(*_sweep(tmp_path, {"depth": [2, 4], "architectures": "bm25 hybrid".split()}))
+    assert [r["run_id"] for r in runs] == [
+        "grid--depth=top2--architectures=bm25",
+        "grid--depth=top2--architectures=hybrid",
+        "grid--depth=top4--architectures=bm25",
+        "grid--depth=top4--architectures=hybrid",
+    ]
+    config = runs[3]["config"]
+    assert (config.retrieval.k, config.retrieval.hybrid.candidates, config.architectures) == (4, 40, ["hybrid"])
+    assert runs[3]["axes"] == {"depth": 4, "architectures": "hybrid"}
+
+
 # ---------------------------------------------------------------- an LLM provider
 
 

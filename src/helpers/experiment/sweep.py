@@ -14,10 +14,12 @@ A sweep file:
       llm: [{name: local, provider: local}, {name: groq, provider: groq, model: llama-3.1-8b-instant}]
 
 `llm` is special: the value is added to (or replaces, by name) the base's `llms` and becomes the
-`generation_llm`. Every combination is one run, with a readable id (`chunking--chunk_size=300--
-architectures=bm25`); `results/sweeps/<name>/sweep.json` lists them with their axis values. A
-finished run (summary.json ok, same config) is skipped, an unfinished one resumes, and runs never
-write the same files, so they can go to Ray workers (`run_on_ray`).
+`generation_llm`. SPECIAL_AXES holds such axes (name -> how a value changes the config, and its
+label in run ids); any other axis is a dotted path. Every combination is one run, with a readable
+id (`chunking--chunk_size=300--architectures=bm25`); `results/sweeps/<name>/sweep.json` lists
+them with their axis values. A finished run (summary.json ok, same config) is skipped, an
+unfinished one resumes, and runs never write the same files, so they can go to Ray workers
+(`run_on_ray`).
 
 On Ray: one task per run, on this machine (a local instance, on loopback only) or on a cluster
 (`address`: 'HOST:PORT' of a head started with `ray start --head`, 'ray://HOST:PORT' for Ray
@@ -34,7 +36,9 @@ import copy
 import itertools
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -45,8 +49,6 @@ from helpers.errors import UserError
 from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.inputs import inside, load_yaml, safe_name
 from helpers.ray_cluster import MAX_RETRIES, ray_init
-
-SPECIAL_AXES = {"llm"}
 
 
 class SweepConfig(BaseModel):
@@ -71,16 +73,37 @@ def _merge(target: dict, overrides: dict) -> dict:
     return target
 
 
+def _set_llm(config: dict, value) -> None:
+    llm = dict(value)
+    llm.setdefault("name", llm.get("model") or llm.get("provider") or "llm")
+    llms = [entry for entry in config.get("llms") or [] if entry.get("name") != llm["name"]]
+    config["llms"] = [llm, *llms]
+    config["generation_llm"] = llm["name"]
+
+
+def _set_architectures(config: dict, value) -> None:
+    config["architectures"] = [value] if isinstance(value, str) else copy.deepcopy(value)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """An axis that is not (only) a dotted path: `apply(config, value)` changes the raw config;
+    `label(value)` is the text of `name=text` in run ids (None: as a path axis's value)."""
+
+    apply: Callable[[dict, Any], None]
+    label: Callable[[Any], str] | None = None
+
+
+SPECIAL_AXES: dict[str, Axis] = {
+    "llm": Axis(_set_llm, label=lambda value: value.get("name") or value.get("model")),
+    "architectures": Axis(_set_architectures),  # a name is a one-architecture list
+}
+
+
 def _set_path(config: dict, dotted: str, value) -> None:
-    if dotted == "llm":
-        llm = dict(value)
-        llm.setdefault("name", llm.get("model") or llm.get("provider") or "llm")
-        llms = [entry for entry in config.get("llms") or [] if entry.get("name") != llm["name"]]
-        config["llms"] = [llm, *llms]
-        config["generation_llm"] = llm["name"]
+    if dotted in SPECIAL_AXES:
+        SPECIAL_AXES[dotted].apply(config, value)
         return
-    if dotted == "architectures" and isinstance(value, str):
-        value = [value]
     node = config
     *parents, leaf = dotted.split(".")
     for part in parents:
@@ -93,8 +116,9 @@ def _set_path(config: dict, dotted: str, value) -> None:
 def _label(dotted: str, value) -> str:
     """A short, file-safe `name=value` for run ids."""
     name = dotted.split(".")[-1]
-    if dotted == "llm":
-        text = value.get("name") or value.get("model")
+    special = SPECIAL_AXES.get(dotted)
+    if special and special.label:
+        text = special.label(value)
     elif isinstance(value, (list, tuple)):
         text = "+".join(map(str, value))
     elif isinstance(value, dict):
