@@ -192,3 +192,21 @@ def test_the_built_in_providers_read_their_entries():
     with pytest.raises(ValidationError, match="n_per_request must be 1 for provider groq"):
         LLMConfig(provider="groq", n_per_request=2)
     assert LLMConfig(provider="openai-compatible", n_per_request=2).n_per_request == 2
+
+
+# ---------------------------------------------------------------- limits and prices
+
+
+def test_limits_and_prices_are_one_entry_with_a_source(monkeypatch):
+    from helpers.llm import presets
+    from helpers.llm.config import LLMConfig
+
+    assert all(price.source for price in presets.DEFAULT_PRICES.values())
+    assert all(preset.source for preset in presets.LIMIT_PRESETS.values())
+    toy = presets.LimitPreset("groq", "toy-1", 7, 7_000, None, None, 1, "a test")
+    monkeypatch.setitem(presets.LIMIT_PRESETS, "toy-limits", toy)
+    monkeypatch.setitem(presets.DEFAULT_PRICES, "toy-1", presets.Price(input_per_mtok=1, output_per_mtok=2, source="x"))
+    config = LLMConfig(provider="groq", model="toy-1", limits="toy-limits")
+    assert (config.requests_per_minute, config.concurrency, config.price().output_per_mtok) == (7, 1, 2)
+    # the source is documentation: a config's resolved form (and so its run id) is the numbers
+    assert presets.DEFAULT_PRICES["toy-1"].model_dump() == {"input_per_mtok": 1.0, "output_per_mtok": 2.0}

@@ -57,18 +57,16 @@ class Price(BaseModel):
     model_config = ConfigDict(extra="forbid")
     input_per_mtok: float = Field(0.0, ge=0, description="USD per million input tokens")
     output_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
+    # where the numbers were read: on the price itself, so a new price cannot come without one
+    # (tests/test_contributor_map.py); left out of dumps, so a config's resolved form (and its
+    # run id) is the numbers alone, as before prices carried their source
+    source: str | None = Field(None, exclude=True, description="where the price was read (documentation only)")
 
 
 # List prices, USD per million tokens (on-demand, no batch or cache discounts), read on READ_ON.
 DEFAULT_PRICES: dict[str, Price] = {
-    "llama-3.1-8b-instant": Price(input_per_mtok=0.05, output_per_mtok=0.08),  # GROQ_PRICES
-    "llama-3.3-70b-versatile": Price(input_per_mtok=0.59, output_per_mtok=0.79),  # GROQ_PRICES
-    "openai/gpt-oss-20b": Price(input_per_mtok=0.075, output_per_mtok=0.30),  # GROQ_PRICES
-    "gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60),  # OPENAI_PRICES
-}
-PRICE_SOURCES = {
-    "llama-3.1-8b-instant": GROQ_PRICES,
-    "llama-3.3-70b-versatile": GROQ_PRICES,
-    "openai/gpt-oss-20b": GROQ_PRICES,
-    "gpt-4o-mini": OPENAI_PRICES,
+    "llama-3.1-8b-instant": Price(input_per_mtok=0.05, output_per_mtok=0.08, source=GROQ_PRICES),
+    "llama-3.3-70b-versatile": Price(input_per_mtok=0.59, output_per_mtok=0.79, source=GROQ_PRICES),
+    "openai/gpt-oss-20b": Price(input_per_mtok=0.075, output_per_mtok=0.30, source=GROQ_PRICES),
+    "gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60, source=OPENAI_PRICES),
 }
