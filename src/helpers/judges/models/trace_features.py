@@ -4,7 +4,9 @@ capitalised names, position and length. IDF is computed inside each example (ove
 sentences), so no vocabulary of any one language is learnt.
 
 One row per document sentence (for relevance and utilization) and one per response sentence (for
-support). Row order follows `documents_sentences` / `response_sentences`.
+support). Row order follows `documents_sentences` / `response_sentences`. Columns are built by
+name and stacked in the order of `DOC_FEATURES` / `RESPONSE_FEATURES`, the order the trained
+judge's trees read: a change to either means retraining the judge.
 """
 
 from __future__ import annotations
@@ -184,6 +186,14 @@ def _pair_support(found: set, window_of: dict, doc_of: dict, idf: dict) -> list[
     return [float(in_window), float(in_document), float(in_window_rare)]
 
 
+def _matrix(columns: dict[str, np.ndarray], features: tuple[str, ...]) -> np.ndarray:
+    """The columns stacked in the order of `features`: that order is what the trained trees read,
+    so a column computed but not named there (or the reverse) is a mistake, not a new feature."""
+    if set(columns) != set(features):
+        raise ValueError(f"feature columns differ from the names: {sorted(set(columns) ^ set(features))}")
+    return np.column_stack([columns[name] for name in features])
+
+
 def example_features(question: str, documents, response) -> tuple[np.ndarray, np.ndarray]:
     """(document-sentence feature matrix, response-sentence feature matrix) of one example."""
     docs = as_documents_sentences(documents)
@@ -249,58 +259,56 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
         return out
 
     abstains = float(any(_ABSTENTION.search(s) for _, s in resp))
-    ones = np.ones(n)
-    doc_rows = (
-        np.column_stack(
-            [
-                ones * math.log(n + 1),
-                ones * len(docs),
-                np.array(sent_doc, float),
-                np.array(sent_idx, float),
-                np.array(sent_idx) / np.maximum(doc_len - 1, 1),
-                (np.array(sent_idx) == 0).astype(float),
-                np.array([s.lower().startswith(("title:", "titulo:", "título:")) for s in sent_text], float),
-                np.log1p([len(tokens(s)) for s in sent_text]),
-                np.array([len(s) for s in sent_sets], float),
-                np.log1p(doc_len),
-                q_rec,
-                q_prec,
-                r_prec,
-                r_prec_idf,
-                r_best_prec,
-                r_best_rec,
-                r_bigram,
-                r_numbers,
-                _rank(r_prec_idf),
-                r_prec_idf - (r_prec_idf.max() if n else 0),
-                _rank(q_rec),
-                q_rec - (q_rec.max() if n else 0),
-                neighbour(r_prec_idf, -1),
-                neighbour(r_prec_idf, 1),
-                neighbour(q_rec, -1),
-                neighbour(q_rec, 1),
-                doc_max_r,
-                doc_mean_r,
-                doc_max_q,
-                doc_mean_q,
-                ones * resp_cov,
-                ones * math.log1p(sum(map(len, resp_toks))),
-                ones * len(resp),
-                ones * (r_prec_idf.mean() if n else 0),
-                ones * (q_rec.mean() if n else 0),
-                doc_q[sd],
-                doc_r[sd],
-                doc_q_rank[sd],
-                doc_r_rank[sd],
-                share_q[sd],
-                window_max(r_prec_idf),
-                window_max(q_rec),
-                ones * abstains,
-            ]
-        )
-        if n
-        else np.zeros((0, len(DOC_FEATURES)))
-    )
+    if n:
+        ones = np.ones(n)
+        doc_columns = {
+            "log_n_sentences": ones * math.log(n + 1),
+            "n_documents": ones * len(docs),
+            "document_index": np.array(sent_doc, float),
+            "sentence_index": np.array(sent_idx, float),
+            "relative_position": np.array(sent_idx) / np.maximum(doc_len - 1, 1),
+            "is_first": (np.array(sent_idx) == 0).astype(float),
+            "is_title": np.array([s.lower().startswith(("title:", "titulo:", "título:")) for s in sent_text], float),
+            "log_length": np.log1p([len(tokens(s)) for s in sent_text]),
+            "n_content": np.array([len(s) for s in sent_sets], float),
+            "doc_log_n_sentences": np.log1p(doc_len),
+            "q_recall": q_rec,
+            "q_precision": q_prec,
+            "r_precision": r_prec,
+            "r_precision_idf": r_prec_idf,
+            "r_best_precision": r_best_prec,
+            "r_best_recall": r_best_rec,
+            "r_bigram_precision": r_bigram,
+            "r_numbers_shared": r_numbers,
+            "r_precision_rank": _rank(r_prec_idf),
+            "r_precision_gap": r_prec_idf - r_prec_idf.max(),
+            "q_recall_rank": _rank(q_rec),
+            "q_recall_gap": q_rec - q_rec.max(),
+            "prev_r_precision": neighbour(r_prec_idf, -1),
+            "next_r_precision": neighbour(r_prec_idf, 1),
+            "prev_q_recall": neighbour(q_rec, -1),
+            "next_q_recall": neighbour(q_rec, 1),
+            "doc_max_r_precision": doc_max_r,
+            "doc_mean_r_precision": doc_mean_r,
+            "doc_max_q_recall": doc_max_q,
+            "doc_mean_q_recall": doc_mean_q,
+            "ex_response_coverage": ones * resp_cov,
+            "ex_log_response_length": ones * math.log1p(sum(map(len, resp_toks))),
+            "ex_n_response_sentences": ones * len(resp),
+            "ex_mean_r_precision": ones * r_prec_idf.mean(),
+            "ex_mean_q_recall": ones * q_rec.mean(),
+            "doc_q_recall": doc_q[sd],
+            "doc_r_recall": doc_r[sd],
+            "doc_q_rank": doc_q_rank[sd],
+            "doc_r_rank": doc_r_rank[sd],
+            "doc_share_q_overlap": share_q[sd],
+            "window_max_r_precision": window_max(r_prec_idf),
+            "window_max_q_recall": window_max(q_rec),
+            "ex_abstains": ones * abstains,
+        }
+        doc_rows = _matrix(doc_columns, DOC_FEATURES)
+    else:
+        doc_rows = np.zeros((0, len(DOC_FEATURES)))
 
     # ---- response sentences
     doc_bigrams = set().union(*(ngrams(t, 2) for t in sent_toks)) if sent_toks else set()
@@ -325,61 +333,59 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
             window_of.setdefault(t, set()).add(j)
         for t in sent_sets[j]:
             doc_of.setdefault(t, set()).add(sent_doc[j])
-    rows = []
+    per_sentence: list[dict[str, float]] = []
     m = len(resp)
     for i, ((_, text), toks, rset) in enumerate(zip(resp, resp_toks, resp_sets)):
         numbers = {t for t in rset if t[0].isdigit()}
         rnames = names(text) - q_set
         novel = rset - doc_vocab - q_set
-        rows.append(
-            [
-                math.log1p(len(tokens(text))),
-                len(rset),
-                i,
-                i / max(m - 1, 1),
-                float(i == m - 1),
-                m,
-                _fraction(doc_vocab, rset),
-                _weighted(doc_vocab, rset, idf, unseen_idf),
-                max((_fraction(s, rset) for s in sent_sets), default=0.0),
-                max((_fraction(w, rset) for w in windows), default=0.0),
-                max((_fraction(d, rset) for d in doc_sets), default=0.0),
-                _fraction(doc_bigrams, ngrams(toks, 2)),
-                _fraction(doc_trigrams, ngrams(toks, 3)),
-                len(numbers),
-                len(numbers - doc_vocab),
-                len(rnames),
-                len(rnames - doc_names),
-                _fraction(q_set, rset),
-                len(novel),
-                len(novel) / max(len(rset), 1),
-                math.log(n + 1),
-            ]
-        )
         best_window = max(range(n), key=lambda j: _fraction(windows[j], rset)) if n else None
         missing = rset - windows[best_window] if n else rset
-        rows[-1] += [
-            float(bool(_ABSTENTION.search(text))),
-            max((_fraction(b, ngrams(toks, 2)) for b in window_bigrams), default=0.0),
-            sum(idf.get(t, unseen_idf) for t in missing) / max(sum(idf.get(t, unseen_idf) for t in rset), 1e-9),
-            _fraction(doc_vocab, q_set),
-            *_pair_support(rset & doc_vocab, window_of, doc_of, idf),
-        ]
-    n_base = len(RESPONSE_FEATURES) - 6
-    resp_rows = np.array(rows, float).reshape(-1, n_base)
-    if m:
-        cov, win, nov = resp_rows[:, 6], resp_rows[:, 9], resp_rows[:, 18]
-        extra = np.column_stack(
-            [
-                np.full(m, cov.min()),
-                np.full(m, cov.mean()),
-                np.full(m, win.min()),
-                np.full(m, nov.sum()),
-                nov - nov.mean(),
-            ]
+        pair_window, pair_document, pair_window_rare = _pair_support(rset & doc_vocab, window_of, doc_of, idf)
+        per_sentence.append(
+            {
+                "log_length": math.log1p(len(tokens(text))),
+                "n_content": len(rset),
+                "position": i,
+                "relative_position": i / max(m - 1, 1),
+                "is_last": float(i == m - 1),
+                "n_response_sentences": m,
+                "coverage": _fraction(doc_vocab, rset),
+                "coverage_idf": _weighted(doc_vocab, rset, idf, unseen_idf),
+                "best_sentence_coverage": max((_fraction(s, rset) for s in sent_sets), default=0.0),
+                "best_window_coverage": max((_fraction(w, rset) for w in windows), default=0.0),
+                "best_document_coverage": max((_fraction(d, rset) for d in doc_sets), default=0.0),
+                "bigram_coverage": _fraction(doc_bigrams, ngrams(toks, 2)),
+                "trigram_coverage": _fraction(doc_trigrams, ngrams(toks, 3)),
+                "n_numbers": len(numbers),
+                "n_numbers_missing": len(numbers - doc_vocab),
+                "n_names": len(rnames),
+                "n_names_missing": len(rnames - doc_names),
+                "question_overlap": _fraction(q_set, rset),
+                "n_novel": len(novel),
+                "novel_fraction": len(novel) / max(len(rset), 1),
+                "log_n_document_sentences": math.log(n + 1),
+                "abstains": float(bool(_ABSTENTION.search(text))),
+                "best_sentence_bigram": max((_fraction(b, ngrams(toks, 2)) for b in window_bigrams), default=0.0),
+                "best_window_missing_idf": sum(idf.get(t, unseen_idf) for t in missing)
+                / max(sum(idf.get(t, unseen_idf) for t in rset), 1e-9),
+                "q_in_docs": _fraction(doc_vocab, q_set),
+                "pair_window_support": pair_window,
+                "pair_document_support": pair_document,
+                "pair_window_support_rare": pair_window_rare,
+            }
         )
-        pair_min = np.full((m, 1), resp_rows[:, -3].min())
-        resp_rows = np.hstack([resp_rows[:, : n_base - 7], extra, resp_rows[:, n_base - 7 :], pair_min])
-    else:
-        resp_rows = np.zeros((0, len(RESPONSE_FEATURES)))
-    return doc_rows, resp_rows
+    if not m:
+        return doc_rows, np.zeros((0, len(RESPONSE_FEATURES)))
+    resp_columns = {name: np.array([row[name] for row in per_sentence], float) for name in per_sentence[0]}
+    # the example's response as a whole, repeated on each of its sentences' rows
+    cov, win, nov = (resp_columns[name] for name in ("coverage", "best_window_coverage", "n_novel"))
+    resp_columns |= {
+        "ex_min_coverage": np.full(m, cov.min()),
+        "ex_mean_coverage": np.full(m, cov.mean()),
+        "ex_min_best_window": np.full(m, win.min()),
+        "ex_n_novel": np.full(m, nov.sum()),
+        "relative_novel": nov - nov.mean(),
+        "ex_min_pair_window": np.full(m, resp_columns["pair_window_support"].min()),
+    }
+    return doc_rows, _matrix(resp_columns, RESPONSE_FEATURES)

@@ -1,6 +1,6 @@
 """The offline TRACe judge: small gradient-boosted trees over language-agnostic lexical features
-(`trace_features.py`), trained on RAGBench's non-test data only (every validation split + every train
-split), deterministic, CPU-only, a few MB.
+(`trace_features.py`, per example `trace_examples.py`), trained on RAGBench's non-test data only
+(every validation split + every train split), deterministic, CPU-only, a few MB.
 
 Two stages (stacked generalisation, Wolpert 1992):
 1. sentence models: P(relevant) and P(utilized) per document sentence, P(supported) per response
@@ -45,8 +45,9 @@ from helpers.artefacts import read_artefact, write_artefact
 from helpers.data import training_frame
 from helpers.errors import UserError
 from helpers.judges.models.evidence import EvidenceModel
-from helpers.judges.models.trace_features import DOC_FEATURES, RESPONSE_FEATURES, example_features
-from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key
+from helpers.judges.models.trace_examples import Example, featurise, featurise_frame
+from helpers.judges.models.trace_features import DOC_FEATURES, RESPONSE_FEATURES
+from helpers.trace.keys import as_documents_sentences, as_response_sentences
 from helpers.trace.scoring import TraceScores
 
 FORMAT_VERSION = 2
@@ -68,20 +69,6 @@ EXAMPLE_TREES = dict(
 
 
 @dataclass
-class Example:
-    """One featurised example and, for training, its gold labels."""
-
-    doc_x: np.ndarray
-    resp_x: np.ndarray
-    doc_keys: list[str]
-    resp_keys: list[str]
-    y_relevant: np.ndarray | None = None
-    y_utilized: np.ndarray | None = None
-    y_supported: np.ndarray | None = None
-    targets: tuple | None = None  # (relevance, utilization, completeness, adherence)
-
-
-@dataclass
 class Judgement:
     scores: TraceScores
     document_predictions: list[dict] = field(default_factory=list)  # key, sentence, p_relevant, p_utilized
@@ -96,35 +83,6 @@ class Judgement:
                 r["key"] for r in self.response_predictions if r["p_supported"] < threshold
             ],
         }
-
-
-def featurise(question: str, documents, response, row=None) -> Example:
-    docs, resp = as_documents_sentences(documents), as_response_sentences(response)
-    doc_x, resp_x = example_features(question, docs, resp)
-    doc_keys = [k for doc in docs for k, _ in doc]
-    resp_keys = [k for k, _ in resp]
-    example = Example(doc_x, resp_x, doc_keys, resp_keys)
-    if row is not None:
-        relevant = {normalize_key(k) for k in row["all_relevant_sentence_keys"]}
-        utilized = {normalize_key(k) for k in row["all_utilized_sentence_keys"]}
-        unsupported = {normalize_key(k) for k in row["unsupported_response_sentence_keys"]}
-        example.y_relevant = np.array([k in relevant for k in doc_keys])
-        example.y_utilized = np.array([k in utilized for k in doc_keys])
-        example.y_supported = np.array([k not in unsupported for k in resp_keys])
-        example.targets = (
-            row["relevance_score"],
-            row["utilization_score"],
-            row["completeness_score"],
-            float(bool(row["adherence_score"])),
-        )
-    return example
-
-
-def featurise_frame(frame: pd.DataFrame, with_labels: bool = True) -> list[Example]:
-    return [
-        featurise(r["question"], r["documents_sentences"], r["response_sentences"], r if with_labels else None)
-        for _, r in frame.iterrows()
-    ]
 
 
 def _pooled(example: Example) -> np.ndarray:
