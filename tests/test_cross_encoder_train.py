@@ -42,7 +42,7 @@ def tiny_model(raw_ready, torch_one_thread, tmp_path_factory):
     from helpers.retrieval.learned.cross_encoder_training import RetrievalTrainSettings, train_retrieval_cross_encoder
 
     out = tmp_path_factory.mktemp("cross-encoder")
-    card = train_retrieval_cross_encoder(out, RetrievalTrainSettings(**TINY), progress=False)
+    card = train_retrieval_cross_encoder(out, RetrievalTrainSettings.from_options(**TINY), progress=False)
     return out, card
 
 
@@ -92,7 +92,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     from helpers.retrieval.learned.cross_encoder_training import RetrievalTrainSettings, train_retrieval_cross_encoder
 
     straight, card = tiny_model
-    settings = RetrievalTrainSettings(**TINY)
+    settings = RetrievalTrainSettings.from_options(**TINY)
     assert train_retrieval_cross_encoder(tmp_path, settings, progress=False, stop_after=3) is None
     assert (tmp_path / "checkpoint.pt").exists() and not (tmp_path / "card.json").exists()
     resumed = train_retrieval_cross_encoder(tmp_path, settings, progress=False)
@@ -104,7 +104,9 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     other = tmp_path / "other"
     assert train_retrieval_cross_encoder(other, settings, progress=False, stop_after=1) is None
     with pytest.raises(ValueError, match="other settings"):
-        train_retrieval_cross_encoder(other, RetrievalTrainSettings(**(TINY | {"seed": 1})), progress=False)
+        train_retrieval_cross_encoder(
+            other, RetrievalTrainSettings.from_options(**(TINY | {"seed": 1})), progress=False
+        )
 
 
 @pytest.mark.parametrize(
@@ -130,7 +132,7 @@ def test_bad_settings_are_named(bad, message):
     from helpers.retrieval.learned.cross_encoder_training import RetrievalTrainSettings
 
     with pytest.raises(ValueError, match=message):
-        RetrievalTrainSettings(**bad)
+        RetrievalTrainSettings.from_options(**bad)
 
 
 def test_bad_calls_fail_before_any_work(tmp_path):
@@ -147,3 +149,20 @@ def test_relevant_documents_from_sentence_keys():
 
     assert relevant_documents(["0a", "0b", "12c", "3a"]) == {0, 3, 12}
     assert relevant_documents([]) == set() and relevant_documents(None) == set()
+
+
+def test_settings_hold_the_loop_and_record_it_flat():
+    """The loop's settings live in `loop` (a LoopSettings); flat options, as the command line gives
+    them, land there, and the card and the checkpoint keep one flat record, as before."""
+    from helpers.finetune import LoopSettings
+    from helpers.retrieval.learned.cross_encoder_training import RetrievalTrainSettings
+
+    settings = RetrievalTrainSettings.from_options(seed=3, batch_size=8, epochs=2.0)
+    assert isinstance(settings.loop, LoopSettings) and settings.epochs == 2.0
+    loop = settings.loop
+    assert (loop.seed, loop.batch_size, loop.max_length, loop.head_lr) == (3, 8, 192, 5e-4)  # the others: defaults
+    record = settings.record()
+    assert "loop" not in record and (record["seed"], record["batch_size"], record["epochs"]) == (3, 8, 2.0)
+    assert list(record)[:4] == ["base", "sources", "max_queries", "first_stage"]
+    with pytest.raises(ValueError, match="retrieval cross-encoder settings: batch_size must be a positive integer"):
+        RetrievalTrainSettings.from_options(batch_size=0)

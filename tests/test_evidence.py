@@ -75,7 +75,7 @@ def tiny_model(raw_ready, tmp_path_factory):
     from helpers.judges.models.evidence_training import TrainSettings, train_evidence_model
 
     out = tmp_path_factory.mktemp("evidence")
-    card = train_evidence_model(out, TrainSettings(**TINY), progress=False, stack=False)
+    card = train_evidence_model(out, TrainSettings.from_options(**TINY), progress=False, stack=False)
     return out, card
 
 
@@ -108,16 +108,17 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
     from helpers.judges.models.evidence_training import TrainSettings, train_evidence_model
 
     straight, _ = tiny_model
-    assert train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False, stop_after=3, stack=False) is None
+    settings = TrainSettings.from_options(**TINY)
+    assert train_evidence_model(tmp_path, settings, progress=False, stop_after=3, stack=False) is None
     assert (tmp_path / "checkpoint.pt").exists() and not (tmp_path / "card.json").exists()
-    card = train_evidence_model(tmp_path, TrainSettings(**TINY), progress=False, stack=False)
+    card = train_evidence_model(tmp_path, settings, progress=False, stack=False)
     assert card is not None and not (tmp_path / "checkpoint.pt").exists()
     a, b = load_file(straight / "model.safetensors"), load_file(tmp_path / "model.safetensors")
     assert a.keys() == b.keys()
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
-    assert train_evidence_model(tmp_path / "other", TrainSettings(**TINY), progress=False, stop_after=1) is None
+    assert train_evidence_model(tmp_path / "other", settings, progress=False, stop_after=1) is None
     with pytest.raises(ValueError, match="other settings"):
-        train_evidence_model(tmp_path / "other", TrainSettings(**(TINY | {"seed": 1})), progress=False)
+        train_evidence_model(tmp_path / "other", TrainSettings.from_options(**(TINY | {"seed": 1})), progress=False)
 
 
 @pytest.mark.slow

