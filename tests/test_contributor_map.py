@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
@@ -87,6 +88,40 @@ def test_a_judge_module_is_found_with_no_list_edited(tmp_path, monkeypatch):
         sys.modules.pop("helpers.judges.word_count", None)
         if hasattr(judges, "word_count"):
             delattr(judges, "word_count")
+
+
+# ---------------------------------------------------------------- an embedder
+
+
+class LetterCounts:
+    """26 letter counts, unit length: an embedder of the contract in a dozen lines."""
+
+    name = "letter-counts"
+
+    def embed_documents(self, texts):
+        rows = np.zeros((len(texts), 26), np.float32)
+        for i, text in enumerate(texts):
+            for char in text.lower():
+                if "a" <= char <= "z":
+                    rows[i, ord(char) - 97] += 1
+        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+
+    embed_queries = embed_documents
+
+
+def test_an_embedder_is_one_registry_line(tmp_path, monkeypatch):
+    from helpers.retrieval import Dense
+    from helpers.retrieval.architectures.options import parse_options
+    from helpers.retrieval.embedders import models
+
+    monkeypatch.setitem(models.EMBEDDERS, "letters", LetterCounts)
+    assert isinstance(models.make_embedder("letters"), LetterCounts)
+    assert parse_options({"dense": {"embedder": "letters"}}).dense.embedder == "letters"
+    corpus = {"d1": {"title": "", "text": "zzz zebra"}, "d2": {"title": "", "text": "aaa banana"}}
+    cache = models.EmbeddingCache(tmp_path / "embeddings.sqlite")
+    dense = Dense("letters", directory=tmp_path / "index", cache=cache).index(corpus)
+    assert next(iter(dense.retrieve({"q": "a banana"}, 1)["q"])) == "d2"
+    assert dense.embedder.name == "letter-counts"
 
 
 # ---------------------------------------------------------------- a sweep axis

