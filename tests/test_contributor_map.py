@@ -90,6 +90,36 @@ def test_a_judge_module_is_found_with_no_list_edited(tmp_path, monkeypatch):
             delattr(judges, "word_count")
 
 
+# ---------------------------------------------------------------- a dataset
+
+
+def _toy_loader(n: int = 2, topic: str = "cats"):
+    """A tiny dataset: `n` documents about `topic`, one question each."""
+    from helpers.data.contracts import Dataset
+
+    corpus = {f"d{i}": {"title": "", "text": f"{topic} fact number {i}."} for i in range(n)}
+    queries = {f"q{i}": f"what is {topic} fact {i}?" for i in range(n)}
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(n)}
+    return Dataset(name="toy", language="en", corpus=corpus, queries=queries, qrels=qrels)
+
+
+def test_a_dataset_is_a_loader_and_one_line(monkeypatch):
+    from helpers import data
+
+    monkeypatch.setitem(data.DATASETS, "toy", _toy_loader)
+    loaded = data.load_dataset("toy", n=3, topic="dogs")
+    assert len(loaded.corpus) == 3 and loaded.corpus["d1"]["text"] == "dogs fact number 1."
+    assert data.dataset_options("toy") == ["n", "query_split", "topic"]
+    with pytest.raises(data.DataError, match="option 'n' must be int"):
+        data.load_dataset("toy", n="three")
+    with pytest.raises(data.DataError, match="unknown option 'size'; valid: n, query_split, topic"):
+        data.load_dataset("toy", size=3)
+    config = ExperimentConfig(**dict(TINY, dataset={"name": "toy", "options": {"n": 4}}))
+    assert config.dataset.name == "toy" and config.dataset.options == {"n": 4}
+    assert "toy" not in data.SUMMARIZED_APART  # `summary` loads it with its defaults
+    assert set(data.SUMMARIZED_APART) <= set(data.DATASETS)
+
+
 # ---------------------------------------------------------------- an embedder
 
 
