@@ -20,6 +20,7 @@ from helpers.generation import (
 )
 from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
+from helpers.llm.scripted import ScriptedBackend
 
 CORPUS = {
     "d1": {"text": "Se recomienda un programa de diez citas para primigestantes."},
@@ -29,25 +30,21 @@ CORPUS = {
 RUN = {"q1": {"d2": 0.7, "d1": 0.9, "d3": 0.1}}
 
 
-class EchoBackend:
+def echo_backend(fail_on=None, error=None) -> ScriptedBackend:
     """Answers with the number of contexts it saw, then runs on into an invented exchange, as the
     local model does without stops (a backend that ignores `stop`, like some servers); fails on
-    demand."""
+    demand (raises `error` when the prompt has `fail_on`)."""
 
-    def __init__(self, fail_on=None, error=None):
-        self.fail_on, self.error, self.prompts, self.stops = fail_on, error, [], []
-
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=()):
-        prompt = messages[-1]["content"]
-        self.prompts.append(messages)
-        self.stops.append(list(stop))
-        if self.fail_on and self.fail_on in prompt:
-            raise self.error
+    def reply(call):
+        if fail_on and fail_on in call.prompt:
+            return error
         return Completion(
-            f"Diez citas [1] ({prompt.count('] ')} contextos)\nPregunta: ¿Y luego?\nRespuesta: Nada.",
-            len(prompt) // 3,
+            f"Diez citas [1] ({call.prompt.count('] ')} contextos)\nPregunta: ¿Y luego?\nRespuesta: Nada.",
+            len(call.prompt) // 3,
             7,
         )
+
+    return ScriptedBackend(reply)
 
 
 def test_prompt_per_language_with_numbered_contexts():
@@ -72,7 +69,7 @@ def test_token_estimate_and_budget():
 
 
 def test_records_and_failures_never_stop_the_batch(tmp_path):
-    backend = EchoBackend(fail_on="¿Falla?", error=LLMError("rejected (400)"))
+    backend = echo_backend(fail_on="¿Falla?", error=LLMError("rejected (400)"))
     llm = LLM(
         {"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0},
         cache=ResponseCache(tmp_path / "c.sqlite"),
@@ -95,7 +92,7 @@ def test_records_and_failures_never_stop_the_batch(tmp_path):
 def test_unexpected_backend_exception_is_recorded():
     llm = LLM(
         {"provider": "local", "cache": "off", "max_retries": 0},
-        backend=EchoBackend(fail_on="Pregunta", error=ValueError("context window exceeded")),
+        backend=echo_backend(fail_on="Pregunta", error=ValueError("context window exceeded")),
     )
     record = generate_answers(llm, {"q1": "x"}, RUN, CORPUS, language="es")[0]
     assert isinstance(record, AnswerRecord) and record.answer is None
@@ -157,11 +154,11 @@ def test_answer_checks_on_known_strings():
 
 
 def test_answer_stops_reach_the_llm_and_cut_the_invented_exchange(tmp_path):
-    backend = EchoBackend()
+    backend = echo_backend()
     cache = ResponseCache(tmp_path / "c.sqlite")
     llm = LLM({"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0}, cache=cache, backend=backend)
     record = generate_answers(llm, {"q1": "¿Cuántas citas?"}, RUN, CORPUS, language="es", k=2)[0]
-    assert backend.stops[-1] == answer_stops("es") == ["\nPregunta:", "\nContextos:"]
+    assert backend.calls[-1].stop == answer_stops("es") == ["\nPregunta:", "\nContextos:"]
     assert record.answer == "Diez citas [1] (2 contextos)" and not invents_question(record.answer)
     assert answer_stops("en")[0] == "\nQuestion:"
     # `stop: []` in the config turns the prompt's stops off, and is another cache entry
@@ -171,21 +168,20 @@ def test_answer_stops_reach_the_llm_and_cut_the_invented_exchange(tmp_path):
         backend=backend,
     )
     unstopped = generate_answers(raw, {"q1": "¿Cuántas citas?"}, RUN, CORPUS, language="es", k=2)[0]
-    assert backend.stops[-1] == [] and not unstopped.cached and invents_question(unstopped.answer)
+    assert backend.calls[-1].stop == [] and not unstopped.cached and invents_question(unstopped.answer)
     assert len(cache) == 2
 
 
-class BarrierBackend:
+def barrier_backend(parties) -> ScriptedBackend:
     """Answers only once `parties` calls are in flight together (or times out): proves how many
-    run at once. Records the threads that called."""
+    run at once. Its calls record the threads that made them."""
+    barrier = threading.Barrier(parties, timeout=5)
 
-    def __init__(self, parties):
-        self.barrier, self.threads = threading.Barrier(parties, timeout=5), set()
+    def reply(call):
+        barrier.wait()
+        return "ok"
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=()):
-        self.threads.add(threading.get_ident())
-        self.barrier.wait()
-        return Completion("ok", 1, 1)
+    return ScriptedBackend(reply, tokens=(1, 1))
 
 
 def test_one_worker_rule_local_serial_hosted_parallel(tmp_path):
@@ -200,17 +196,17 @@ def test_one_worker_rule_local_serial_hosted_parallel(tmp_path):
             "api_key_env": "TEST_WORKERS_API_KEY",
         },
         cache=ResponseCache(tmp_path / "c.sqlite"),
-        backend=BarrierBackend(3),
+        backend=barrier_backend(3),
     )
     assert hosted.workers == 3
     assert all(r.answer == "ok" for r in generate_answers(hosted, queries, {}, CORPUS, language="es"))
-    backend = BarrierBackend(1)
+    backend = barrier_backend(1)
     local = LLM(
         {"provider": "local", "concurrency": 3, "cache": "off", "max_retries": 0, "local_workers": 1}, backend=backend
     )
     assert local.workers == 1
     assert all(r.answer == "ok" for r in generate_answers(local, queries, {}, CORPUS, language="es"))
-    assert len(backend.threads) == 1  # one at a time, whatever `concurrency` says
+    assert len({c.thread for c in backend.calls}) == 1  # one at a time, whatever `concurrency` says
     # the bundled model: one model per core (at most 4); any other file, and transformers: one
     cores = min(os.cpu_count() or 1, 4)
     assert LLM({"provider": "local"}).workers == cores

@@ -18,6 +18,7 @@ from helpers.llm.config import LLMConfig
 from helpers.llm.limits import RateLimiter
 from helpers.llm.presets import DEFAULT_PRICES, LIMIT_PRESETS
 from helpers.llm.responder import SchemaResponder, embedded_schema, estimate_tokens
+from helpers.llm.scripted import ScriptedBackend
 from helpers.llm.server import build_server
 from helpers.llm.simulate import Simulation, read_ledger
 
@@ -235,11 +236,9 @@ def test_a_dry_run_that_would_have_to_call_the_llm_first_says_so(tmp_path):
     assert "--dry-run --documents needs --questions" in result.stderr
 
 
-class OneChoice:
-    """A server that ignores `n` (as Ollama does): one choice, whatever was asked."""
-
-    def chat(self, messages, *, n=1, **options):
-        return SchemaResponder().answer(messages, **options)
+def one_choice() -> ScriptedBackend:
+    """A server that ignores `n` (as Ollama does): one choice, whatever was asked (SchemaResponder's)."""
+    return ScriptedBackend(lambda call: SchemaResponder().answer(call.messages, **call.options()))
 
 
 def _offline(tmp_path, backend=None, **settings) -> LLM:
@@ -248,7 +247,7 @@ def _offline(tmp_path, backend=None, **settings) -> LLM:
 
 
 def test_samples_are_accounted_once_whatever_the_server_returns(tmp_path):
-    llm = _offline(tmp_path, OneChoice(), n_per_request=3, max_tokens=100)
+    llm = _offline(tmp_path, one_choice(), n_per_request=3, max_tokens=100)
     results = llm.complete_samples(HELLO, 3)
     usage = llm.usage(llm.calls)
     assert len(results) == 3 and all(r.ok for r in results)
@@ -273,11 +272,11 @@ def test_choices_of_one_request_are_consecutive_samples(tmp_path):
 
 
 def test_output_tokens_are_split_without_loss():
-    from helpers.llm.client import _split
+    from helpers.llm.accounting import split_total
 
-    assert _split(10, [5, 5, 5]) == [3, 3, 4]
-    assert _split(30, [0, 0, 0]) == [10, 10, 10]
-    assert sum(_split(7, [1, 100, 3])) == 7
+    assert split_total(10, [5, 5, 5]) == [3, 3, 4]
+    assert split_total(30, [0, 0, 0]) == [10, 10, 10]
+    assert sum(split_total(7, [1, 100, 3])) == 7
 
 
 def test_a_failing_ledger_never_leaves_a_call_in_flight(tmp_path):

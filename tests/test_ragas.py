@@ -19,6 +19,7 @@ from pydantic import ConfigDict, Field
 
 from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
+from helpers.llm.scripted import ScriptedBackend
 from helpers.ragas_eval import RagasJudge, RagasSample
 from helpers.ragas_eval.spanish import looks_spanish, seed_examples, verdict_agreement
 from helpers.ragas_eval.validity import hallucination_auroc, validity_table
@@ -254,25 +255,20 @@ def test_answer_relevancy_asks_n_samples_and_follows_the_formula():
     assert len(judge.calls) == 2 and rows.loc["rel", "judge_calls"] == 3
 
 
-class ScriptedBackend:
-    """A backend of the LLM layer: one completion per request, like an n=1-only provider."""
+def scripted_backend(script) -> ScriptedBackend:
+    """A backend of the LLM layer answering ragas's prompts from `script`: one completion per
+    request, like an n=1-only provider."""
 
-    def __init__(self, script, fail=None):
-        self.script, self.fail, self.requests = script, fail, []
+    def reply(call):
+        out = script[judge_kind(call.prompt)](judge_input(call.prompt), call.seed)
+        return Completion(json.dumps(out), input_tokens=len(call.prompt) // 4, output_tokens=20)
 
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout):
-        prompt = messages[-1]["content"]
-        self.requests.append({"seed": seed, "temperature": temperature, "prompt": prompt})
-        if self.fail:
-            raise self.fail
-        kind = judge_kind(prompt)
-        out = self.script[kind](judge_input(prompt), seed)
-        return Completion(json.dumps(out), input_tokens=len(prompt) // 4, output_tokens=20)
+    return ScriptedBackend(reply)
 
 
 def test_n_samples_as_single_requests_through_the_llm_layer(tmp_path):
     script = base_script()
-    backend = ScriptedBackend(script)
+    backend = scripted_backend(script)
     llm = LLM(
         {"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0},
         cache=ResponseCache(tmp_path / "c.sqlite"),
@@ -280,11 +276,11 @@ def test_n_samples_as_single_requests_through_the_llm_layer(tmp_path):
     )
     scorer = RagasJudge(llm, BowEmbedder(), metrics=("answer_relevancy",), strictness=3)
     result = scorer.score([RagasSample("rel", Q, "Paris.", [])])
-    assert [r["seed"] for r in backend.requests] == [0, 1, 2]  # sample=0..2: three requests, own seeds
+    assert [c.seed for c in backend.calls] == [0, 1, 2]  # sample=0..2: three requests, own seeds
     assert result.rows["value"][0] == pytest.approx(np.mean([cos(Q, q) for q in GEN_QUESTIONS]))
     assert result.totals["calls"] == 3 and result.totals["cost_usd"] > 0  # accounted with Groq's price
     again = scorer.score([RagasSample("rel", Q, "Paris.", [])])
-    assert again.totals["cache_hits"] == 3 and len(backend.requests) == 3  # cached: no new request
+    assert again.totals["cache_hits"] == 3 and len(backend.calls) == 3  # cached: no new request
 
 
 def test_nan_reasons_and_the_run_goes_on(tmp_path):
@@ -321,7 +317,7 @@ def test_timeout_and_llm_error_become_nan():
     judge.delay_s = 1.0
     row = scorer.score([RagasSample("slow", Q, "Paris is the capital of France, in Europe.", ["c"])]).rows.iloc[0]
     assert math.isnan(row["value"]) and row["error_kind"] == "timeout"
-    llm = LLM({"provider": "local", "cache": "off", "max_retries": 0}, backend=ScriptedBackend({}, LLMError("boom")))
+    llm = LLM({"provider": "local", "cache": "off", "max_retries": 0}, backend=ScriptedBackend(LLMError("boom")))
     row = (
         RagasJudge(llm, BowEmbedder(), metrics=("faithfulness",))
         .score([RagasSample("err", Q, "Paris.", ["c"])])

@@ -7,6 +7,7 @@ import pytest
 
 from chroma_server import chroma_run
 from helpers.llm import LLM, ResponseCache
+from helpers.llm.scripted import ScriptedBackend
 from helpers.retrieval import BM25, Dense, Hybrid, HyDE, MultiQuery, RetrievalError, build_retriever
 from helpers.retrieval.architectures.composed import parse_rewrites
 from helpers.retrieval.architectures.fusion import fuse, rrf, score_fusion
@@ -295,23 +296,11 @@ def test_hyde_and_multi_query_with_local_model(tmp_path):
     assert next(iter(run["q"])) == "e3" and "no usable rewrite" in multi.fallbacks["q"]
 
 
-class Scripted:
-    """An LLM backend that writes one given text (a HyDE passage, multi-query rewrites): the tests
+def _scripted_llm(text):
+    """An LLM whose backend writes one given text (a HyDE passage, multi-query rewrites): the tests
     below need text only the model could have written, so that the retrieval can only find the
     relevant document through it."""
-
-    def __init__(self, text):
-        self.text, self.prompts = text, []
-
-    def chat(self, messages, *, temperature, max_tokens, seed, timeout, stop=()):
-        from helpers.llm.backends import Completion
-
-        self.prompts.append(messages[-1]["content"])
-        return Completion(self.text, 10, 10)
-
-
-def _scripted_llm(text):
-    backend = Scripted(text)
+    backend = ScriptedBackend(text, tokens=(10, 10))
     config = {"provider": "groq", "model": "llama-3.1-8b-instant", "max_retries": 0, "cache": "off"}
     return LLM(config, backend=backend), backend
 
@@ -335,7 +324,7 @@ def test_hyde_finds_what_only_its_passage_names(tmp_path):
     llm, backend = _scripted_llm("El sulfato de magnesio previene la eclampsia en la preeclampsia grave.")
     hyde = HyDE(dense, llm, language="es").index(GENERATED_ONLY)  # passage and question averaged
     assert next(iter(hyde.retrieve(CONVULSIONS, 4)["q"])) == "target"
-    assert CONVULSIONS["q"] in backend.prompts[-1] and hyde.generated["q"].startswith("El sulfato")
+    assert CONVULSIONS["q"] in backend.calls[-1].prompt and hyde.generated["q"].startswith("El sulfato")
     useless, _ = _scripted_llm("x")  # an unusable passage: the question alone, recorded
     fallback = HyDE(dense, useless, language="es").index(GENERATED_ONLY)
     assert next(iter(fallback.retrieve(CONVULSIONS, 4)["q"])) == "decoy" and "unusable" in fallback.fallbacks["q"]
@@ -349,7 +338,7 @@ def test_multi_query_finds_what_only_its_rewrites_name():
     )
     multi = MultiQuery(bm25, llm, n=2, language="es").index(GENERATED_ONLY)
     assert next(iter(multi.retrieve(CONVULSIONS, 4)["q"])) == "target"
-    assert len(multi.rewrites["q"]) == 2 and CONVULSIONS["q"] in backend.prompts[-1]
+    assert len(multi.rewrites["q"]) == 2 and CONVULSIONS["q"] in backend.calls[-1].prompt
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The backends behind the LLM layer: the bundled local model (llama.cpp or transformers), Groq's
-SDK, and any OpenAI-compatible server. Each turns one chat request into text and token counts,
-and maps its failures to RetryableError (worth retrying) or LLMError (not)."""
+SDK, and any OpenAI-compatible server. Each implements helpers.llm.protocol.Backend: turns one chat
+request into text and token counts, and maps its failures to RetryableError (worth retrying) or
+LLMError (not)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import importlib.util
 import os
 import queue
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -19,34 +19,15 @@ from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
 from helpers.llm.keys import check_destination, is_loopback, read_api_key
 from helpers.llm.llama_prefix import block_aligned_llama
 from helpers.llm.local_weights import BUNDLED_NAMES, chosen_weights, local_layout, q8_0_copy
+from helpers.llm.protocol import Completion, cut_at_stop  # the contract's types, imported from here too
 from helpers.llm.providers import ProviderEntry, provider, register_provider
 from helpers.llm.split_models import SPLIT_MODELS, assemble
 from helpers.redaction import redact
-
-
-@dataclass
-class Completion:
-    text: str
-    input_tokens: int
-    output_tokens: int
-    choices: list[str] | None = None  # every choice's text, when n > 1 was asked for (text = choices[0])
-
 
 # The repeat penalty looks at the last 64 tokens: llama.cpp's default window (`--repeat-last-n`,
 # llama-cpp-python's `Llama(last_n_tokens_size=64)`). The transformers backend uses the same window
 # so that both local backends sample alike.
 REPEAT_LAST_N = 64
-
-
-def cut_at_stop(text: str, stop=()) -> str:
-    """`text` up to the earliest stop sequence, the stop itself excluded: what OpenAI's API returns.
-    Applied to every backend's output, so a server that ignores `stop` gives the same text."""
-    end = len(text)
-    for sequence in stop or ():
-        found = text.find(sequence)
-        if found != -1:
-            end = min(end, found)
-    return text[:end]
 
 
 def bundled_gguf() -> str:
@@ -134,11 +115,22 @@ class LlamaCppBackend:
             pool.put(model)
 
     def chat(
-        self, messages, *, temperature, max_tokens, seed, timeout, stop=(), repeat_penalty=None, response_format=None
+        self,
+        messages,
+        *,
+        temperature,
+        max_tokens,
+        seed,
+        timeout,
+        stop=(),
+        repeat_penalty=None,
+        response_format=None,
+        n=1,
     ) -> Completion:
         """repeat_penalty: None = the config's. response_format json_schema: llama-cpp-python
         compiles the schema into a GBNF grammar, so the output is JSON of that schema (cut short
-        only by max_tokens); json_object: any JSON."""
+        only by max_tokens); json_object: any JSON. n: one choice whatever is asked (the client
+        asks for the other samples one by one, each with its own seed)."""
         penalty = self.repeat_penalty if repeat_penalty is None else repeat_penalty
         grammar = {}
         if response_format:
@@ -186,12 +178,23 @@ class TransformersBackend:
             return _MODELS[key]
 
     def chat(
-        self, messages, *, temperature, max_tokens, seed, timeout, stop=(), repeat_penalty=None, response_format=None
+        self,
+        messages,
+        *,
+        temperature,
+        max_tokens,
+        seed,
+        timeout,
+        stop=(),
+        repeat_penalty=None,
+        response_format=None,
+        n=1,
     ) -> Completion:
         """repeat_penalty: None = the config's. Stops: generate's `stop_strings` ends the
         generation at one; the text is then cut before it, as llama.cpp does. response_format is
         not enforced here (transformers has no grammar sampler): the prompt asks for the JSON and
-        the layer validates and repairs it as for any unconstrained model."""
+        the layer validates and repairs it as for any unconstrained model. n: one choice, as
+        for llama.cpp."""
         import torch
         from transformers import LogitsProcessorList
 

@@ -4,49 +4,23 @@ accounting. Keys never reach the cache, the records or the logs."""
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
+from helpers.llm.accounting import CallRecord, LLMResult, split_total, usage
 from helpers.llm.backends import cut_at_stop, make_backend
 from helpers.llm.cache import ResponseCache, cache_key
 from helpers.llm.config import LLMConfig, response_format
 from helpers.llm.errors import CacheMissError, LLMError, RetryableError
 from helpers.llm.limits import RateLimiter, backoff_delay
 from helpers.llm.local_weights import chosen_weights, local_layout
+from helpers.llm.protocol import Backend
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class CallRecord:
-    provider: str
-    model: str
-    key: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float = 0.0
-    cached: bool = False
-    cost_usd: float = 0.0
-    max_tokens: int = 0  # the most it could have cost in output (helpers.experiment.dry_run)
-    attempts: int = 0
-    error: str | None = None
-    error_kind: str | None = None
-    retried: list[str] = field(default_factory=list)  # kind of each failed attempt, in order
-
-
-@dataclass
-class LLMResult:
-    text: str | None
-    record: CallRecord
-
-    @property
-    def ok(self) -> bool:
-        return self.text is not None
 
 
 class LLM:
@@ -58,10 +32,12 @@ class LLM:
         config: LLMConfig | dict | None = None,
         *,
         cache: ResponseCache | None = None,
-        backend=None,
+        backend: Backend | None = None,
         limiter: RateLimiter | None = None,
     ):
-        """`limiter`: None = the one shared by every client of this provider, base URL and key."""
+        """`backend`: None = the config's provider (helpers.llm.backends.make_backend); any object
+        with Backend's `chat` (helpers.llm.protocol), e.g. helpers.llm.scripted.ScriptedBackend.
+        `limiter`: None = the one shared by every client of this provider, base URL and key."""
         self.config = config if isinstance(config, LLMConfig) else LLMConfig(**(config or {}))
         self._backend = backend
         self.cache = cache if cache is not None else (ResponseCache() if self.config.cache != "off" else None)
@@ -76,7 +52,7 @@ class LLM:
         )
 
     @property
-    def backend(self):
+    def backend(self) -> Backend:
         if self._backend is None:  # built lazily: a fully cached run never loads a model
             self._backend = make_backend(self.config)
         return self._backend
@@ -232,19 +208,20 @@ class LLM:
     def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop, fmt=None, n=1):
         c = self.config
         estimate = sum(len(m.get("content") or "") for m in messages) // 4 + max_tokens * n
-        # `stop` and `response_format` are passed only when there is one, so a backend written
-        # before them (a test double, a user's own) keeps working for calls without them; a
-        # backend that takes no response_format gets the prompt alone (the JSON is validated anyway)
-        extra = ({"stop": stop} if stop else {}) | ({"n": n} if n > 1 else {})
-        if fmt and _accepts(self.backend.chat, "response_format"):
-            extra["response_format"] = fmt
         last: RetryableError | None = None
         for attempt in range(c.max_retries + 1):
             record.attempts = attempt + 1
             self.limiter.acquire(estimate)
             try:
-                completion = self.backend.chat(
-                    messages, temperature=temperature, max_tokens=max_tokens, seed=seed, timeout=c.timeout_s, **extra
+                completion = self.backend.chat(  # every option, to every backend (helpers.llm.protocol)
+                    messages,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=seed,
+                    timeout=c.timeout_s,
+                    stop=stop,
+                    response_format=fmt,
+                    n=n,
                 )
                 completion.text = cut_at_stop(completion.text, stop)
                 return completion
@@ -285,8 +262,10 @@ class LLM:
                 runs[-1].append(i)
             else:
                 runs.append([i])
-        # the backend is built only now: a fully cached call never needs one (nor a key)
-        per_request = self.config.n_per_request if runs and _accepts(self.backend.chat, "n") else 1
+        # a backend that returns fewer choices than asked (one, for the local model) gets asked
+        # for the rest alone below; the backend is built by the first request: a fully cached
+        # call never needs one (nor a key)
+        per_request = self.config.n_per_request
         for run in runs:
             for start in range(0, len(run), per_request):
                 chunk = run[start : start + per_request]
@@ -335,7 +314,7 @@ class LLM:
             self.calls.remove(record)
             for tracked in getattr(self._tracking, "lists", ()):
                 tracked.remove(record)
-        shares = _split(completion.output_tokens, [len(t) for t in texts])
+        shares = split_total(completion.output_tokens, [len(t) for t in texts])
         out = {}
         for j, (i, record, text) in enumerate(zip(samples, records, texts)):
             # the prompt is paid once, by the first choice, and so is the wait; the output tokens shared by length
@@ -385,33 +364,10 @@ class LLM:
         into `calls`)."""
         return self.usage(self.calls[since:])
 
-    @staticmethod
-    def usage(calls: list[CallRecord]) -> dict:
-        """Calls, cache hits, errors, tokens, cost and latency summed over `calls`."""
-        return {
-            "calls": len(calls),
-            "cache_hits": sum(r.cached for r in calls),
-            "errors": sum(r.error is not None for r in calls),
-            "input_tokens": sum(r.input_tokens for r in calls),
-            "output_tokens": sum(r.output_tokens for r in calls),
-            "max_output_tokens": sum(r.max_tokens for r in calls),  # had every answer run to max_tokens
-            "requests": sum(r.attempts for r in calls),  # sent, retries included (n choices: one request)
-            "retries": sum(len(r.retried) for r in calls),  # failed attempts that were tried again
-            "rate_limited": sum(kind == "rate_limit" for r in calls for kind in r.retried),  # 429s among them
-            "cost_usd": round(sum(r.cost_usd for r in calls), 6),
-            "latency_s": round(sum(r.latency_s for r in calls), 3),
-        }
+    usage = staticmethod(usage)  # helpers.llm.accounting.usage: the sums over any list of calls
 
     def records(self) -> list[dict]:
         return [asdict(r) for r in self.calls]
-
-
-def _split(total: int, weights: list[int]) -> list[int]:
-    """`total` in whole parts proportional to `weights` (equal parts when all are 0), summing to it."""
-    weights = weights if any(weights) else [1] * len(weights)
-    parts = [total * w // sum(weights) for w in weights]
-    parts[-1] += total - sum(parts)
-    return parts
 
 
 def _check_messages(messages) -> None:
@@ -429,9 +385,3 @@ def _check_messages(messages) -> None:
 def _describe(messages) -> str:
     text = " ".join((messages[-1].get("content") or "").split())
     return repr(text[:60] + ("…" if len(text) > 60 else ""))
-
-
-def _accepts(function, name: str) -> bool:
-    """Whether `function` takes the keyword argument `name` (by name or through **kwargs)."""
-    parameters = inspect.signature(function).parameters
-    return name in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())

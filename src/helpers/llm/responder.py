@@ -20,7 +20,7 @@ import json
 import random
 import re
 
-from helpers.llm.backends import Completion, cut_at_stop
+from helpers.llm.protocol import Completion, cut_at_stop
 
 SCHEMA_MARKER = "JSON Schema:"  # ragas's PydanticPrompt._generate_output_signature
 _SENTENCE = re.compile(r"[^.!?\n]{12,200}[.!?]")
@@ -55,14 +55,35 @@ def embedded_schema(text: str) -> dict | None:
 
 
 class SchemaResponder:
-    """The backend interface (`chat`) of helpers.llm.backends, with no model behind it.
+    """A backend (helpers.llm.protocol.Backend) with no model behind it.
     `count`: the token counter its usage reports (default: estimate_tokens)."""
 
     def __init__(self, count=estimate_tokens):
         self.count = count
 
-    def chat(self, messages, *, n=1, seed=0, **options) -> Completion:
-        """`n` choices, each as `answer` gives it for seed, seed + 1, ..."""
+    def chat(
+        self,
+        messages,
+        *,
+        temperature=0.0,
+        max_tokens=256,
+        seed=0,
+        timeout=None,
+        stop=(),
+        repeat_penalty=None,
+        response_format=None,
+        n=1,
+    ) -> Completion:
+        """`n` choices, each as `answer` gives it for seed, seed + 1, ... (defaults for every
+        option: the tests and benchmarks ask it directly, with a prompt alone)"""
+        options = {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "timeout": timeout,
+            "stop": stop,
+            "repeat_penalty": repeat_penalty,
+            "response_format": response_format,
+        }
         if n <= 1:
             return self.answer(messages, seed=seed, **options)
         choices = [self.answer(messages, seed=seed + i, **options) for i in range(n)]
