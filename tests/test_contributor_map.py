@@ -3,6 +3,7 @@ architecture, a judge, a dataset, ...) the way the row says, touching nothing el
 the rest of the package takes it up. The last tests check the table itself: the files it names
 exist, the language row names every per-language table, every command is listed."""
 
+import ast
 import re
 import sys
 import textwrap
@@ -32,6 +33,30 @@ def _named_files(cell: str) -> set[str]:
     """The repository paths a cell names (`helpers/...` is under src/)."""
     paths = re.findall(r"`((?:helpers|docs|configs|tests)/[^`*]+\.(?:py|yaml|md))`", cell)
     return {f"src/{p}" if p.startswith("helpers/") else p for p in paths}
+
+
+# ---------------------------------------------------------------- an architecture
+
+
+def test_an_architecture_is_one_registry_entry(monkeypatch):
+    from helpers.retrieval import registry
+    from helpers.retrieval.architectures.sparse import BM25
+
+    built = []
+
+    def _bm25_k2(language, llm, options, shared):  # BM25 with its own k1: a new architecture
+        built.append(language)
+        return BM25(language, k1=2.0)
+
+    monkeypatch.setitem(registry.ARCHITECTURES, "bm25_k2", registry.Architecture("bm25_k2", _bm25_k2))
+    config = ExperimentConfig(**dict(TINY, architectures=["bm25", "bm25_k2"]))
+    assert config.architectures == ["bm25", "bm25_k2"]
+    corpus = {"d1": {"title": "", "text": "the cat sat"}, "d2": {"title": "", "text": "qubits compute"}}
+    ranked = registry.build_retriever("bm25_k2", language="en").index(corpus).retrieve({"q": "qubits"}, 1)
+    assert list(ranked["q"]) == ["d2"] and built == ["en"]
+    assert not registry.needs_llm("bm25_k2")
+    with pytest.raises(registry.RetrievalError, match=r"valid names: \[.*'bm25_k2'"):
+        registry.architecture("bm25_k3")
 
 
 # ---------------------------------------------------------------- a judge
@@ -152,6 +177,25 @@ def test_an_embedder_is_one_registry_line(tmp_path, monkeypatch):
     dense = Dense("letters", directory=tmp_path / "index", cache=cache).index(corpus)
     assert next(iter(dense.retrieve({"q": "a banana"}, 1)["q"])) == "d2"
     assert dense.embedder.name == "letter-counts"
+
+
+# ---------------------------------------------------------------- a plot
+
+
+def test_a_plot_named_in_run_figures_is_saved(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from helpers.experiment import figures_run
+
+    def one_bar():
+        fig, ax = plt.subplots()
+        ax.bar(["a"], [1.0])
+        return fig
+
+    monkeypatch.setattr(figures_run, "run_figures", lambda scores, config=None: {"one-bar": one_bar})
+    written = figures_run.save_run_figures("toy-run", None, out_dir=tmp_path)
+    assert set(written) == {"one-bar"}
+    assert {p.suffix for p in tmp_path.glob("toy-run-one-bar.*")} == {".png", ".pdf", ".json"}
 
 
 # ---------------------------------------------------------------- a sweep axis
@@ -275,3 +319,56 @@ def test_limits_and_prices_are_one_entry_with_a_source(monkeypatch):
     assert (config.requests_per_minute, config.concurrency, config.price().output_per_mtok) == (7, 1, 2)
     # the source is documentation: a config's resolved form (and so its run id) is the numbers
     assert presets.DEFAULT_PRICES["toy-1"].model_dump() == {"input_per_mtok": 1.0, "output_per_mtok": 2.0}
+
+
+# ---------------------------------------------------------------- the table itself
+
+
+def test_every_file_the_map_names_exists():
+    rows = _map_rows()
+    assert len(rows) >= 10
+    for kind, cells in rows.items():
+        for path in _named_files(" ".join(cells)):
+            assert (ROOT / path).exists(), f"the row {kind!r} names {path}, which does not exist"
+    tests = (Path(__file__)).read_text(encoding="utf-8")
+    for kind, cells in rows.items():
+        for name in re.findall(r"`(test_\w+)`", cells[-1]):
+            assert f"def {name}(" in tests, f"the row {kind!r} names {name}, not a test here"
+
+
+def _language_modules() -> set[str]:
+    """Modules with a table keyed by language ({"es": ..., "en": ...}) or a branch on one."""
+    found = set()
+    for path in sorted((SRC / "helpers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Dict):
+                keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+                hit = {"es", "en"} <= keys
+            elif isinstance(node, ast.Compare):
+                hit = any(
+                    isinstance(c, ast.Constant) and c.value in ("es", "en") for c in [node.left, *node.comparators]
+                )
+            else:
+                continue
+            if hit:
+                found.add(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def test_the_language_row_names_every_per_language_table():
+    named = _named_files(" ".join(_map_rows()["a language"]))
+    assert named == _language_modules()
+
+
+def test_every_command_is_listed():
+    import argparse
+
+    from helpers import __main__ as cli
+
+    parser = cli.build_parser()
+    commands = {name for a in parser._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices}
+    listed = set(re.findall(r"^  ([a-z][a-z-]+) ", cli.__doc__.split("Commands:", 1)[1], re.M))
+    assert commands == listed
+    page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    missing = sorted(c for c in commands if not re.search(rf"helpers {c}\b|`{c}`", page))
+    assert not missing, f"docs/commands.md has no row for {missing}"
