@@ -64,11 +64,12 @@ def test_copy_overlap_is_the_best_sentence_jaccard():
 
 
 def test_standalone_and_reference_list_checks():
-    from helpers.testset import _SELF_REFERENCE, looks_like_references
+    from helpers.question_checks import SELF_REFERENCE, looks_like_references, self_reference
 
-    assert _SELF_REFERENCE.search("What is the passage about?")
-    assert _SELF_REFERENCE.search("¿Qué recomienda el pasaje A sobre la oxitocina?")
-    assert not _SELF_REFERENCE.search("¿Qué dosis de ácido fólico se recomienda?")
+    assert SELF_REFERENCE.search("What is the passage about?")
+    assert SELF_REFERENCE.search("¿Qué recomienda el pasaje A sobre la oxitocina?")
+    assert not SELF_REFERENCE.search("¿Qué dosis de ácido fólico se recomienda?")
+    assert self_reference("¿Qué recomienda el pasaje A?") == "pasaje" and self_reference("¿Qué dosis?") is None
     assert looks_like_references(
         "144. Conde-Agudelo A, et al. Am J Obstet Gynecol. 1999;181(4):1026-35. Epub 2000/05/05."
     )

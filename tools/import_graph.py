@@ -25,7 +25,8 @@ top, whatever their package):
                      figures (the figure saver)
     1  services      llm (clients, local servers, keys), data (readers, chunking, datasets,
                      contracts), ray_cluster (Ray start-up, loopback only), finetune (the shared
-                     training loop: torch and a base encoder, nothing of the package above it)
+                     training loop: torch and a base encoder, nothing of the package above it),
+                     question_checks (the test-set writer's lexical filters: sentences from data)
     2  components    retrieval (architectures, embedders, learned scorers, evaluation), trace
                      (TRACe's definitions: sentence keys, gold scores, pictures), ragas_eval
     3  pipelines     generation, testset, judges (the registered judges and, in judges.models, the
@@ -85,6 +86,8 @@ LAYERS: dict[str, int] = {
     "helpers.data": 1,
     "helpers.ray_cluster": 1,
     "helpers.finetune": 1,
+    # beside answer_checks in spirit, but its copy check splits sentences with helpers.data.chunking
+    "helpers.question_checks": 1,
     # 2: components
     "helpers.retrieval": 2,
     "helpers.trace": 2,

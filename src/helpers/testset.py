@@ -13,7 +13,8 @@ reported):
   1. `parsed`: the LLM wrote a question (three words or more, with its '?') and an answer (JSON,
      schema-constrained);
   2. `standalone`: it does not point at "the passage", "passage A", "the text" (a retriever's user
-     has no passage in front of them);
+     has no passage in front of them); this and the other filters without an LLM (grounding by
+     content words, copies) are helpers.question_checks;
   3. `grounded`: the reference answer's content words are in its source passages (at least
      `min_grounding` of them: an evidence check without an LLM), and the LLM, shown the passages,
      says they answer the question and answers it again in agreement with the reference
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -47,6 +47,7 @@ from tqdm import tqdm
 from helpers.errors import UserError
 from helpers.generation import prompt_language
 from helpers.llm.structured import complete_json
+from helpers.question_checks import agreement, copy_overlap, grounding, looks_like_references, self_reference
 from helpers.retrieval.architectures.sparse import BM25
 from helpers.retrieval.embedders.models import make_embedder
 from helpers.text import words  # lower-cased \w+ words, one definition
@@ -54,20 +55,6 @@ from helpers.text import words  # lower-cased \w+ words, one definition
 KINDS = ("single", "two", "unanswerable")
 DEFAULT_MIX = {"single": 0.6, "two": 0.25, "unanswerable": 0.15}
 FILTERS = ("parsed", "standalone", "grounded", "not_a_copy", "not_a_duplicate")
-# a question that points at "the passage" (or "passage A", "the text", "the study mentioned") cannot
-# be asked of a retriever, which is not shown any passage: 7 of the first 40 kept questions did
-_SELF_REFERENCE = re.compile(
-    r"\b(pasajes?|passages?|textos?|texts?|fragmentos?|excerpts?|extractos?|"
-    r"mencionad[oa]s? en el|mentioned in the|según el (documento|art[ií]culo)|"
-    # ... or at "this section", "the two studies", "the review carried out": 6 of
-    # the next 40 did (hand labels, benchmarks/labels/testsets/*-v2.csv)
-    r"est[ae] (secci[oó]n|estudio|revisi[oó]n|gu[ií]a)|los dos estudios|"
-    r"(evaluaci[oó]n|revisi[oó]n( sistem[aá]tica)?|estudio|intervenci[oó]n) realizad[ao]|"
-    r"this (section|study|review)|the two studies)\b",
-    re.I,
-)
-# chunks of a reference list (years, 'et al.', DOIs) yield questions about citations, not content
-_CITATION = re.compile(r"\b(19|20)\d{2}\b|et al\.|\bdoi\b|\bEpub\b|\bPMID\b", re.I)
 NOT_IN_DOCUMENTS = {
     "es": "Los documentos no contienen esta información.",
     "en": "The documents do not contain this information.",
@@ -187,46 +174,6 @@ class Testset:
         return path
 
 
-def content_words(text: str) -> set[str]:
-    """Words longer than 3 letters, and numbers: what two statements of one fact share."""
-    return {w for w in words(text) if len(w) > 3 or w.isdigit()}
-
-
-def agreement(answer: str, reference: str) -> float:
-    """Token F1 of two answers' content words (SQuAD's F1 over content words)."""
-    a, b = content_words(answer), content_words(reference)
-    shared = len(a & b)
-    return 0.0 if not shared else 2 * shared / (len(a) + len(b))
-
-
-def grounding(answer: str, passages: list[str]) -> float:
-    """Share of the answer's content words (longer than 3 letters, or digits) found in the passages."""
-    content = content_words(answer)
-    if not content:
-        return 0.0
-    source = set(words(" ".join(passages)))
-    return len(content & source) / len(content)
-
-
-def copy_overlap(question: str, passages: list[str]) -> float:
-    """The largest word Jaccard between the question and one sentence of its passages."""
-    from helpers.data.chunking import sentence_spans  # pandas: loaded only when this runs
-
-    q = set(words(question))
-    best = 0.0
-    for text in passages:
-        for span in sentence_spans(text):
-            s = set(words(text[span.start : span.end]))
-            if q and s:
-                best = max(best, len(q & s) / len(q | s))
-    return best
-
-
-def looks_like_references(text: str) -> bool:
-    """A chunk of a bibliography: four or more years, 'et al.', DOIs or PubMed ids in it."""
-    return len(_CITATION.findall(text)) >= 4
-
-
 def span_ref(doc_id: str, doc: dict) -> str:
     if doc.get("source") and doc.get("char_start") is not None:
         return f"{doc['source']}@{doc['char_start']}-{doc['char_end']}"
@@ -287,8 +234,8 @@ def _first_failure(
     max_copy_overlap: float,
 ) -> tuple[str, str] | None:
     """(filter, why) of the first of standalone, grounded and not_a_copy that `item` fails; None: passed."""
-    if match := _SELF_REFERENCE.search(item.question):
-        return "standalone", f"points at the passage: {match[0]!r}"
+    if pointer := self_reference(item.question):
+        return "standalone", f"points at the passage: {pointer!r}"
     answerable = item.kind != "unanswerable"
     if answerable and (share := grounding(item.reference, texts)) < min_grounding:
         return "grounded", f"answer grounding {share:.2f} < {min_grounding}"
