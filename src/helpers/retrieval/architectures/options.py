@@ -47,7 +47,7 @@ class ChromaServer(BaseModel):
     host: str = Field("127.0.0.1", min_length=1)
     port: int = Field(8000, gt=0, lt=65536)
     # Chroma 1.x's own server checks no token: across machines it sits behind a proxy that ends
-    # TLS and checks one (helpers.retrieval.architectures.dense.chroma_settings; README "Sweeps ... scale-out")
+    # TLS and checks one (helpers.retrieval.architectures.chroma.chroma_settings; README "Sweeps ... scale-out")
     ssl: bool = Field(False, description="connect over TLS (https)")
     verify: bool | str = Field(
         True,
