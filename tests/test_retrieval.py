@@ -129,7 +129,7 @@ def test_config_and_dataset_options_name_the_valid_ones(tmp_path):
         load_config(config(dataset={"name": "scifact", "options": {"splt": "train"}}))
     with pytest.raises(
         DataError,
-        match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, chunks, pages, pdf_path, query_split, use_cache",
+        match=r"unknown option 'chunk_sise'; valid: boundary, chunk_overlap, chunk_size, chunks, extra_questions, pages, pdf_path, query_split, use_cache",
     ):
         load_dataset("obstetrics", chunk_sise=300)
     with pytest.raises(DataError, match=r"unknown dataset; valid names: \['documents', 'maternaqa', 'obstetrics'"):

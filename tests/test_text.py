@@ -20,7 +20,9 @@ def test_number_and_stem_tokens_fold_accents_and_normalise_numbers():
 
 
 def test_tokenizer_stems_and_drops_stop_words():
-    assert Tokenizer("es")(["¿Cuándo son las visitas prenatales?"]) == [["visit", "prenatal"]]  # cuándo, son, las: stop words
+    assert Tokenizer("es")(["¿Cuándo son las visitas prenatales?"]) == [
+        ["visit", "prenatal"]
+    ]  # cuándo, son, las: stop words
     assert fold_accents("Cuál niño") == "Cual nino"
 
 
