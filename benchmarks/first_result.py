@@ -170,9 +170,7 @@ def main() -> None:
         ("train-judge", ["train-judge", "--if-missing"]),
     ):
         steps.append(timed(name, [python, "-m", "helpers", *command], clone, env, logs))
-    steps.append(
-        timed("run-cold", [python, "-m", "helpers", "run", args.config], clone, env, logs, marker=FIRST_TABLE)
-    )
+    steps.append(timed("run-cold", [python, "-m", "helpers", "run", args.config], clone, env, logs, marker=FIRST_TABLE))
     config = yaml.safe_load((clone / args.config).read_text())
     warm_config = clone / "configs" / "_warm.yaml"
     warm_config.write_text(yaml.safe_dump({**config, "run_id": f"{config.get('name', 'run')}-warm"}))

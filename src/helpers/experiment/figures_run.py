@@ -1,4 +1,4 @@
-"""The figures of one run (`make_figures` is the entry point): metric
+"""The figures of one run (`build_figures` is the entry point): metric
 bars in a grid, heatmaps, per-question score distributions and paired differences against the
 baseline (seaborn), quality against latency and cost (Pareto), and judge agreement.
 
@@ -359,7 +359,7 @@ def save_run_figures(
     return written
 
 
-def make_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | None = None) -> dict[str, Path]:
+def build_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | None = None) -> dict[str, Path]:
     """Every figure of a run, as PNG + PDF + JSON sidecar, under figures/ ({name: PNG path});
     also the seed-form RAGAS table as Markdown there."""
     directory = run_dir(run_id, results_dir)

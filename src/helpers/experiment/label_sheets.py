@@ -351,6 +351,8 @@ def validity_from_sheets(folder: str | Path, *, runs: dict[str, str] | None = No
         scores.append(from_run[keep & ~from_run["judge"].isin(standalone_judges())])
     table = agreement(labels, pd.concat(scores, ignore_index=True), seed=seed)
     table["labels"] = ", ".join(
-        sorted(p.name for p in Path(folder).glob("*.csv") if p.name.startswith(("obstetrics-", "contexts-", "citations-")))
+        sorted(
+            p.name for p in Path(folder).glob("*.csv") if p.name.startswith(("obstetrics-", "contexts-", "citations-"))
+        )
     )
     return table

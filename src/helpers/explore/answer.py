@@ -13,8 +13,8 @@ from helpers.explore.cards import ragas_cards_html, trace_cards_html
 from helpers.explore.search import ExploreError, Workbench, explain
 from helpers.generation import generate_answer, select_contexts
 from helpers.llm.errors import MissingKeyError
-from helpers.trace.keys import as_documents_sentences, as_response_sentences
 from helpers.trace.scoring import METRICS as TRACE_METRICS
+from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences
 
 _JUDGES: dict = {}
 

@@ -161,7 +161,7 @@ def describe_setup(config) -> list[str]:
 def run_experiment(config, *, log=print, progress=None, results_dir: Path | None = None) -> dict:
     """Run (or resume) `config` as `python -m helpers run` does, its log lines and prints going
     to `log`, `progress(step, done, total)` after each sample; then its figures."""
-    from helpers.experiment.figures_run import make_figures  # matplotlib, seaborn: only when a run is started
+    from helpers.experiment.figures_run import build_figures  # matplotlib, seaborn: only when a run is started
     from helpers.experiment.runner import Experiment  # the judges (torch, ragas): only when a run is started
 
     handler = _ToLog(log)
@@ -177,7 +177,7 @@ def run_experiment(config, *, log=print, progress=None, results_dir: Path | None
         with contextlib.redirect_stdout(printed):
             summary = Experiment(config, results_dir=results_dir, progress=progress).run()
             if config.figures and summary["answers"]:
-                make_figures(summary["run_id"], results_dir)
+                build_figures(summary["run_id"], results_dir)
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)

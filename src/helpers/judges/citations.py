@@ -26,7 +26,7 @@ import re
 from helpers.judges.base import Judge, Metric, register
 from helpers.judges.context_recall import THRESHOLD, attribution, attribution_features
 from helpers.judges.models.reference_match import ReferenceMatcher
-from helpers.trace.keys import split_sentences
+from helpers.trace.sentence_keys import split_sentences
 
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from helpers.judges.base import Judge, Metric, register
 from helpers.judges.models.reference_match import ReferenceMatcher, logistic, numbers
-from helpers.trace.keys import split_sentences
+from helpers.trace.sentence_keys import split_sentences
 
 FEATURES = ("similarity", "word_recall", "number_recall", "has_numbers")
 # Fitted by benchmarks/correctness.py on 2026-12-04 (logistic regression, C=1, class-balanced) on

@@ -392,7 +392,7 @@ for _entry in (
     register_provider(_entry)
 
 
-def make_backend(config: LLMConfig):
+def build_backend(config: LLMConfig):
     """The backend of the config's provider, built by its registry entry (an unknown provider is
     an error listing the valid names)."""
     return provider(config.provider).build(config)

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
 from helpers.llm.accounting import CallRecord, LLMResult, split_total, usage
-from helpers.llm.backends import cut_at_stop, make_backend
+from helpers.llm.backends import build_backend, cut_at_stop
 from helpers.llm.cache import ResponseCache, cache_key
 from helpers.llm.config import LLMConfig, response_format
 from helpers.llm.errors import CacheMissError, LLMError, RetryableError
@@ -35,7 +35,7 @@ class LLM:
         backend: Backend | None = None,
         limiter: RateLimiter | None = None,
     ):
-        """`backend`: None = the config's provider (helpers.llm.backends.make_backend); any object
+        """`backend`: None = the config's provider (helpers.llm.backends.build_backend); any object
         with Backend's `chat` (helpers.llm.protocol), e.g. helpers.llm.scripted.ScriptedBackend.
         `limiter`: None = the one shared by every client of this provider, base URL and key."""
         self.config = config if isinstance(config, LLMConfig) else LLMConfig(**(config or {}))
@@ -54,7 +54,7 @@ class LLM:
     @property
     def backend(self) -> Backend:
         if self._backend is None:  # built lazily: a fully cached run never loads a model
-            self._backend = make_backend(self.config)
+            self._backend = build_backend(self.config)
         return self._backend
 
     @property

@@ -11,7 +11,7 @@ helpers.retrieval.registry does for architectures and helpers.judges for judges:
 
 The config's validation (helpers.llm.config), its default key variable, the hosts that key may go
 to (helpers.llm.keys.check_destination), the default server, the JSON mode a schema call gets and
-`make_backend` all read the entry. The built-in providers (local, groq, openai-compatible) are
+`build_backend` all read the entry. The built-in providers (local, groq, openai-compatible) are
 registered in helpers.llm.backends, next to their backend classes: importing helpers.llm (which
 every config import does first) registers them.
 """

@@ -58,7 +58,7 @@ __all__ = [
     "RequestError",
     "build_server",
     "checked_settings",
-    "make_handler",
+    "build_handler",
 ]
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -66,7 +66,7 @@ DEFAULT_MAX_CONNECTIONS = 64  # keep-alive clients hold one each until idle; bro
 RETRY_AFTER_S = 1
 
 
-def make_handler(
+def build_handler(
     backend,
     model_name: str,
     *,
@@ -247,5 +247,5 @@ def build_server(
     `simulation`: behave as a hosted API under load (helpers.llm.simulate)."""
     token = checked_settings(host, token, timeout_s, max_connections)
     provider = SimulatedProvider(simulation) if simulation is not None and simulation.active else None
-    handler = make_handler(backend, model_name, host=host, token=token, timeout_s=timeout_s, provider=provider)
+    handler = build_handler(backend, model_name, host=host, token=token, timeout_s=timeout_s, provider=provider)
     return BoundedHTTPServer((host, port), handler, max_connections)

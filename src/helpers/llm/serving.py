@@ -16,7 +16,7 @@ import time
 from urllib.request import Request, urlopen
 
 from helpers.errors import UserError
-from helpers.llm.backends import make_backend
+from helpers.llm.backends import build_backend
 from helpers.llm.config import LLMConfig
 from helpers.llm.keys import is_loopback
 from helpers.llm.responder import SchemaResponder
@@ -56,7 +56,7 @@ def serve(
         backend, what = SchemaResponder(), "the fast deterministic responder"
     else:
         backend, what = (
-            make_backend(LLMConfig(provider="local", model=model, local_backend=local_backend)),
+            build_backend(LLMConfig(provider="local", model=model, local_backend=local_backend)),
             local_backend,
         )
         backend.chat([{"role": "user", "content": "hi"}], temperature=0, max_tokens=1, seed=0, timeout=None)  # load now

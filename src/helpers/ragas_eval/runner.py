@@ -32,10 +32,10 @@ from ragas.prompt.utils import extract_json
 from helpers.llm import LLM, LLMError
 from helpers.ragas_eval.adapters import (
     JUDGE_CALLS,
+    build_ragas_embeddings,
+    build_ragas_llm,
     default_embedder,
     judge_run_config,
-    make_ragas_embeddings,
-    make_ragas_llm,
 )
 from helpers.ragas_eval.prompts import METRIC_NAMES, PROMPT_OUTPUTS, build_metrics
 
@@ -200,10 +200,10 @@ class RagasJudge:
         concurrency: int | None = None,
     ):
         self.judge, self.language, self.timeout_s = judge, language, timeout_s
-        self.llm = make_ragas_llm(judge, max_tokens=max_tokens, timeout_s=timeout_s)
+        self.llm = build_ragas_llm(judge, max_tokens=max_tokens, timeout_s=timeout_s)
         embeddings = None
         if {"answer_relevancy", "answer_correctness"} & set(metrics):
-            embeddings = make_ragas_embeddings(embedder if embedder is not None else default_embedder(language))
+            embeddings = build_ragas_embeddings(embedder if embedder is not None else default_embedder(language))
         self.metrics = build_metrics(
             metrics,
             llm=self.llm,

@@ -21,7 +21,7 @@ from helpers.retrieval.architectures.composed import Hybrid, HyDE, MultiQuery, R
 from helpers.retrieval.architectures.dense import Dense
 from helpers.retrieval.architectures.options import RetrievalOptions, parse_options
 from helpers.retrieval.architectures.sparse import BM25
-from helpers.retrieval.learned.scorers import make_scorer
+from helpers.retrieval.learned.scorers import build_scorer
 
 
 def _dense(language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
@@ -90,7 +90,7 @@ def _rerank(language: str, llm, options: RetrievalOptions, shared: dict) -> Retr
     section = options.rerank
     key = ("scorer", section.scorer, section.scorer_path, section.batch_size)
     if key not in shared:  # a trained scorer takes seconds to load: once per run
-        shared[key] = make_scorer(section.scorer, scorer_path=section.scorer_path, batch_size=section.batch_size)
+        shared[key] = build_scorer(section.scorer, scorer_path=section.scorer_path, batch_size=section.batch_size)
     scorer = shared[key]
     base = BUILDERS[section.base](language, llm, options, shared)
     return Rerank(base, scorer, candidates=section.candidates)

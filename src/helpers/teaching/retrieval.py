@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.retrieval.architectures.fusion import rrf
-from helpers.retrieval.embedders.models import make_embedder
+from helpers.retrieval.embedders.models import build_embedder
 from helpers.teaching.exercises import exercise
 from helpers.text import words
 
@@ -88,7 +88,7 @@ def cosine(a, b) -> float:
 def embedding_cosines(sentences: list[str], language: str = "es", embedder: str | None = None) -> pd.DataFrame:
     """Cosine of every pair of sentences with the dense architecture's embedder (the language's
     default unless named): paraphrases score near each other, unrelated text lower."""
-    vectors = np.asarray(make_embedder(embedder, language).embed_documents(sentences), dtype=float)
+    vectors = np.asarray(build_embedder(embedder, language).embed_documents(sentences), dtype=float)
     matrix = [[round(cosine(a, b), 3) for b in vectors] for a in vectors]
     return pd.DataFrame(matrix, index=sentences, columns=[f"s{i}" for i in range(len(sentences))])
 

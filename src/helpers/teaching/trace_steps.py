@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from helpers.teaching.exercises import exercise
-from helpers.trace.keys import normalize_key
 from helpers.trace.scoring import trace_scores
+from helpers.trace.sentence_keys import normalize_key
 
 # Two documents of 3 and 2 sentences, keyed as RAGBench keys them ("0a" = document 0, sentence a).
 TOY = {

@@ -8,15 +8,6 @@ offline trees, the LLM annotator, the evidence model) live in `helpers.judges.mo
 and AUROC come from helpers.stats.
 """
 
-from helpers.trace.keys import (
-    key_document,
-    key_documents,
-    key_response,
-    letters,
-    normalize_key,
-    parse_keys,
-    split_sentences,
-)
 from helpers.trace.scoring import (
     METRICS,
     TraceScores,
@@ -25,6 +16,15 @@ from helpers.trace.scoring import (
     scores_from_probabilities,
     to_json,
     trace_scores,
+)
+from helpers.trace.sentence_keys import (
+    key_document,
+    key_documents,
+    key_response,
+    letters,
+    normalize_key,
+    parse_keys,
+    split_sentences,
 )
 
 __all__ = [

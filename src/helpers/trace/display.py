@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from helpers.figures import plt
-from helpers.trace.keys import normalize_key
 from helpers.trace.scoring import gold_scores
+from helpers.trace.sentence_keys import normalize_key
 
 COLOURS = {"relevant": "#fff3b0", "utilized": "#b7e4c7", "unsupported": "#f4a6a6", "supported": "#e8f1fb"}
 

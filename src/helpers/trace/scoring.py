@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from helpers.stats import bootstrap_ci
-from helpers.trace.keys import all_keys, normalize_key, parse_keys
+from helpers.trace.sentence_keys import all_keys, normalize_key, parse_keys
 
 # The TRACe metric names, defined here only (import them: helpers.trace.METRICS).
 METRICS = ("relevance", "utilization", "completeness", "adherence")

@@ -23,7 +23,7 @@ from helpers.errors import UserError
 from helpers.finetune import encode, length_order
 from helpers.judges.models.evidence_pairs import evidence_selector
 from helpers.judges.models.trace_features import content, tokens
-from helpers.trace.keys import as_response_sentences
+from helpers.trace.sentence_keys import as_response_sentences
 
 DEFAULT_DIR = paths.MODELS_DIR / "evidence"
 MAX_LENGTH = 128  # a response sentence + 3 evidence sentences mostly fit; 2-core training ~20 pairs/s

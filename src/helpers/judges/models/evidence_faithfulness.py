@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from helpers.judges.models.evidence_pairs import evidence_selector
 from helpers.judges.models.trace_features import content, tokens
 from helpers.llm.structured import complete_json
-from helpers.trace.keys import key_documents, split_sentences
+from helpers.trace.sentence_keys import key_documents, split_sentences
 
 STATEMENT_PROMPT = (
     "Break the answer below into short standalone statements, one fact each, with every pronoun "

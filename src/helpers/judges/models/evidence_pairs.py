@@ -26,7 +26,7 @@ from helpers import paths
 from helpers.data import DataError
 from helpers.finetune import Pair
 from helpers.judges.models.trace_features import content, names, tokens
-from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key, split_sentences
+from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences, normalize_key, split_sentences
 
 NLI_DIR = paths.RAW_DIR / "nli"
 EVIDENCE_SENTENCES = 3  # top-3 by rare-word overlap hold 67-84% of the gold support (offline-stack notes)

@@ -76,10 +76,10 @@ class ReferenceMatcher:
     @property
     def embedder(self):
         if self._embedder is None:
-            from helpers.retrieval.embedders.models import CachedEmbedder, make_embedder
+            from helpers.retrieval.embedders.models import CachedEmbedder, build_embedder
 
             # the multilingual e5 whatever the language: references and answers may mix languages
-            self._embedder = CachedEmbedder(make_embedder("e5"))
+            self._embedder = CachedEmbedder(build_embedder("e5"))
         return self._embedder
 
     def unit_vectors(self, texts: list[str]) -> np.ndarray:

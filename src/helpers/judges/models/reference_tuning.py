@@ -26,7 +26,7 @@ from helpers.data import load_dataset
 from helpers.data.obstetrics import read_maternaqa
 from helpers.judges.models.reference_match import numbers
 from helpers.text import Tokenizer
-from helpers.trace.keys import split_sentences
+from helpers.trace.sentence_keys import split_sentences
 
 MAX_SHARED_WITH_REFERENCE = 0.6
 

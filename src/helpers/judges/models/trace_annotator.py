@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from helpers.llm import LLM, complete_json
-from helpers.trace.keys import all_keys, as_documents_sentences, as_response_sentences, parse_keys
 from helpers.trace.scoring import TraceScores, trace_scores
+from helpers.trace.sentence_keys import all_keys, as_documents_sentences, as_response_sentences, parse_keys
 
 SYSTEM_PROMPT = (
     "You are an expert annotator of retrieval-augmented generation. You receive a question, "

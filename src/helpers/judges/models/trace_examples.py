@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.judges.models.trace_features import example_features
-from helpers.trace.keys import as_documents_sentences, as_response_sentences, normalize_key
+from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences, normalize_key
 
 
 @dataclass

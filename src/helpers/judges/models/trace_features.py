@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from helpers.text import NUMBER_OR_LETTERS, fold_accents, number_and_stem_tokens
-from helpers.trace.keys import as_documents_sentences, as_response_sentences
+from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences
 
 STOP_WORDS = frozenset(
     """

@@ -47,8 +47,8 @@ from helpers.errors import UserError
 from helpers.judges.models.evidence import EvidenceModel
 from helpers.judges.models.trace_examples import Example, featurise, featurise_frame
 from helpers.judges.models.trace_features import DOC_FEATURES, RESPONSE_FEATURES
-from helpers.trace.keys import as_documents_sentences, as_response_sentences
 from helpers.trace.scoring import TraceScores
+from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences
 
 FORMAT_VERSION = 2
 DEFAULT_PATH = paths.MODELS_DIR / "offline_judge.skops"

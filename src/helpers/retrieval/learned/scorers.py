@@ -116,7 +116,7 @@ class LTRScorer:
         return cls(model, artefact=f"{path.name} sha256:{read_card(path)['sha256'][:12]}")
 
 
-def make_scorer(scorer: str = "ltr", *, scorer_path: str | None = None, batch_size: int = 32) -> Scorer:
+def build_scorer(scorer: str = "ltr", *, scorer_path: str | None = None, batch_size: int = 32) -> Scorer:
     """'ltr' -> LTRScorer (artefact `scorer_path`); anything else -> a CrossEncoder by path or hub id."""
     if scorer == "ltr":
         return LTRScorer.load(scorer_path)
