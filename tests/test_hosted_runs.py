@@ -53,7 +53,11 @@ def test_200_samples_under_5_percent_failures_are_all_accounted_for(raw_ready, t
     usage = summary["llm_usage"]["hosted"]
     assert usage["retries"] > 0  # the injected failures happened, and were ridden out
     assert summary["failed_samples"] == 0 and summary["ok"]
-    assert len(read_ledger(ledger)) == usage["requests"] - usage["retries"]  # every answered request counted
+    # every answered request counted: the server's ledger holds each request the client kept, and
+    # at most every request sent (on a loaded machine a call answered just after the client's 0.5 s
+    # timeout is in the ledger and was retried as well: measured 400 answered of 415 sent, 19 retries)
+    answered = len(read_ledger(ledger))
+    assert usage["requests"] - usage["retries"] <= answered <= usage["requests"]
 
 
 @pytest.mark.slow
