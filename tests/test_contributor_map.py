@@ -255,6 +255,8 @@ def toycloud():
         default_url="http://127.0.0.1:9/v1",
         key_hosts=("api.toycloud.example",),
         json_mode="json_object",
+        workers=lambda config: 3,
+        key_fields=lambda config: {"region": "eu"},
     )
     yield register_provider(entry)
     PROVIDERS.pop("toycloud", None)
@@ -281,6 +283,14 @@ def test_a_provider_is_one_entry(toycloud, monkeypatch):
     assert str(backend.client.base_url).startswith("http://127.0.0.1:9/v1")
     run = ExperimentConfig(**dict(TINY, llms=[{"name": "toy", "provider": "toycloud", "model": "toy-1"}]))
     assert run.llms[0].provider == "toycloud"
+    # the client reads how many calls run at once and what enters the cache key from the entry:
+    # no provider name is written in helpers/llm/client.py
+    from helpers.llm.client import LLM
+
+    toy = LLM(config, cache=None)
+    assert toy.workers == 3 and toy._payload([], 0.0, 8, 0, 0, [])["region"] == "eu"
+    assert "toycloud" not in (SRC / "helpers/llm/client.py").read_text()
+    assert not re.search(r"provider\s*[!=]=", (SRC / "helpers/llm/client.py").read_text())
     with pytest.raises(
         ValidationError, match="unknown provider 'toycoud'; valid: local, groq, openai-compatible, toycloud"
     ):

