@@ -33,8 +33,7 @@ import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.generation import answer_stops, build_messages, select_contexts
-from helpers.llm.backends import bundled_gguf
-from helpers.llm.local_weights import q8_0_copy
+from helpers.llm.local_weights import bundled_gguf, q8_0_copy
 from helpers.retrieval.architectures.sparse import BM25
 
 

@@ -28,9 +28,8 @@ def test_answers_after_other_prompts_are_the_answers_from_an_empty_context():
     one model that keeps its KV between calls, give the answers each gets from an empty context,
     and the later calls do reuse blocks."""
     from helpers.generation import build_messages
-    from helpers.llm.backends import bundled_gguf
     from helpers.llm.llama_prefix import block_aligned_llama
-    from helpers.llm.local_weights import q8_0_copy
+    from helpers.llm.local_weights import bundled_gguf, q8_0_copy
 
     context = (
         "Preeclampsia is high blood pressure after 20 weeks of pregnancy with protein in the urine. "

@@ -391,8 +391,7 @@ def test_engine_settings_enter_the_cache_key_and_the_q8_0_copy_is_the_same_model
     these settings existed. The Q8_0
     copy of the bundled Q4_1 file is built once (named by its source's sha256) and answers as the
     shipped file does on a plain question."""
-    from helpers.llm.backends import bundled_gguf
-    from helpers.llm.local_weights import chosen_weights, q8_0_copy
+    from helpers.llm.local_weights import bundled_gguf, chosen_weights, q8_0_copy
 
     def key(**config):
         return LLM({"provider": "local", **config}, cache=cache).key_for(HELLO)

@@ -114,8 +114,8 @@ def test_a_file_changed_after_assembly_is_refused(tmp_path):
 def test_unknown_names_list_the_valid_ones():
     with pytest.raises(ModelAssemblyError, match="qwen2.5-coder-1.5b"):
         split_model("qwen-7b")
-    from helpers.llm.backends import resolve_local_model
     from helpers.llm.errors import LLMError
+    from helpers.llm.local_weights import resolve_local_model
 
     with pytest.raises(LLMError, match=r"\['qwen2.5-coder-1.5b', 'smollm2', 'smollm2-135m'\]"):
         resolve_local_model("no-such-model")

@@ -27,8 +27,8 @@ from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.inputs import inside
 from helpers.judges import active_judges
 from helpers.llm import LLM
-from helpers.llm.backends import resolve_local_model
 from helpers.llm.limits import RateLimiter
+from helpers.llm.local_weights import resolve_local_model
 from helpers.llm.responder import SchemaResponder, estimate_tokens
 
 DEFAULT_SAMPLE = 3

@@ -16,7 +16,6 @@ from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
 from helpers.llm.keys import check_destination, is_loopback, read_api_key
 from helpers.llm.llama_prefix import block_aligned_llama
 from helpers.llm.local_weights import (
-    bundled_gguf,  # noqa: F401 (imported from here by callers)
     chosen_weights,
     local_key_fields,
     local_layout,

@@ -1,5 +1,7 @@
-"""The local model's weights as llama.cpp runs them fastest here: the bundled SmolLM2-135M
-(Q4_1) re-encoded once as Q8_0.
+"""The local model's file and engine: which GGUF file `llm.model` names (resolve_local_model), how
+many models run side by side (local_layout, local_workers), what of the engine enters the response
+cache's key (local_key_fields), and the weights as llama.cpp runs them fastest here: the bundled
+SmolLM2-135M (Q4_1) re-encoded once as Q8_0.
 
 Why: llama.cpp has no fast matrix kernel for Q4_1 on x86 (its repacked and llamafile paths cover
 Q4_0/Q8_0), so prompt evaluation, most of a RAG prompt's cost, runs 1.8x faster from Q8_0 here

@@ -13,10 +13,10 @@ helpers.retrieval.registry does for architectures and helpers.judges for judges:
 
 The config's validation (helpers.llm.config), its default key variable, the hosts that key may go
 to (helpers.llm.keys.check_destination), the default server, the JSON mode a schema call gets and
-`build_backend` all read the entry, and so does the client (helpers.llm.client: calls at
-once, the response cache's key), which names no provider. The built-in providers (local, groq, openai-compatible) are
-registered in helpers.llm.backends, next to their backend classes: importing helpers.llm (which
-every config import does first) registers them.
+`build_backend` all read the entry, and so does the client (helpers.llm.client: calls at once,
+the response cache's key), which names no provider. The built-in providers (local, groq,
+openai-compatible) are registered in helpers.llm.backends, next to their backend classes:
+importing helpers.llm (which every config import does first) registers them.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from helpers.llm.protocol import Completion, cut_at_stop
 REPEAT_LAST_N = 64
 
 # tokenizer and model by file, loaded once per process and shared by every backend of that file
-_MODELS: dict[tuple, tuple] = {}
+_MODELS: dict[str, tuple] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -29,17 +29,16 @@ class TransformersBackend:
         self._lock = threading.Lock()
 
     def _model(self):
-        key = ("transformers", self.path)
         with _MODELS_LOCK:
-            if key not in _MODELS:
+            if self.path not in _MODELS:
                 from transformers import AutoModelForCausalLM, AutoTokenizer
 
                 folder, name = os.path.dirname(self.path), os.path.basename(self.path)
                 tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
                 model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
                 model.eval()
-                _MODELS[key] = (tokenizer, model)
-            return _MODELS[key]
+                _MODELS[self.path] = (tokenizer, model)
+            return _MODELS[self.path]
 
     def chat(
         self,
