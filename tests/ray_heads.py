@@ -49,5 +49,7 @@ def stop_head(temp: str, port: int) -> None:
             proc.terminate()
         except psutil.Error:
             pass
-    for proc in psutil.wait_procs(mine, timeout=15)[1]:
+    # a short grace: the head's gcs_server and monitor do not exit on SIGTERM (measured: still
+    # alive after 15 s), and a test head has nothing to save
+    for proc in psutil.wait_procs(mine, timeout=3)[1]:
         proc.kill()
