@@ -42,10 +42,10 @@ from ranx import Qrels, Run, evaluate
 metrics, cases = json.load(sys.stdin)
 out = []
 for qrels, run in cases:
-    ranx_run = Run({q: r or {"__none__": 0.0} for q, r in run.items()})
-    per = evaluate(Qrels(qrels), ranx_run, metrics, return_mean=False, make_comparable=True)
-    means = evaluate(Qrels(qrels), ranx_run, metrics, make_comparable=True)
-    out.append(dict(order=list(Qrels(qrels).keys()), per={m: [float(v) for v in per[m]] for m in metrics},
+    ranx_qrels, ranx_run = Qrels(qrels), Run({q: r or {"__none__": 0.0} for q, r in run.items()})
+    per = evaluate(ranx_qrels, ranx_run, metrics, return_mean=False, make_comparable=True)
+    means = evaluate(ranx_qrels, ranx_run, metrics, make_comparable=True)
+    out.append(dict(order=list(ranx_qrels.keys()), per={m: [float(v) for v in per[m]] for m in metrics},
                     means={m: float(v) for m, v in means.items()}))
 json.dump(out, sys.stdout)
 """
