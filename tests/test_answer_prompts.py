@@ -29,7 +29,8 @@ def test_the_default_prompt_is_the_one_the_labelled_answers_were_written_with():
 
 def test_run_ids_keep_the_default_and_follow_the_prompt(tmp_path):
     # configs written before prompts were a setting keep their ids (results folders stay valid)
-    assert load_config("configs/default.yaml").resolved_run_id() == "obstetrics-default-303163fd"
+    # (the default's id changed once on purpose: max_tokens 160 -> 256, so q9's copied table is not cut)
+    assert load_config("configs/default.yaml").resolved_run_id() == "obstetrics-default-8eb4bca9"
     assert load_config("configs/smoke.yaml").resolved_run_id() == "smoke-2cff3a61"
     base = load_config("configs/smoke.yaml").model_dump(exclude={"run_id"})
     ids = {
@@ -98,6 +99,8 @@ def test_a_prompt_reaches_the_local_model(tmp_path):
     assert again.cached and (again.answer, again.quote) == (first.answer, first.quote)
     other = generate_answer(llm, "q", question, contexts, language="es", prompt="question-first")
     assert other.ok and not other.cached
+    cut = generate_answer(llm, "q", question, contexts, language="es", max_tokens=3)  # the real count, flagged
+    assert cut.output_tokens == 3 and cut.at_max_tokens
 
 
 def test_questions_marked_unanswerable_and_the_refusal_judge(tmp_path):

@@ -233,6 +233,7 @@ def test_the_shipped_validity_table_is_what_the_sheets_give():
     from helpers.judges import validity
 
     row = validity.row_of("correctness", "correctness")
-    assert row is not None and row["n"] == 120 and row["positives"] == 17  # 17 since rerank q9 was relabelled (7e12137)
+    # 21 since max_tokens 256 let q9's copied table end (dense, bm25, hyde, multi_query: partly -> yes)
+    assert row is not None and row["n"] == 120 and row["positives"] == 21
     assert row["auroc"] >= 0.90 and row["status"] == validity.AGREES
     assert validity.trusted("correctness/correctness")

@@ -99,6 +99,28 @@ def test_unexpected_backend_exception_is_recorded():
     assert record.error_kind == "exception" and "context window" in record.error
 
 
+def test_an_answer_cut_by_max_tokens_is_flagged_and_listed(tmp_path):
+    """The model still writing when max_tokens ran out (its output as long as allowed) is flagged
+    on the record, and the run's summary lists it as architecture/qid; an answer that ended on its
+    own is not."""
+    from helpers.experiment.accounting import at_max_tokens
+
+    def reply(call):  # "largo" runs to the limit, as the 1.5B model's copy of a table did
+        return Completion(
+            "IMC < 20 = 12 a 18 kg; IMC 20-24,9 = 10 a 13", 50, call.max_tokens if "largo" in call.prompt else 9
+        )
+
+    llm = LLM(
+        {"provider": "groq", "max_tokens": 40},
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+        backend=ScriptedBackend(reply),
+    )
+    records = generate_answers(llm, {"q1": "¿Cuánto?", "q9": "¿Cuánto? (largo)"}, RUN, CORPUS, language="es")
+    assert [r.at_max_tokens for r in records] == [False, True] and records[1].output_tokens == 40
+    answers = [dict(r.to_dict(), architecture="dense") for r in records] + [{"architecture": "bm25", "qid": "q2"}]
+    assert at_max_tokens(answers) == ["dense/q9"]
+
+
 def _backend():
     return "llama-cpp" if importlib.util.find_spec("llama_cpp") else "transformers"
 

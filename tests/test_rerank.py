@@ -106,6 +106,29 @@ def test_ltr_rerank_is_exact_k_and_deterministic():
     assert len(bm25_base.retrieve({"q": "pregnancy ultrasound and anaemia"}, k=3)["q"]) == 3
 
 
+def test_the_set_up_installs_the_shipped_reranker_and_refuses_a_changed_one(tmp_path, capsys):
+    """`make data` installs the artefact shipped in the package (every machine then reranks with
+    the same file): the copy is byte for byte the shipped one, its card names that sha256, it loads
+    and ranks; a copy changed afterwards is refused by name."""
+    from helpers.__main__ import main
+    from helpers.artefacts import ArtefactError, sha256_of
+    from helpers.retrieval.learned.ltr_training import PINNED_PATH, load_reranker
+
+    out = tmp_path / "models" / "reranker-ltr.skops"
+    assert main(["train-reranker", "--if-missing", "--shipped", "--out", str(out)]) == 0
+    assert "the shipped artefact" in capsys.readouterr().out
+    assert out.read_bytes() == PINNED_PATH.read_bytes()
+    assert read_card(out)["sha256"] == sha256_of(out) == read_card(PINNED_PATH)["sha256"]
+    assert read_card(out)["features_rounded"] == {"similarity": 4, "features": 5}  # the training's card, kept
+    model = load_reranker(out)
+    assert model.predict_proba([[1, 1, 1, 1, 2, 1, 1, 1, 1, 3], [0, 0, 0, -2, -2, 0, 0, 0, 0, 3]])[:, 1].argmax() == 0
+    assert main(["train-reranker", "--if-missing", "--shipped", "--out", str(out)]) == 0  # present: left alone
+    assert "present" in capsys.readouterr().out
+    out.write_bytes(out.read_bytes()[:-1] + b"!")
+    with pytest.raises(ArtefactError, match="reranker-ltr.skops"):
+        load_reranker(out)
+
+
 def test_hybrid_and_rerank_candidates_are_independent(cross_encoder_path):
     options = {"hybrid": {"candidates": 7}, "rerank": {"candidates": 3, "scorer": str(cross_encoder_path)}}
     shared: dict = {}
@@ -125,7 +148,7 @@ def test_scifact_ndcg_matches_the_readme(raw_ready):
     """README, "Retrieval, nDCG@10": scifact (BEIR test, 300 queries) bm25 0.686, hybrid 0.716,
     rerank 0.743 (exact dense search: the reranker's training candidates, and so its figure, are
     the same on every build; with Chroma's HNSW they moved it between 0.7375 and 0.7439).
-    Embeddings come from the session's cache: conftest's temporary copy of the one `make data`
+    Embeddings come from the session's cache: conftest's temporary copy of the one `make test-data`
     filled, so SciFact is not embedded again and data/cache is never written."""
     from helpers.retrieval.evaluation.evaluate import retrieval_eval
 

@@ -11,7 +11,9 @@ Commands:
   summary        print a summary of every dataset (sizes, RAGBench row counts, chunk statistics)
   retrieval-eval retrieval quality and latency per architecture on a labelled dataset
   tune-fusion    choose hybrid's fusion weights on held-out queries
-  train-reranker train the offline reranker (learning to rank over offline scorers)
+  train-reranker train the offline reranker (learning to rank over offline scorers); --shipped: install the
+                 package's trained one (what `make data` does: the same file on every machine)
+  prefill-embeddings  embed the reranker's training corpora into the shared cache (`make test` does)
   train-cross-encoder  fine-tune a retrieval cross-encoder on CPU (resumable)
   train-judge    train the offline TRACe judge (non-test RAGBench splits)
   train-evidence train the evidence model (NLI, then RAGBench support labels; resumable)
@@ -139,6 +141,12 @@ def _run(args: argparse.Namespace) -> int:
             f"LLM {name}: {usage['calls']:,} calls ({usage['cache_hits']:,} from the cache, {usage['retries']:,} "
             f"retried, {usage['rate_limited']:,} rate-limited), {usage['input_tokens']:,} tokens in, "
             f"{usage['output_tokens']:,} out, ${usage['cost_usd']:.4f}"
+        )
+    cut = summary.get("answers_at_max_tokens") or []
+    if cut:  # a judge reads less than the model meant to say
+        print(
+            f"{len(cut)} of {summary['answers']} answers were still being written when max_tokens ran out "
+            f"({', '.join(cut[:8])}{' ...' if len(cut) > 8 else ''}): raise llms[].max_tokens in {args.config or 'the config'}"
         )
     print()
     print("\n".join(headline_lines(summary["run_id"])))

@@ -60,6 +60,9 @@ class AnswerRecord:
     error: str | None = None
     error_kind: str | None = None
     quote: str | None = None  # what a prompt asked for before the answer (quote-then-answer's quote)
+    # the model was still writing when max_tokens ran out: the answer may end mid-sentence (the
+    # 1.5B model's copy of q9's weight-gain table lost its last band at 160 tokens)
+    at_max_tokens: bool = False
 
     @property
     def ok(self) -> bool:
@@ -166,6 +169,7 @@ def generate_answer(
         call = result.record
         record.answer, record.quote = prompt.extract(result.text or "", language)
         record.input_tokens, record.output_tokens = call.input_tokens, call.output_tokens
+        record.at_max_tokens = bool(call.max_tokens) and call.output_tokens >= call.max_tokens
         record.latency_s, record.cost_usd, record.cached = call.latency_s, call.cost_usd, call.cached
     if record.latency_s == 0.0:
         record.latency_s = time.perf_counter() - start

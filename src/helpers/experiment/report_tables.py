@@ -217,6 +217,8 @@ def headline(report: RunReport) -> str:
         f"failures {s.get('answer_failures', {})}",
         f"NaN scores {s.get('nan_scores', {})}",
     ]
+    if s.get("answers_at_max_tokens"):  # cut answers: a judge reads less than the model meant to say
+        parts.append(f"cut at max_tokens {len(s['answers_at_max_tokens'])}: {', '.join(s['answers_at_max_tokens'])}")
     return "; ".join(parts)
 
 

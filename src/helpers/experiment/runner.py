@@ -25,7 +25,7 @@ from tqdm import tqdm
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.data.documents import cite
-from helpers.experiment.accounting import failure_summary, show_failures, versions
+from helpers.experiment.accounting import at_max_tokens, failure_summary, show_failures, versions
 from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.experiment.exports import TRACE_FILES, trace_json
 from helpers.experiment.retrieval_first import format_table, retrieval_table
@@ -379,6 +379,7 @@ class Experiment:
             "directory": str(self.store.directory),
             "answers": len(answers),
             "answer_failures": dict(Counter(a.get("error_kind") for a in answers if a.get("error"))),
+            "answers_at_max_tokens": at_max_tokens(answers),
             **failure_summary(answers, score_records, self.config.max_failure_rate),
             "nan_scores": {f"{j}/{m}": n for (j, m), n in nan_reasons.items()},
             "judge_usage": {j: {k: round(v, 6) for k, v in u.items()} for j, u in judge_usage.items()},

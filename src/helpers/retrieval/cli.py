@@ -1,9 +1,10 @@
-"""Sub-commands `retrieval-eval`, `tune-fusion` and `train-reranker`, registered on the package
-CLI by `add_cli`:
+"""Sub-commands `retrieval-eval`, `tune-fusion`, `train-reranker` and `prefill-embeddings`,
+registered on the package CLI by `add_cli`:
 
     python -m helpers retrieval-eval --dataset NAME [--query-split test --tune-fusion dev] --out FILE.json
     python -m helpers tune-fusion --dataset obstetrics-es [--query-split dev] [--out FILE.json]
-    python -m helpers train-reranker [--out PATH] [--if-missing]
+    python -m helpers train-reranker [--out PATH] [--if-missing] [--shipped]
+    python -m helpers prefill-embeddings [--sources scifact,obstetrics-es]
     python -m helpers train-cross-encoder [--out DIR] [--epochs 1] [--if-missing]
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from helpers.retrieval.evaluation.evaluate import format_report, retrieval_eval, save_report
 from helpers.retrieval.evaluation.fusion_tuning import format_fusion, tune_fusion
-from helpers.retrieval.learned.ltr_training import DEFAULT_PATH, train_reranker
+from helpers.retrieval.learned.ltr_training import DEFAULT_PATH, install_pinned, train_reranker
 
 
 def _show(text: str, report: dict, out: str | None) -> int:
@@ -61,7 +62,18 @@ def _train_reranker(args: argparse.Namespace) -> int:
     if args.if_missing and path.exists():
         print(f"offline reranker present: {path}")
         return 0
+    if args.shipped:  # the set-up's step: every machine reranks with the same file (install_pinned)
+        card = install_pinned(path)
+        print(f"offline reranker installed: {path} (the shipped artefact, sha256 {card['sha256'][:12]})")
+        return 0
     print(json.dumps(train_reranker(path, seed=args.seed, sources=args.sources.split(",")), indent=2))
+    return 0
+
+
+def _prefill_embeddings(args: argparse.Namespace) -> int:
+    from helpers.retrieval.learned.ltr_training import prefill_corpora
+
+    print(f"embedded {prefill_corpora(args.sources.split(','), workers=args.workers):,} texts not yet in the cache")
     return 0
 
 
@@ -128,7 +140,20 @@ def add_cli(sub) -> None:
         help="training queries: scifact (train claims), obstetrics-es (its dev half)",
     )
     tr.add_argument("--if-missing", action="store_true", help="do nothing when the artefact exists")
+    tr.add_argument(
+        "--shipped",
+        action="store_true",
+        help="install the artefact shipped with the package instead of training (what `make data` does: "
+        "the same file, so the same rerank answers, on every machine)",
+    )
     tr.set_defaults(func=_train_reranker)
+    pf = sub.add_parser(
+        "prefill-embeddings",
+        help="embed the reranker's training corpora (SciFact, obstetrics-es) into the shared cache (`make test` does)",
+    )
+    pf.add_argument("--sources", default="scifact,obstetrics-es")
+    pf.add_argument("--workers", type=int, help="one-thread embedding processes (default: one per core, at most 8)")
+    pf.set_defaults(func=_prefill_embeddings)
     ce = sub.add_parser(
         "train-cross-encoder",
         help="fine-tune a retrieval cross-encoder (query, passage) on CPU; use it with rerank: {scorer: PATH}",

@@ -9,7 +9,9 @@ rounded before they rank, ties by doc_id), queries in sorted order, features rou
 batch it was computed in), the trees grown on one OpenMP thread (scikit-learn's parallel sums of
 gradients add in an order that follows the thread count, and it stores that count) with a fixed
 seed, and the file written in canonical form (helpers.artefacts.canonical). The artefact and its
-card are cached in data/models/.
+card are cached in data/models/. Not reproducible across CPU models: a few rounded features still
+land on the other side of a boundary there, so the package ships one trained artefact (pinned/,
+install_pinned), which `make data` installs and every machine reranks with.
 
 Nearly all of a first training is embedding the two corpora (cached afterwards, per text, for
 every later run): it is spread over one-thread worker processes (prefill_embeddings), in the
@@ -19,15 +21,17 @@ batches the first stage would form itself, so the vectors are those of a single 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
+import shutil
 import time
 from pathlib import Path
 
 import numpy as np
 
 from helpers import paths
-from helpers.artefacts import read_artefact, write_artefact
+from helpers.artefacts import card_path, read_artefact, read_card, write_artefact
 from helpers.retrieval.architectures.base import Retriever, doc_text, top_k
 from helpers.retrieval.architectures.composed import Hybrid
 from helpers.retrieval.architectures.dense import Dense
@@ -38,6 +42,8 @@ from helpers.retrieval.learned.features import DECIMALS, SIMILARITY_DECIMALS, Fe
 
 log = logging.getLogger(__name__)
 DEFAULT_PATH = paths.MODELS_DIR / "reranker-ltr.skops"
+# the artefact every machine uses unless told otherwise (install_pinned), trained by train_reranker
+PINNED_PATH = Path(__file__).resolve().parent / "pinned" / "reranker-ltr.skops"
 RETRAIN = "python -m helpers train-reranker"
 CANDIDATES = 50
 
@@ -145,10 +151,8 @@ def prefill_embeddings(jobs: list[tuple], *, workers: int) -> int:
     return int(bar.n)
 
 
-def training_rows(sources=SOURCES, *, workers: int = 1):
-    """(features, labels, groups) over `sources` (default: SciFact train claims and the dev half
-    of obstetrics-es), candidates from each one's hybrid top 50. `workers` (default 1: embed in
-    this process): processes that embed the corpora's uncached documents first (prefill_embeddings)."""
+def _prepared(sources) -> list[tuple]:
+    """(source, dataset, its first stage's Dense, embedder name) per training source."""
     from helpers.data import load_dataset  # pandas: loaded only when this runs
 
     unknown = [source for source in sources if source not in _SOURCES]
@@ -158,12 +162,32 @@ def training_rows(sources=SOURCES, *, workers: int = 1):
     for source in sources:
         arguments, language, embedder = _SOURCES[source]
         prepared.append((source, load_dataset(**arguments), Dense(embedder, language=language), embedder))
+    return prepared
+
+
+def _prefill(prepared: list[tuple], workers: int) -> int:
+    jobs = [
+        (dense.embedder, embedder, dense.language, [doc_text(doc) for doc in data.corpus.values()])
+        for _, data, dense, embedder in prepared
+    ]
+    return prefill_embeddings(jobs, workers=workers)
+
+
+def prefill_corpora(sources=SOURCES, *, workers: int | None = None) -> int:
+    """Embed the training sources' corpora (SciFact with MiniLM, obstetrics-es with e5) into the
+    shared cache, as a training does first, without training: the tests' reference measurements
+    (SciFact's and obstetrics-es's nDCG with dense, hybrid and rerank) read them from there. Since
+    the set-up installs the shipped reranker, `make test` runs this; returns the texts embedded."""
+    return _prefill(_prepared(tuple(sources)), default_workers() if workers is None else workers)
+
+
+def training_rows(sources=SOURCES, *, workers: int = 1):
+    """(features, labels, groups) over `sources` (default: SciFact train claims and the dev half
+    of obstetrics-es), candidates from each one's hybrid top 50. `workers` (default 1: embed in
+    this process): processes that embed the corpora's uncached documents first (prefill_embeddings)."""
+    prepared = _prepared(sources)
     if workers > 1:
-        jobs = [
-            (dense.embedder, embedder, dense.language, [doc_text(doc) for doc in data.corpus.values()])
-            for _, data, dense, embedder in prepared
-        ]
-        prefill_embeddings(jobs, workers=workers)
+        _prefill(prepared, workers)
     parts = [
         candidate_rows(data.corpus, data.queries, data.qrels, dense, name=source) for source, data, dense, _ in prepared
     ]
@@ -228,16 +252,41 @@ def train_reranker(
         "seed": seed,
         "embedding_workers": workers,
     }
+    # the shipped artefact is what every machine reranks with; say whether this training made it
+    pinned_sha256 = read_card(PINNED_PATH).get("sha256") if PINNED_PATH.exists() else None
     info["training_data"] = {s: info["training_data"][s] for s in sources}
-    return write_artefact(model, out_path, card={"what": "offline LTR reranker (HistGradientBoosting)", **info})
+    card = write_artefact(model, out_path, card={"what": "offline LTR reranker (HistGradientBoosting)", **info})
+    card["same_as_shipped"] = card["sha256"] == pinned_sha256
+    card_path(out_path).write_text(json.dumps(card, indent=2, ensure_ascii=False), encoding="utf-8")
+    return card
+
+
+def install_pinned(path: str | Path | None = None) -> dict:
+    """Copy the shipped artefact (PINNED_PATH) and its card to `path` (default DEFAULT_PATH), its
+    sha256 checked against the card; returns the card. Why it ships: a training gives the same
+    file whatever the thread count, but not on every CPU model (an embedding's last digits follow
+    the CPU's kernels, and a few rounded features cross a boundary), and rerank's contexts, so its
+    answers, follow the artefact: measured, an AMD machine's training changed 3 of rerank's 10
+    answers against an Intel one's (docs/measurements/answers-labelled-by-hand.md). One file for
+    every machine gives every machine the same answers. `train_reranker` still trains one from
+    the data; its card says whether it is the shipped one."""
+    path = Path(path or DEFAULT_PATH)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    read_artefact(PINNED_PATH, what="shipped offline reranker", retrain="git checkout the package's pinned/ folder")
+    for source, target in ((PINNED_PATH, path), (card_path(PINNED_PATH), card_path(path))):
+        tmp = target.with_name(target.name + ".tmp")
+        shutil.copyfile(source, tmp)
+        tmp.replace(target)
+    return read_card(path)
 
 
 def load_reranker(path: str | Path | None = None):
     """The trained model (its card's sha256 checked, helpers.artefacts); the default artefact is
-    trained first (and cached) when missing. A path from a config is read, never trained."""
+    the shipped one (install_pinned), copied into place when missing. A path from a config is
+    read as it is."""
     default = path is None or Path(path) == DEFAULT_PATH
     path = Path(path or DEFAULT_PATH)
     if default and not path.exists():
-        log.warning("offline reranker not found at %s: training it now (a few minutes, once)", path)
-        train_reranker(path)
+        log.info("offline reranker not found at %s: installing the shipped one (%s)", path, PINNED_PATH)
+        install_pinned(path)
     return read_artefact(path, what="offline reranker", retrain=RETRAIN)
