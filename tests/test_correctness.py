@@ -216,9 +216,12 @@ def test_validity_table_separates_judges_people_agree_with(monkeypatch):
         [
             labels[["model", "architecture", "qid"]].assign(judge="correctness", metric="correctness", value=good),
             labels[["model", "architecture", "qid"]].assign(judge="correctness", metric="similarity", value=noise),
+            # RAGAS's answer correctness is not among RAGAS's default metrics, and is still checked
+            labels[["model", "architecture", "qid"]].assign(judge="ragas", metric="answer_correctness", value=good),
         ]
     )
     table = validity.agreement(labels, scores).set_index("metric")
+    assert table.at["answer_correctness", "auroc"] == 1.0 and table.at["answer_correctness", "label"] == "correct"
     assert table.at["correctness", "auroc"] == 1.0 and table.at["correctness", "status"] == validity.AGREES
     assert table.at["correctness", "threshold"] == THRESHOLD and table.at["correctness", "kappa"] == 1.0
     assert table.at["similarity", "auroc_low"] < 0.5 < table.at["similarity", "auroc_high"]

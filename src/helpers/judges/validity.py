@@ -41,12 +41,15 @@ MIN_CLASS = 3  # fewer answers than this in either class: no AUROC worth reading
 
 
 def metric_of(judge: str, metric: str):
-    """The registered Metric (None for a judge or metric not registered)."""
+    """The registered Metric (None for a judge or metric not registered): any metric the judge can
+    score (its `metrics`: RAGAS's answer correctness too, which is not among its defaults), then its
+    defaults (`metrics_for(None)`: retrieval's, named after k)."""
     cls = JUDGES.get(judge)
     if cls is None:
         return None
     base = metric.split("@")[0]
-    return next((m for m in cls.metrics_for(None) if m.name == metric or m.name.split("@")[0] == base), None)
+    known = (*cls.metrics, *cls.metrics_for(None))
+    return next((m for m in known if m.name == metric or m.name.split("@")[0] == base), None)
 
 
 def agreement(
