@@ -266,8 +266,8 @@ def install_pinned(path: str | Path | None = None) -> dict:
     sha256 checked against the card; returns the card. Why it ships: a training gives the same
     file whatever the thread count, but not on every CPU model (an embedding's last digits follow
     the CPU's kernels, and a few rounded features cross a boundary), and rerank's contexts, so its
-    answers, follow the artefact: measured, an AMD machine's training changed 3 of rerank's 10
-    answers against an Intel one's (docs/measurements/answers-labelled-by-hand.md). One file for
+    answers, follow the artefact: measured, this AMD machine's training changed 3 to 6 of rerank's
+    10 answers against the earlier machines' (docs/measurements/answers-labelled-by-hand.md). One file for
     every machine gives every machine the same answers. `train_reranker` still trains one from
     the data; its card says whether it is the shipped one."""
     path = Path(path or DEFAULT_PATH)
