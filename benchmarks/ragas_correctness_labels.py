@@ -13,13 +13,10 @@ not the sheet's word for word is left out and counted).
 from __future__ import annotations
 
 import argparse
-import json
-
-import pandas as pd
 
 import helpers  # noqa: F401  (offline defaults)
-from helpers.experiment.analysis import load_scores, run_dir
-from helpers.experiment.label_sheets import load_labels
+from helpers.experiment.analysis import load_scores
+from helpers.experiment.label_sheets import answers_sheet, load_labels
 from helpers.judges import validity
 
 
@@ -31,8 +28,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     labels = load_labels(args.labels)
-    records = pd.read_json(run_dir(args.run_id) / "records.jsonl", lines=True)
-    answers = records[records["kind"] == "answer"][["architecture", "qid", "answer"]]
+    answers = answers_sheet(args.run_id)[["architecture", "qid", "answer"]]
     merged = labels.merge(answers, on=["architecture", "qid"], suffixes=("", "_run"))
     same = merged[merged["answer"] == merged["answer_run"]]
     print(f"{len(same)} of {len(merged)} answers of {args.run_id} are the sheet's word for word")
@@ -43,7 +39,6 @@ def main(argv=None) -> int:
     print(table.to_string(index=False))
     nan = scores[(scores["judge"] == "ragas") & scores["value"].isna()]
     print(f"RAGAS values that are NaN: {len(nan)} ({', '.join(sorted(set(nan['reason'].dropna())))[:200]})")
-    print(json.dumps({"run_id": args.run_id, "answers": len(same)}, indent=2))
     return 0
 
 

@@ -118,6 +118,11 @@ def write_artefact(obj, path: str | Path, card: dict | None = None) -> dict:
         "sha256": sha256_of(path),
         "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+    return write_card(path, card)
+
+
+def write_card(path: str | Path, card: dict) -> dict:
+    """Write `card` beside the artefact at `path` (<name>.json); returns it."""
     card_path(path).write_text(json.dumps(card, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
     return card
 
@@ -135,6 +140,22 @@ def read_card(path: str | Path) -> dict:
         raise ArtefactError(f"{sidecar}: not a valid card ({exc}); retrain the artefact") from None
 
 
+def verified_card(path: str | Path, *, what: str = "artefact", retrain: str = "python -m helpers --help") -> dict:
+    """The card of the artefact at `path`, once the file's sha256 is the card's (the file is not
+    loaded); an ArtefactError naming the file and `retrain` otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise ArtefactError(f"{path}: no {what}" + (" (a folder)" if path.is_dir() else "") + f"; run `{retrain}`")
+    card = read_card(path)
+    actual = sha256_of(path)
+    if card.get("sha256") != actual:
+        raise ArtefactError(
+            f"{path}: sha256 {actual[:16]}... differs from its card's "
+            f"{str(card.get('sha256'))[:16]}...: the file changed after training; run `{retrain}`"
+        )
+    return card
+
+
 def read_artefact(path: str | Path, *, what: str = "artefact", retrain: str = "python -m helpers --help"):
     """The object in the .skops file at `path`, after checking its card's sha256. Each failure is
     an ArtefactError that names the file and the command that makes a good one (`retrain`)."""
@@ -147,15 +168,7 @@ def read_artefact(path: str | Path, *, what: str = "artefact", retrain: str = "p
             f"{path}: {what} in a pickle format, which runs code when loaded and is no "
             f"longer read; run `{retrain}` to write a .skops file"
         )
-    if not path.is_file():
-        raise ArtefactError(f"{path}: no {what}" + (" (a folder)" if path.is_dir() else "") + f"; run `{retrain}`")
-    card = read_card(path)
-    actual = sha256_of(path)
-    if card.get("sha256") != actual:
-        raise ArtefactError(
-            f"{path}: sha256 {actual[:16]}... differs from its card's "
-            f"{str(card.get('sha256'))[:16]}...: the file changed after training; run `{retrain}`"
-        )
+    verified_card(path, what=what, retrain=retrain)
     try:
         return sio.load(path, trusted=TRUSTED_TYPES)
     except UntrustedTypesFoundException as exc:

@@ -21,7 +21,6 @@ batches the first stage would form itself, so the vectors are those of a single 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -31,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from helpers import paths
-from helpers.artefacts import card_path, read_artefact, read_card, write_artefact
+from helpers.artefacts import card_path, read_artefact, read_card, verified_card, write_artefact, write_card
 from helpers.retrieval.architectures.base import Retriever, doc_text, top_k
 from helpers.retrieval.architectures.composed import Hybrid
 from helpers.retrieval.architectures.dense import Dense
@@ -256,9 +255,7 @@ def train_reranker(
     pinned_sha256 = read_card(PINNED_PATH).get("sha256") if PINNED_PATH.exists() else None
     info["training_data"] = {s: info["training_data"][s] for s in sources}
     card = write_artefact(model, out_path, card={"what": "offline LTR reranker (HistGradientBoosting)", **info})
-    card["same_as_shipped"] = card["sha256"] == pinned_sha256
-    card_path(out_path).write_text(json.dumps(card, indent=2, ensure_ascii=False), encoding="utf-8")
-    return card
+    return write_card(out_path, {**card, "same_as_shipped": card["sha256"] == pinned_sha256})
 
 
 def install_pinned(path: str | Path | None = None) -> dict:
@@ -272,12 +269,14 @@ def install_pinned(path: str | Path | None = None) -> dict:
     the data; its card says whether it is the shipped one."""
     path = Path(path or DEFAULT_PATH)
     path.parent.mkdir(parents=True, exist_ok=True)
-    read_artefact(PINNED_PATH, what="shipped offline reranker", retrain="git checkout the package's pinned/ folder")
+    card = verified_card(
+        PINNED_PATH, what="shipped offline reranker", retrain="git checkout the package's pinned/ folder"
+    )
     for source, target in ((PINNED_PATH, path), (card_path(PINNED_PATH), card_path(path))):
         tmp = target.with_name(target.name + ".tmp")
         shutil.copyfile(source, tmp)
         tmp.replace(target)
-    return read_card(path)
+    return card
 
 
 def load_reranker(path: str | Path | None = None):
