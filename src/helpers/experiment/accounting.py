@@ -29,6 +29,10 @@ def versions() -> dict:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
+    if out.get("llama-cpp-python"):
+        from helpers.llm.local_weights import llama_kernels
+
+        out["llama.cpp kernels"] = llama_kernels() or "avx2"
     return out
 
 

@@ -257,8 +257,11 @@ class ExperimentConfig(Strict):
     def resolved_run_id(self) -> str:
         if self.run_id:
             return self.run_id
-        # the default prompt is left out, so configs written before prompts were a setting keep their ids
-        exclude = {"run_id", "figures"} | ({"generation"} if self.generation == GenerationConfig() else set())
+        # the default prompt is left out, so configs written before prompts were a setting keep their ids;
+        # so is what never changes an answer and came later (the prompt store's size, bit-identical answers)
+        exclude = {"run_id": True, "figures": True, "llms": {"__all__": {"prompt_store_mb"}}}
+        if self.generation == GenerationConfig():
+            exclude["generation"] = True
         digest = hashlib.sha256(
             json.dumps(self.model_dump(exclude=exclude), sort_keys=True, default=str).encode()
         ).hexdigest()[:8]

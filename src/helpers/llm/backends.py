@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
 from helpers.llm.keys import check_destination, is_loopback, read_api_key
-from helpers.llm.llama_prefix import block_aligned_llama
+from helpers.llm.llama_prefix import PromptStore, block_aligned_llama
 from helpers.llm.local_weights import (
     chosen_weights,
     local_key_fields,
@@ -36,6 +36,7 @@ _MODELS_LOCK = threading.Lock()
 # default config's `local` and `judge`); a model serves one call at a time (not thread-safe)
 _POOLS: dict[tuple, "queue.LifoQueue"] = {}
 _LOADED: dict[tuple, int] = {}
+_STORES: dict[tuple, PromptStore] = {}  # one prompt store per pool: its models restore each other's prompts
 
 
 class LlamaCppBackend:
@@ -48,8 +49,9 @@ class LlamaCppBackend:
         self.flash_attn, self.prompt_block = config.flash_attn, config.prompt_block
         self.workers, self.threads = local_layout(config)
         self.repeat_penalty = config.repeat_penalty
+        self.prompt_store_mb = config.prompt_store_mb
 
-    def _load(self):
+    def _load(self, key: tuple):
         try:
             import llama_cpp  # noqa: F401
         except ImportError as exc:
@@ -66,6 +68,7 @@ class LlamaCppBackend:
             verbose=False,
             seed=0,
             block=self.prompt_block,
+            store=_STORES.setdefault(key, PromptStore(self.prompt_store_mb)) if self.prompt_store_mb else None,
         )
 
     @contextlib.contextmanager
@@ -76,7 +79,7 @@ class LlamaCppBackend:
             pool = _POOLS.setdefault(key, queue.LifoQueue())  # LIFO: the warmest model first
             model = None
             if pool.empty() and _LOADED.get(key, 0) < self.workers:
-                model = self._load()
+                model = self._load(key)
                 _LOADED[key] = _LOADED.get(key, 0) + 1
         model = model or pool.get()
         try:
@@ -118,6 +121,7 @@ class LlamaCppBackend:
                 repeat_penalty=penalty,
                 **grammar,
             )
+            model.remember_prompt()
         usage = out.get("usage", {})
         return Completion(
             out["choices"][0]["message"]["content"] or "",

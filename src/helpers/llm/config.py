@@ -57,6 +57,15 @@ class LLMConfig(BaseModel):
             "every prompt evaluated whole in llama-cpp-python's batches of 512"
         ),
     )
+    prompt_store_mb: float = Field(
+        1024,
+        ge=0,
+        description=(
+            "llama-cpp only: memory for the KV of earlier prompts, so a prompt reuses the whole blocks it "
+            "shares with any prompt its pool answered, not only its model's previous one (about 28 KB a "
+            "token for the 1.5B model; answers unchanged, helpers.llm.llama_prefix). 0: the previous prompt only"
+        ),
+    )
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(256, gt=0)
     # 1.1: the default of llama-cpp-python's OpenAI-compatible server (llama_cpp/server/types.py,

@@ -15,6 +15,7 @@ sha256 of its source, and written atomically into paths.DERIVED_MODELS_DIR (shar
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import importlib.util
 import os
@@ -88,10 +89,24 @@ def local_workers(config) -> int:
     return local_layout(config)[0] if config.local_backend == "llama-cpp" else 1
 
 
+@functools.lru_cache(maxsize=1)
+def llama_kernels() -> str:
+    """The CPU kernels of this llama.cpp build beyond AVX2: 'avx512' when it was compiled with
+    AVX-512 (the Makefile does so where the CPU has it), '' otherwise or without llama_cpp. The
+    AVX-512 kernels sum in another order, so greedy answers can differ from the AVX2 build's (1 of 4
+    answer prompts did, benchmarks/llama_builds.py): the kernels enter the response cache's key."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return ""
+    return "avx512" if "AVX512 = 1" in llama_cpp.llama_print_system_info().decode() else ""
+
+
 def local_key_fields(config) -> dict:
     """What, beyond the request, determines a local reply (entered in the response cache's key):
     the backend and `repeat_penalty` (only the local backends apply it), and for llama.cpp the
-    engine: threads per model change the sums' order, prompt blocks the batches. The engine enters
+    engine: threads per model change the sums' order, prompt blocks the batches, AVX-512 kernels
+    the sums again. The engine enters
     only when it is not the old one (as-is weights, no flash attention, no blocks), so replies
     cached before these settings existed keep their keys."""
     fields = {"local_backend": config.local_backend, "repeat_penalty": config.repeat_penalty}
@@ -101,6 +116,8 @@ def local_key_fields(config) -> dict:
             engine = {"weights": weights, "flash_attn": config.flash_attn, "threads": local_layout(config)[1]}
             if config.prompt_block is not None:  # None: batches of 512, as before blocks existed
                 engine["prompt_block"] = config.prompt_block
+            if llama_kernels():  # AVX2 builds keep the keys they had
+                engine["kernels"] = llama_kernels()
             fields["engine"] = engine
     return fields
 
