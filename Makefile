@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 CONFIG ?= configs/default.yaml
 # llama.cpp for AVX2, plus AVX-512 (F, CD, VL, DQ, BW, VNNI, VBMI, BF16) where this CPU has all of
-# them: prompts 1.42x faster, generation 1.09x on AMD EPYC (benchmarks/llm_engine.py --sides isa).
+# them: prompts 1.41x faster, generation 1.09x on AMD EPYC (benchmarks/llama_builds.py).
 # Never -march=native: on CPUs with AMX (Sapphire Rapids) native builds pick ggml's AMX kernels,
 # which segfault in these VMs (measured: SIGSEGV in ggml_backend_amx_mul_mat).
 # LLAVA_BUILD=OFF: llama-cpp-python's multimodal library (mtmd, clip, miniaudio) is never loaded

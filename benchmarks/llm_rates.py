@@ -70,19 +70,27 @@ def floor(rates: dict, summary: dict) -> dict:
     """The run's answering time if the models did nothing but its tokens, side by side."""
     usage = summary["llm_usage"]
     input_tokens = sum(u["input_tokens"] for u in usage.values())
+    reused = sum(u.get("reused_input_tokens", 0) for u in usage.values())
     output_tokens = sum(u["output_tokens"] for u in usage.values())
     workers = rates["workers"]
-    seconds = input_tokens / (rates["prompt_tokens_per_s"] * workers) + output_tokens / (
-        rates["generated_tokens_per_s"] * workers
-    )
+
+    def seconds(prompt_tokens: int) -> float:
+        return prompt_tokens / (rates["prompt_tokens_per_s"] * workers) + output_tokens / (
+            rates["generated_tokens_per_s"] * workers
+        )
+
     answering = sum(s["seconds"] for s in summary["timeline"] if s["step"].startswith("answer "))
     return {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
-        "floor_s": round(seconds, 1),
+        "floor_s": round(seconds(input_tokens), 1),  # every prompt token computed (the issue's floor)
         "answering_s": round(answering, 1),
         "run_s": summary["seconds"],
-        "answering_over_floor": round(answering / seconds, 2),
+        "answering_over_floor": round(answering / seconds(input_tokens), 2),
+        # the prompt blocks reused from earlier prompts (helpers.llm.llama_prefix) are not computed
+        "reused_input_tokens": reused,
+        "floor_computed_s": round(seconds(input_tokens - reused), 1),
+        "answering_over_floor_computed": round(answering / seconds(input_tokens - reused), 2),
     }
 
 

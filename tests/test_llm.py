@@ -410,6 +410,7 @@ def test_engine_settings_enter_the_cache_key_and_the_q8_0_copy_is_the_same_model
         )
         == 6
     )
+    assert key(prompt_store_mb=0) == key()  # the prompt store never changes an answer
     with pytest.raises(ValueError, match="prompt_block"):
         LLMConfig(prompt_block=4)
     assert key(local_weights="q8_0") == key()  # auto is q8_0 for the bundled model
@@ -483,3 +484,23 @@ def test_local_models_answer_side_by_side_and_alike():
     finally:
         backends.LlamaCppBackend._model = original
     assert worst[0] <= 2 and backends._LOADED[key] == 2
+
+
+def test_a_prompt_sharing_blocks_with_an_earlier_one_reuses_them_and_says_how_many():
+    """The backend's prompt store (helpers.llm.llama_prefix): a second question over the same
+    contexts reuses the first prompt's whole blocks; the call's record and the usage count them,
+    so a run's compute floor can leave them out (benchmarks/llm_rates.py). No cache: both calls
+    reach the model."""
+    from helpers.generation import build_messages
+
+    context = "Low-dose aspirin from 12 weeks lowers the risk of preeclampsia in women at high risk. " * 6
+    llm = LLM({"provider": "local", "max_tokens": 4, "prompt_block": 16}, cache=None)
+    first = llm.complete(build_messages("What lowers the risk?", [context], "en"))
+    second = llm.complete(build_messages("From which week?", [context], "en"))
+    assert first.ok and second.ok
+    assert second.record.reused_input_tokens >= 96 and second.record.reused_input_tokens % 16 == 0
+    assert second.record.reused_input_tokens < second.record.input_tokens
+    assert (
+        llm.usage(llm.calls)["reused_input_tokens"]
+        == first.record.reused_input_tokens + second.record.reused_input_tokens
+    )

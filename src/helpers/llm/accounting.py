@@ -16,6 +16,7 @@ class CallRecord:
     key: str
     input_tokens: int = 0
     output_tokens: int = 0
+    reused_input_tokens: int = 0  # of input_tokens, those a local model did not compute (prefix reuse)
     latency_s: float = 0.0
     cached: bool = False
     cost_usd: float = 0.0
@@ -44,6 +45,7 @@ def usage(calls: list[CallRecord]) -> dict:
         "errors": sum(r.error is not None for r in calls),
         "input_tokens": sum(r.input_tokens for r in calls),
         "output_tokens": sum(r.output_tokens for r in calls),
+        "reused_input_tokens": sum(r.reused_input_tokens for r in calls),
         "max_output_tokens": sum(r.max_tokens for r in calls),  # had every answer run to max_tokens
         "requests": sum(r.attempts for r in calls),  # sent, retries included (n choices: one request)
         "retries": sum(len(r.retried) for r in calls),  # failed attempts that were tried again

@@ -51,7 +51,8 @@ class LlamaCppBackend:
         self.repeat_penalty = config.repeat_penalty
         self.prompt_store_mb = config.prompt_store_mb
 
-    def _load(self, key: tuple):
+    def _load(self, key: tuple | None = None):
+        """One model; `key`: its pool's, whose prompt store it shares (none without a key)."""
         try:
             import llama_cpp  # noqa: F401
         except ImportError as exc:
@@ -68,7 +69,7 @@ class LlamaCppBackend:
             verbose=False,
             seed=0,
             block=self.prompt_block,
-            store=_STORES.setdefault(key, PromptStore(self.prompt_store_mb)) if self.prompt_store_mb else None,
+            store=_STORES.setdefault(key, PromptStore(self.prompt_store_mb)) if key and self.prompt_store_mb else None,
         )
 
     @contextlib.contextmanager
@@ -127,6 +128,7 @@ class LlamaCppBackend:
             out["choices"][0]["message"]["content"] or "",
             usage.get("prompt_tokens", 0),
             usage.get("completion_tokens", 0),
+            reused_tokens=model.reused_tokens,
         )
 
 

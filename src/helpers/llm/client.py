@@ -170,6 +170,7 @@ class LLM:
             exc.record = record
             raise
         record.latency_s = time.perf_counter() - start
+        record.reused_input_tokens = completion.reused_tokens
         return self._settle(record, completion.text, completion.input_tokens, completion.output_tokens)
 
     def _track(self, records: list[CallRecord]) -> None:

@@ -24,6 +24,7 @@ class Completion:
     input_tokens: int
     output_tokens: int
     choices: list[str] | None = None  # every choice's text, when n > 1 was asked for (text = choices[0])
+    reused_tokens: int = 0  # prompt tokens whose KV was reused, not computed (llama.cpp's prompt blocks)
 
 
 def cut_at_stop(text: str, stop=()) -> str:
