@@ -38,6 +38,11 @@ def test_run_ids_keep_the_default_and_follow_the_prompt(tmp_path):
         for p in ("cite-sentences", "quote-then-answer", "say-no-se")
     }
     assert len(ids) == 3 and "smoke-2cff3a61" in ids
+    # what never changes an answer (the prompt store's size) never changes the id; the answers' length does
+    llms = [dict(entry, prompt_store_mb=0) for entry in base["llms"]]
+    assert ExperimentConfig(**dict(base, llms=llms)).resolved_run_id() == "smoke-2cff3a61"
+    llms = [dict(entry, max_tokens=entry["max_tokens"] + 1) for entry in base["llms"]]
+    assert ExperimentConfig(**dict(base, llms=llms)).resolved_run_id() != "smoke-2cff3a61"
     own = ExperimentConfig(**dict(base, generation={"prompt": {"system": "S.", "user": "{contexts}\n{question}"}}))
     saved = own.model_dump(mode="json")["generation"]["prompt_text"]
     assert saved["system"]["es"] == "S." and saved["user"]["en"] == "{contexts}\n{question}"  # in config.yaml

@@ -6,6 +6,24 @@ import pytest
 from helpers.llm.llama_prefix import PromptStore, reusable_prefix
 
 
+def small_model(store: PromptStore | None = None):
+    """The bundled 135M model (Q8_0) on one thread, prompts in blocks of 16 tokens."""
+    from helpers.llm.llama_prefix import block_aligned_llama
+    from helpers.llm.local_weights import bundled_gguf, q8_0_copy
+
+    return block_aligned_llama(
+        model_path=str(q8_0_copy(bundled_gguf())),
+        n_ctx=2048,
+        n_threads=1,
+        n_threads_batch=1,
+        flash_attn=True,
+        verbose=False,
+        seed=0,
+        block=16,
+        store=store,
+    )
+
+
 def test_reusable_prefix_is_whole_blocks_of_the_shared_prompt_prefix():
     previous = list(range(100)) + [900, 901]  # a 100-token prompt, then 2 generated tokens
     assert reusable_prefix(previous, list(range(70)) + [5] * 30, 100, 16) == 64  # 70 shared -> 4 blocks
@@ -46,8 +64,6 @@ def test_answers_after_other_prompts_are_the_answers_from_an_empty_context():
     one model that keeps its KV between calls, give the answers each gets from an empty context,
     and the later calls do reuse blocks."""
     from helpers.generation import build_messages
-    from helpers.llm.llama_prefix import block_aligned_llama
-    from helpers.llm.local_weights import bundled_gguf, q8_0_copy
 
     context = (
         "Preeclampsia is high blood pressure after 20 weeks of pregnancy with protein in the urine. "
@@ -61,16 +77,7 @@ def test_answers_after_other_prompts_are_the_answers_from_an_empty_context():
         "What is the only cure?",
     ]
     prompts = [build_messages(q, [context], "en") for q in questions]
-    model = block_aligned_llama(
-        model_path=str(q8_0_copy(bundled_gguf())),
-        n_ctx=2048,
-        n_threads=1,
-        n_threads_batch=1,
-        flash_attn=True,
-        verbose=False,
-        seed=0,
-        block=16,
-    )
+    model = small_model()
 
     def ask(messages):
         out = model.create_chat_completion(
@@ -99,8 +106,6 @@ def test_answers_from_another_models_stored_prompt_are_the_answers_from_an_empty
     began with restores that prompt's KV (the whole blocks shared) and answers as from an empty
     context; the previous prompt alone would have shared only the system text."""
     from helpers.generation import build_messages
-    from helpers.llm.llama_prefix import block_aligned_llama
-    from helpers.llm.local_weights import bundled_gguf, q8_0_copy
 
     contexts = [
         "Preeclampsia is high blood pressure after 20 weeks of pregnancy with protein in the urine.",
@@ -112,17 +117,7 @@ def test_answers_from_another_models_stored_prompt_are_the_answers_from_an_empty
     other = build_messages("When is diabetes screened?", contexts[3:], "en")
     again = build_messages("What lowers the risk of preeclampsia?", contexts[:3] + contexts[3:], "en")
     store = PromptStore(64)
-    kwargs = dict(
-        model_path=str(q8_0_copy(bundled_gguf())),
-        n_ctx=2048,
-        n_threads=1,
-        n_threads_batch=1,
-        flash_attn=True,
-        verbose=False,
-        seed=0,
-        block=16,
-    )
-    one, two = block_aligned_llama(store=store, **kwargs), block_aligned_llama(store=store, **kwargs)
+    one, two = small_model(store), small_model(store)
 
     def ask(model, messages):
         out = model.create_chat_completion(
@@ -131,7 +126,7 @@ def test_answers_from_another_models_stored_prompt_are_the_answers_from_an_empty
         model.remember_prompt()
         return out["choices"][0]["message"]["content"]
 
-    fresh = block_aligned_llama(**kwargs)
+    fresh = small_model()
     expected = ask(fresh, again)
     ask(one, first)
     ask(two, other)  # model two's previous prompt shares only the system text with `again`

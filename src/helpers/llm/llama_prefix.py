@@ -152,12 +152,12 @@ def block_aligned_llama(**kwargs):
             if self.store is None or self.previous_prompt < self.block:
                 return
             self._ctx.kv_cache_seq_rm(0, self.previous_prompt, -1)  # the answer's tokens: never reused
-            self.n_tokens = min(self.n_tokens, self.previous_prompt)
+            self.n_tokens = min(self.n_tokens, self.previous_prompt)  # what the KV holds of the prompt
             size = llama_cpp.llama_state_seq_get_size(self._ctx.ctx, 0)
             buffer = (ctypes.c_uint8 * size)()
             written = llama_cpp.llama_state_seq_get_data(self._ctx.ctx, buffer, size, 0)
-            if written:
-                self.store.add(self.input_ids[: self.previous_prompt], bytes(buffer)[:written])
+            if written and self.n_tokens >= self.block:
+                self.store.add(self.input_ids[: self.n_tokens], bytes(buffer)[:written])
 
         def generate(self, tokens, *args, **kw):
             tokens = list(tokens)
