@@ -157,7 +157,7 @@ def block_aligned_llama(**kwargs):
             buffer = (ctypes.c_uint8 * size)()
             written = llama_cpp.llama_state_seq_get_data(self._ctx.ctx, buffer, size, 0)
             if written and self.n_tokens >= self.block:
-                self.store.add(self.input_ids[: self.n_tokens], bytes(buffer)[:written])
+                self.store.add(self.input_ids[: self.n_tokens], ctypes.string_at(buffer, written))
 
         def generate(self, tokens, *args, **kw):
             tokens = list(tokens)
