@@ -80,17 +80,18 @@ def floor(rates: dict, summary: dict) -> dict:
         )
 
     answering = sum(s["seconds"] for s in summary["timeline"] if s["step"].startswith("answer "))
+    every = seconds(input_tokens)  # every prompt token computed (the floor)
+    computed = seconds(input_tokens - reused)  # reused prompt blocks (helpers.llm.llama_prefix) are not
     return {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
-        "floor_s": round(seconds(input_tokens), 1),  # every prompt token computed (the floor)
+        "floor_s": round(every, 1),
         "answering_s": round(answering, 1),
         "run_s": summary["seconds"],
-        "answering_over_floor": round(answering / seconds(input_tokens), 2),
-        # the prompt blocks reused from earlier prompts (helpers.llm.llama_prefix) are not computed
+        "answering_over_floor": round(answering / every, 2),
         "reused_input_tokens": reused,
-        "floor_computed_s": round(seconds(input_tokens - reused), 1),
-        "answering_over_floor_computed": round(answering / seconds(input_tokens - reused), 2),
+        "floor_computed_s": round(computed, 1),
+        "answering_over_floor_computed": round(answering / computed, 2),
     }
 
 

@@ -42,11 +42,14 @@ def reusable_prefix(previous: Sequence[int], tokens: Sequence[int], previous_pro
     multiple of `block`."""
     if block < 1:
         raise ValueError(f"block must be a positive number of tokens, not {block}")
-    limit = min(len(previous), previous_prompt, len(tokens) - 1)
-    common = 0
-    while common < limit and previous[common] == tokens[common]:
-        common += 1
-    return common // block * block
+    common = shared_prefix(np.asarray(previous[:previous_prompt]), np.asarray(tokens))
+    return whole_blocks(common, len(tokens), block)
+
+
+def whole_blocks(common: int, n_tokens: int, block: int) -> int:
+    """Of `common` shared leading tokens of an `n_tokens` prompt, those in whole blocks, one token
+    at least left to evaluate."""
+    return max(min(common, n_tokens - 1), 0) // block * block
 
 
 def shared_prefix(a: np.ndarray, b: np.ndarray) -> int:
@@ -79,7 +82,7 @@ class PromptStore:
         best, state = 0, None
         with self._lock:
             for key, (prompt, blob) in self._entries.items():
-                n = min(shared_prefix(prompt, wanted), len(wanted) - 1) // block * block
+                n = whole_blocks(shared_prefix(prompt, wanted), len(wanted), block)
                 if n > best:
                     best, state, hit = n, blob, key
             if state is not None:
@@ -149,14 +152,16 @@ def block_aligned_llama(**kwargs):
         def remember_prompt(self) -> None:
             """Store the KV of the prompt just answered (the whole of it; a later call keeps only
             its whole blocks). Called after a call, when the KV holds the prompt and the answer."""
-            if self.store is None or self.previous_prompt < self.block:
+            if self.store is None:
                 return
             self._ctx.kv_cache_seq_rm(0, self.previous_prompt, -1)  # the answer's tokens: never reused
             self.n_tokens = min(self.n_tokens, self.previous_prompt)  # what the KV holds of the prompt
+            if self.n_tokens < self.block:
+                return
             size = llama_cpp.llama_state_seq_get_size(self._ctx.ctx, 0)
             buffer = (ctypes.c_uint8 * size)()
             written = llama_cpp.llama_state_seq_get_data(self._ctx.ctx, buffer, size, 0)
-            if written and self.n_tokens >= self.block:
+            if written:
                 self.store.add(self.input_ids[: self.n_tokens], ctypes.string_at(buffer, written))
 
         def generate(self, tokens, *args, **kw):
