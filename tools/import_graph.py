@@ -21,7 +21,8 @@ Layers, bottom to top; a module may import its own layer and the ones below, nev
 (the longest matching prefix of LAYERS places a module; modules named `cli` are front ends, on
 top, whatever their package):
 
-    0  foundations   errors, paths, inputs, offline, stats, artefacts, smoke, answer_checks, text,
+    0  foundations   errors, paths, inputs, offline, stats, ppi, sequential, artefacts, smoke,
+                     answer_checks, text,
                      figures (the figure saver)
     1  services      llm (clients, local servers, keys), data (readers, chunking, datasets,
                      contracts), ray_cluster (Ray start-up, loopback only), finetune (the shared
@@ -75,6 +76,8 @@ LAYERS: dict[str, int] = {
     "helpers.offline": 0,
     "helpers.redaction": 0,
     "helpers.stats": 0,
+    "helpers.ppi": 0,
+    "helpers.sequential": 0,
     "helpers.artefacts": 0,
     "helpers.smoke": 0,
     "helpers.answer_checks": 0,

@@ -2,7 +2,8 @@
 
 Commands:
   run            run an experiment from a YAML config (resumes where it stopped), or over your
-                 own documents: run --documents DIR [--questions FILE] [--config FILE]
+                 own documents: run --documents DIR [--questions FILE] [--config FILE];
+                 --until-decided [--budget 30m]: stop as soon as the comparison is settled
   ingest         read a folder of your documents: what was taken from each file, or why not
   testset        write a test set from your documents with the LLM (when you have no questions)
   report         the tables (and with --figures, the figures) of a finished run, or of a --sweep
@@ -18,6 +19,8 @@ Commands:
   train-judge    train the offline TRACe judge (non-test RAGBench splits)
   train-evidence train the evidence model (NLI, then RAGBench support labels; resumable)
   judge          score answers from elsewhere (your own RAG system's): judge FILE [--judges a,b]
+  estimate       a judge's scores plus a person's labels: labels-only, judge-only and prediction-powered
+                 estimates with intervals, per architecture and paired difference: estimate RUN_ID|SCORES.csv
   judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset, or vs a person's
                  labels of a run (--labels RUN_ID)
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
@@ -41,6 +44,7 @@ from pathlib import Path
 
 from helpers import paths
 from helpers.errors import UserError
+from helpers.experiment.cli import add_cli as add_estimate_cli
 from helpers.experiment.config import load_config
 from helpers.experiment.sweep import run_sweep
 from helpers.llm.keys import HOSTS_SETTING, user_setting
@@ -119,8 +123,17 @@ def _run(args: argparse.Namespace) -> int:
 
         print(estimate(config, sample=args.dry_run_sample).format())
         return 0
+    if args.budget and not args.until_decided:
+        raise UserError(f"--budget {args.budget} limits a run --until-decided; add --until-decided")
     print(f"run {config.resolved_run_id()} started {_now()} ({args.config or args.documents})", flush=True)
-    summary = Experiment(config).run()
+    if args.until_decided:
+        # pandas, scipy: loaded only when this runs
+        from helpers.experiment.until_decided import Budget, decision_lines, run_until_decided
+
+        budget = Budget.parse(args.budget) if args.budget else None
+        summary = run_until_decided(Experiment(config), budget=budget)
+    else:
+        summary = Experiment(config).run()
     print(json.dumps(summary, indent=2))
     report_path = Path(summary["directory"]) / "ingest_report.json"
     if report_path.exists():
@@ -150,6 +163,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     print()
     print("\n".join(headline_lines(summary["run_id"])))
+    if summary.get("decision"):
+        print("\n".join(decision_lines(summary["decision"])))
     print(
         f"run {summary['run_id']} finished {_now()}: took {time.perf_counter() - start:.1f} s; results in {summary['directory']}"
     )
@@ -287,6 +302,15 @@ def build_parser() -> argparse.ArgumentParser:
         "questions, and the time its rate limits need; call no provider",
     )
     run.add_argument("--dry-run-sample", type=int, default=3, help="questions whose prompts --dry-run builds")
+    run.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="questions in a seeded random order, every architecture answering each; stop as soon as every "
+        "pair against the leader is settled by an anytime-valid confidence sequence (config: decisions)",
+    )
+    run.add_argument(
+        "--budget", help="with --until-decided: stop when this is spent: minutes (30m), tokens (50k tokens) or $2"
+    )
     run.add_argument(*ALLOW_KEY_HOST, **ALLOW_KEY_HOST_OPTIONS, default=argparse.SUPPRESS)
     run.set_defaults(func=_run)
     rep = sub.add_parser("report", help="tables (and figures) of a finished run, from its saved results")
@@ -332,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     from helpers.judges.cli import add_cli as add_judge_cli  # pandas: loaded only when this runs
 
     add_judge_cli(sub)  # judge FILE
+    add_estimate_cli(sub)  # estimate SCORES
     add_documents_cli(sub)  # ingest, testset
     srv = sub.add_parser("serve-llm", help="serve the local model over the OpenAI chat protocol")
     add_serve_arguments(srv)

@@ -7,6 +7,8 @@ import platform
 from collections import Counter
 from importlib import metadata
 
+from helpers.judges import score_row
+
 VERSIONS = (
     "ragas",
     "langchain",
@@ -76,3 +78,25 @@ def at_max_tokens(answers: list[dict]) -> list[str]:
     less than the model meant to say. A run's summary lists them and its log says to raise
     llms[].max_tokens."""
     return [f"{a['architecture']}/{a['qid']}" for a in answers if a.get("at_max_tokens")]
+
+
+SYSTEM_METRICS = ("latency_s", "retrieval_s", "cost_usd", "output_tokens", "llm_calls")
+
+
+def system_rows(answers: list[dict], *, run_id: str, dataset: str) -> list[dict]:
+    """Cost and speed of each answer as score rows of the judge "system" (the Pareto view's axes)."""
+    return [
+        score_row(
+            run_id=run_id,
+            dataset=dataset,
+            architecture=a["architecture"],
+            llm=a["llm"],
+            judge="system",
+            qid=a["qid"],
+            metric=metric,
+            value=float(a[metric]),
+        )
+        for a in answers
+        for metric in SYSTEM_METRICS
+        if a.get(metric) is not None
+    ]

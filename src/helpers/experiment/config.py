@@ -191,6 +191,34 @@ class StatisticsConfig(Strict):
     seed: int = 0
 
 
+class DecisionsConfig(Strict):
+    """`run --until-decided` (helpers.experiment.until_decided): when a comparison is settled."""
+
+    metric: str | None = Field(
+        None,
+        description="judge/metric the decision is on (values in [0, 1]); default: correctness/correctness "
+        "when answers are generated, else retrieval/ndcg@10",
+    )
+    alpha: float | None = Field(None, gt=0, lt=1, description="error of the decision; default statistics.alpha")
+    margin: float = Field(
+        0.0, ge=0, lt=1, description="a pair whose interval lies within ±margin is settled as practically equal"
+    )
+    bets: list[float] = Field(
+        default_factory=lambda: [0.5], min_length=1, description="the confidence sequence's constant bets, in (0, 1)"
+    )
+    batch: int | None = Field(
+        None, gt=0, description="questions answered between two looks at the data; default the LLM's workers"
+    )
+
+    @field_validator("bets")
+    @classmethod
+    def _bets_in_range(cls, bets):
+        bad = [b for b in bets if not 0 < b < 1]
+        if bad:
+            raise ValueError(f"every bet must be in (0, 1); got {bad}")
+        return bets
+
+
 class ExperimentConfig(Strict):
     run_id: str | None = Field(None, description="results/<run_id>/; default: name + config hash")
     name: str = "experiment"
@@ -207,6 +235,7 @@ class ExperimentConfig(Strict):
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     judges: JudgesConfig = Field(default_factory=JudgesConfig)
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    decisions: DecisionsConfig = Field(default_factory=DecisionsConfig)
     generate: bool = Field(
         True,
         description="False: retrieval only (the top k and, where the dataset has "
@@ -259,7 +288,8 @@ class ExperimentConfig(Strict):
             return self.run_id
         # the default prompt is left out, so configs written before prompts were a setting keep their ids;
         # so is what never changes an answer and came later (the prompt store's size, bit-identical answers)
-        exclude = {"run_id": True, "figures": True, "llms": {"__all__": {"prompt_store_mb"}}}
+        # decisions only say when `--until-decided` stops: they never change an answer
+        exclude = {"run_id": True, "figures": True, "decisions": True, "llms": {"__all__": {"prompt_store_mb"}}}
         if self.generation == GenerationConfig():
             exclude["generation"] = True
         digest = hashlib.sha256(

@@ -25,7 +25,7 @@ from tqdm import tqdm
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.data.documents import cite
-from helpers.experiment.accounting import at_max_tokens, failure_summary, show_failures, versions
+from helpers.experiment.accounting import at_max_tokens, failure_summary, show_failures, system_rows, versions
 from helpers.experiment.config import ConfigError, ExperimentConfig
 from helpers.experiment.exports import TRACE_FILES, trace_json
 from helpers.experiment.retrieval_first import format_table, retrieval_table
@@ -70,6 +70,9 @@ class Experiment:
         self.timeline = Timeline()
         self.make_llm = LLM  # settings -> client; helpers.experiment.dry_run puts a stand-in here
         self.shared: dict = {}  # built indexes, reused by every architecture (and the retrieval table)
+        # indexed retrievers and prepared judges, kept for the next batch of questions (--until-decided)
+        self._retrievers: dict = {}
+        self._judges_built: dict = {}
 
     def llm(self, name: str | None):
         name = name or self.config.llms[0].name
@@ -96,24 +99,12 @@ class Experiment:
     def answers(self, data, queries) -> None:
         cfg = self.config
         gen_name = cfg.generation_llm or cfg.llms[0].name
-        llm, shared = self.llm(gen_name), self.shared
+        llm = self.llm(gen_name)
         for architecture in cfg.architectures:
             todo = [q for q in queries if not self.store.finished(answer_key(architecture, gen_name, q))]
             if not todo:
                 continue
-            retriever = build_retriever(
-                architecture, language=data.language, llm=llm, options=cfg.retrieval.options, shared=shared
-            )
-            with self.timeline.step(f"index {architecture}") as step:
-                before = embedded_so_far(shared)
-                retriever.index(data.corpus)
-                step.update(documents=len(data.corpus), embedded=embedded_so_far(shared) - before)
-            log.info(
-                "%s indexed in %.1fs (%s)",
-                architecture,
-                step["seconds"],
-                ", ".join(f"{k}: {v}" for k, v in retriever.describe().items()) or "no options",
-            )
+            retriever = self._retriever(architecture, data, llm)
             # the provider's own parallelism (the local model: one call at a time); each record is
             # stored as soon as it is done, so a kill loses only the samples in flight
             with (
@@ -137,6 +128,27 @@ class Experiment:
                     llm_calls=sum(r.get("llm_calls") or 0 for r in records),
                     cache_hits=sum(r.get("cache_hits") or 0 for r in records),
                 )
+
+    def _retriever(self, architecture: str, data, llm):
+        """The architecture's retriever, indexed once and kept for later questions."""
+        if architecture in self._retrievers:
+            return self._retrievers[architecture]
+        shared = self.shared
+        retriever = build_retriever(
+            architecture, language=data.language, llm=llm, options=self.config.retrieval.options, shared=shared
+        )
+        with self.timeline.step(f"index {architecture}") as step:
+            before = embedded_so_far(shared)
+            retriever.index(data.corpus)
+            step.update(documents=len(data.corpus), embedded=embedded_so_far(shared) - before)
+        log.info(
+            "%s indexed in %.1fs (%s)",
+            architecture,
+            step["seconds"],
+            ", ".join(f"{k}: {v}" for k, v in retriever.describe().items()) or "no options",
+        )
+        self._retrievers[architecture] = retriever
+        return retriever
 
     def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> dict:
         """One sample: retrieval and generation, with every LLM call it needed accounted (HyDE's
@@ -243,11 +255,18 @@ class Experiment:
 
     def score(self, judge_cls, answers: list[dict], data) -> None:
         """Score with one registered judge every chosen answer it has not scored yet."""
-        judge = judge_cls(self, data, judge_cls.Options(**self.config.judges.other.get(judge_cls.name, {})))
+        built = self._judges_built.get(judge_cls.name)
+        judge = (
+            built[0]
+            if built
+            else judge_cls(self, data, judge_cls.Options(**self.config.judges.other.get(judge_cls.name, {})))
+        )
         chosen = judge.select(answers)
         if all(self.store.finished(score_key(judge.name, a)) for a in chosen):
             return
-        judge.prepare()
+        if not built:  # prepared once, kept for the next batch of questions
+            judge.prepare()
+            self._judges_built[judge_cls.name] = (judge,)
 
         checked = {m.name: m for m in judge.metrics_for(self.config)}  # each value within its declared range
 
@@ -259,8 +278,20 @@ class Experiment:
 
     # ------------------------------------------------------------------ driver
     def run(self) -> dict:
-        cfg = self.config
         started = time.perf_counter()
+        data, queries = self.start()
+        self.answers(data, queries)
+        answers = self.answered(queries)
+        if self.config.generate:
+            for judge in active_judges(self.config):
+                if judge.stored:
+                    self.score(judge, answers, data)
+        return self.finish(data, answers, time.perf_counter() - started)
+
+    def start(self) -> tuple:
+        """The run folder's config.yaml and meta.json, the dataset and the questions; the retrieval
+        table when answers remain to be written. Returns (data, {qid: question})."""
+        cfg = self.config
         (self.store.directory / "config.yaml").write_text(
             yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
         )
@@ -271,24 +302,17 @@ class Experiment:
         if "ingest_report" in data.notes:  # a user's own documents: what was taken from each file, or why not
             self.store.write_json(data.notes["ingest_report"], "ingest_report.json")
         queries = self.questions(data)
-        gen_name = cfg.generation_llm or cfg.llms[0].name
-        if cfg.generate and not all(
-            self.store.finished(answer_key(a, gen_name, q)) for a in cfg.architectures for q in queries
-        ):
+        if cfg.generate and not all(self.store.finished(key) for key in self._answer_keys(queries)):
             self.print_retrieval_table(data, queries)
-        self.answers(data, queries)
-        answers = [
-            self.store.records[answer_key(arch, gen_name, q)]
-            for arch in cfg.architectures
-            for q in queries
-            if self.store.has(answer_key(arch, gen_name, q))
-        ]
-        if not cfg.generate:
-            return self.finish(data, answers, time.perf_counter() - started)
-        for judge in active_judges(cfg):
-            if judge.stored:
-                self.score(judge, answers, data)
-        return self.finish(data, answers, time.perf_counter() - started)
+        return data, queries
+
+    def _answer_keys(self, queries) -> list[str]:
+        gen_name = self.config.generation_llm or self.config.llms[0].name
+        return [answer_key(a, gen_name, q) for a in self.config.architectures for q in queries]
+
+    def answered(self, queries) -> list[dict]:
+        """The stored answer records of `queries`, architecture by architecture."""
+        return [self.store.records[key] for key in self._answer_keys(queries) if self.store.has(key)]
 
     def print_retrieval_table(self, data, queries) -> None:
         """Retrieval against the qrels before the first answer (helpers.experiment.retrieval_first)."""
@@ -322,7 +346,9 @@ class Experiment:
         """The stored judges this config runs (registry order)."""
         return [judge.name for judge in active_judges(self.config) if judge.stored]
 
-    def finish(self, data, answers, seconds: float) -> dict:
+    def score_table(self, data, answers) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+        """The long scores of `answers` (SCORE_COLUMNS), their score records and the rows: stored
+        judges' scores, the judges that cost nothing recomputed, and cost and speed as metrics."""
         # only the scores of the answers as they are now (a redone answer has new score keys)
         score_records = [
             self.store.records[key]
@@ -341,24 +367,14 @@ class Experiment:
                     dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
                     for row in judge(self, data).score(answers)
                 ]
-        for a in answers:  # cost and speed as metrics too, for the Pareto view
-            for metric in ("latency_s", "retrieval_s", "cost_usd", "output_tokens", "llm_calls"):
-                if a.get(metric) is not None:
-                    rows.append(
-                        score_row(
-                            run_id=self.run_id,
-                            dataset=self.config.dataset.name,
-                            architecture=a["architecture"],
-                            llm=a["llm"],
-                            judge="system",
-                            qid=a["qid"],
-                            metric=metric,
-                            value=float(a[metric]),
-                        )
-                    )
+        rows += system_rows(answers, run_id=self.run_id, dataset=self.config.dataset.name)  # for the Pareto view
         scores = pd.DataFrame(rows, columns=SCORE_COLUMNS).drop_duplicates(
             ["architecture", "llm", "judge", "qid", "metric"], keep="last"
         )
+        return scores, score_records, rows
+
+    def finish(self, data, answers, seconds: float) -> dict:
+        scores, score_records, rows = self.score_table(data, answers)
         self.store.write_table(scores, "scores.parquet")
         for judge, name in TRACE_FILES.items():  # the seed guide's TRACe JSON per TRACe judge that ran
             if judge in self._judges():

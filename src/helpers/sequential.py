@@ -1,0 +1,135 @@
+"""Anytime-valid confidence sequences for paired differences, and when a comparison is settled.
+
+A confidence sequence (CS) is an interval for each t = 1, 2, ... that holds the true mean at *every*
+t at once with probability >= 1 - α (Howard, Ramdas, McAuliffe & Sekhon, "Time-uniform,
+nonparametric, nonasymptotic confidence sequences", Ann. Statist. 49, 2021): a run may look after
+every question and stop when it likes, and a difference it declares is still wrong with
+probability <= α. A fixed-n interval checked after every question is not: peeking inflates its
+error (benchmarks/sequential_decisions.py measures both).
+
+    from helpers.sequential import confidence_sequence, settle
+    low, high = confidence_sequence(differences, alpha=0.05)      # arrays: the CS after each question
+    settle(values, order, alpha=0.05)                             # every pair against the leader
+
+The CS is the betting one of Waudby-Smith & Ramdas ("Estimating means of bounded random variables by
+betting", JRSS-B 86, 2024): for a candidate mean m of D in [-1, 1], the capital of constant bets
+K_t(m) = (1/2J) Σ_j [Π_i (1 + λ_j⁺(m)(D_i - m)) + Π_i (1 - λ_j⁻(m)(D_i - m))], with
+λ_j⁺(m) = u_j / (1 + m) and λ_j⁻(m) = u_j / (1 - m) (so no factor can go negative), is a nonnegative
+martingale when E[D] = m; by Ville's inequality it ever reaches 1/α with probability <= α. The CS
+at t is the m whose capital has never reached 1/α (the running intersection). Averaging constant
+bets is their "diversified Kelly" (dKelly, §5.6). The default, one bet of u = 0.5, is the one that
+decided fastest on a 0/1 metric with a difference of 0.3 among the grids tried
+(benchmarks/sequential_decisions.py); `bets` sets others.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+GRID = np.linspace(-0.995, 0.995, 399)  # candidate means of a difference in [-1, 1], step 0.005
+DECIDED, EQUIVALENT, OPEN = "decided", "practically equal", "not decided"
+
+
+def _log_capital(d: np.ndarray, grid: np.ndarray, bets) -> np.ndarray:
+    """log K_t(m): (t, len(grid)) for differences d (t,) in [-1, 1]."""
+    x = d[:, None] - grid[None, :]  # D_i - m
+    terms = []
+    for u in bets:
+        up = np.cumsum(np.log1p(u / (1 + grid)[None, :] * x), axis=0)
+        down = np.cumsum(np.log1p(-u / (1 - grid)[None, :] * x), axis=0)
+        terms += [up, down]
+    stacked = np.stack(terms)
+    top = stacked.max(axis=0)
+    return top + np.log(np.exp(stacked - top).mean(axis=0))
+
+
+def confidence_sequence(differences, *, alpha: float = 0.05, bets=(0.5,), grid: np.ndarray = GRID):
+    """(low, high): arrays of length t, the (1 - α) betting CS for the mean of paired differences
+    in [-1, 1] after each of them (module docstring). NaN differences are not allowed: a question a
+    pair has no score for is left out before."""
+    d = np.asarray(differences, dtype=float)
+    if d.ndim != 1 or np.isnan(d).any():
+        raise ValueError("differences must be a 1-D array without NaN")
+    if ((d < -1) | (d > 1)).any():
+        raise ValueError(f"differences must lie in [-1, 1] (a metric in [0, 1]); got {d.min()}..{d.max()}")
+    if not 0 < alpha < 1 or not all(0 < u < 1 for u in bets):
+        raise ValueError(f"alpha and every bet must be in (0, 1); got {alpha}, {list(bets)}")
+    if len(d) == 0:
+        return np.array([]), np.array([])
+    rejected = np.maximum.accumulate(_log_capital(d, grid, bets) >= np.log(1 / alpha), axis=0)
+    alive = ~rejected
+    low = np.where(alive.any(1), grid[np.argmax(alive, axis=1)], np.nan)
+    high = np.where(alive.any(1), grid[len(grid) - 1 - np.argmax(alive[:, ::-1], axis=1)], np.nan)
+    # every candidate rejected (a CS is empty only with probability <= α): the last point estimate
+    empty = np.isnan(low)
+    if empty.any():
+        running = np.cumsum(d) / np.arange(1, len(d) + 1)
+        low[empty] = high[empty] = running[empty]
+    return low, high
+
+
+@dataclass(frozen=True)
+class Pair:
+    better: str  # the leader: the architecture with the higher mean so far
+    other: str
+    n: int  # questions both have a value for
+    mean_diff: float  # better - other
+    low: float  # the CS of better - other at n
+    high: float
+    status: str  # DECIDED, EQUIVALENT or OPEN
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def settle(
+    values: dict[str, dict[str, float]],
+    order: list[str],
+    *,
+    alpha: float = 0.05,
+    margin: float = 0.0,
+    bets=(0.5,),
+) -> list[Pair]:
+    """Every architecture against the leader, on the questions of `order` (the run's question
+    order) that both have a value for. values: {architecture: {qid: value in [0, 1]}}.
+
+    α is split over all K(K-1)/2 pairs (Bonferroni), so that the leader may be chosen from the data
+    at any time: every pair's CS holds at once, at all times, with probability >= 1 - α.
+    A pair is DECIDED when its CS excludes 0, EQUIVALENT when it lies inside ±margin (margin > 0),
+    else OPEN."""
+    architectures = list(values)
+    if len(architectures) < 2:
+        raise ValueError(f"a decision needs at least 2 architectures, got {architectures}")
+    per_pair = alpha / (len(architectures) * (len(architectures) - 1) / 2)
+    means = {
+        a: np.mean([values[a][q] for q in order if q in values[a]]) if values[a] else -np.inf for a in architectures
+    }
+    leader = max(architectures, key=lambda a: (means[a], -architectures.index(a)))
+    pairs = []
+    for other in (a for a in architectures if a != leader):
+        shared = [q for q in order if q in values[leader] and q in values[other]]
+        d = np.array([values[leader][q] - values[other][q] for q in shared], dtype=float)
+        if len(d) == 0:
+            pairs.append(Pair(leader, other, 0, np.nan, -1.0, 1.0, OPEN))
+            continue
+        low, high = confidence_sequence(d, alpha=per_pair, bets=bets)
+        lo, hi = float(low[-1]), float(high[-1])
+        if lo > 0 or hi < 0:
+            status = DECIDED
+        elif margin > 0 and -margin <= lo and hi <= margin:
+            status = EQUIVALENT
+        else:
+            status = OPEN
+        pairs.append(Pair(leader, other, len(d), float(d.mean()), lo, hi, status))
+    return pairs
+
+
+def all_settled(pairs: list[Pair]) -> bool:
+    return all(p.status != OPEN for p in pairs)
+
+
+def pairs_of(architectures) -> list[tuple[str, str]]:
+    return list(itertools.combinations(architectures, 2))

@@ -1,0 +1,100 @@
+"""helpers.sequential: the betting confidence sequence on known inputs, and when pairs are settled;
+the --until-decided budget."""
+
+import numpy as np
+import pytest
+
+from helpers.errors import UserError
+from helpers.experiment.until_decided import Budget, metric_values, question_order
+from helpers.sequential import DECIDED, EQUIVALENT, OPEN, confidence_sequence, settle
+
+
+def test_zero_leaves_the_sequence_when_the_capital_reaches_one_over_alpha():
+    # all differences +1, one bet u = 0.5, m = 0: K_t = (1.5^t + 0.5^t) / 2, first >= 20 at t = 10
+    low, high = confidence_sequence(np.ones(12), alpha=0.05)
+    assert low[8] <= 0 < low[9]
+    assert (high == 0.995).all()  # nothing above the mean can be rejected
+
+
+def test_the_sequence_is_nested_and_holds_no_difference():
+    d = np.tile([1.0, -1.0, 0.0], 20)
+    low, high = confidence_sequence(d, alpha=0.05)
+    assert (np.diff(low) >= 0).all() and (np.diff(high) <= 0).all()  # running intersection
+    assert (low[-1], high[-1]) == pytest.approx((-0.30, 0.31))  # the grid's step is 0.005
+
+
+def test_more_bets_average_their_capital():
+    # with bets 0.25 and 0.75 the first exclusion of 0 comes at the mixture's crossing, not either bet's own
+    d = np.ones(20)
+    capital = [(1.25**t + 0.75**t + 1.75**t + 0.25**t) / 4 for t in range(1, 21)]
+    first = next(t for t, k in enumerate(capital, 1) if k >= 20)
+    low, _ = confidence_sequence(d, alpha=0.05, bets=(0.25, 0.75))
+    assert low[first - 2] <= 0 < low[first - 1]
+
+
+def test_out_of_range_differences_are_an_error():
+    with pytest.raises(ValueError, match=r"differences must lie in \[-1, 1\]"):
+        confidence_sequence([0.5, 2.0])
+
+
+def test_settle_splits_alpha_over_all_pairs_and_names_the_leader():
+    order = [f"q{i}" for i in range(40)]
+    values = {
+        "good": {q: 1.0 for q in order},
+        "bad": {q: 0.0 for q in order},
+        "same": {q: 1.0 for q in order},
+    }
+    pairs = {p.other: p for p in settle(values, order, alpha=0.05)}
+    assert {p.better for p in pairs.values()} == {"good"}  # ties go to the first architecture
+    assert pairs["bad"].status == DECIDED and pairs["bad"].mean_diff == 1.0
+    assert pairs["same"].status == OPEN
+    # alpha / 3 per pair: (1.5^t + 0.5^t) / 2 >= 60 first at t = 12 (43.2 at 11, 64.9 at 12)
+    assert settle({k: v for k, v in values.items()}, order[:11], alpha=0.05)[0].status == OPEN
+    assert settle(values, order[:12], alpha=0.05)[0].status == DECIDED
+
+
+def test_a_pair_inside_the_margin_is_practically_equal():
+    order = [f"q{i}" for i in range(400)]
+    values = {"a": {q: 0.5 for q in order}, "b": {q: 0.5 for q in order}}
+    (pair,) = settle(values, order, alpha=0.05, margin=0.1)
+    assert pair.status == EQUIVALENT and -0.1 <= pair.low < 0 < pair.high <= 0.1
+
+
+@pytest.mark.parametrize(
+    "text, kind, amount",
+    [("30m", "minutes", 30), ("90s", "minutes", 1.5), ("2h", "minutes", 120), ("50k tokens", "tokens", 50_000),
+     ("1200 tokens", "tokens", 1200), ("$2", "dollars", 2), ("0.5 usd", "dollars", 0.5)],
+)  # fmt: skip
+def test_budgets(text, kind, amount):
+    assert Budget.parse(text) == Budget(kind, amount)
+
+
+def test_a_budget_without_unit_is_an_error():
+    with pytest.raises(UserError, match="say its unit"):
+        Budget.parse("30")
+    with pytest.raises(UserError, match="give minutes"):
+        Budget.parse("lots")
+
+
+def test_budget_spent_counts_answers_tokens_and_dollars():
+    answers = [{"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.01}, {"input_tokens": 50, "output_tokens": 5}]
+    assert Budget("tokens", 1).spent(answers, 0) == 175
+    assert Budget("dollars", 1).spent(answers, 0) == pytest.approx(0.01)
+    assert Budget("minutes", 1).spent(answers, 90) == 1.5
+
+
+def test_question_order_is_seeded():
+    queries = {f"q{i}": "" for i in range(10)}
+    assert question_order(queries, 0) == question_order(dict(reversed(queries.items())), 0)
+    assert question_order(queries, 0) != question_order(queries, 1)
+
+
+def test_a_decision_metric_outside_zero_one_is_an_error():
+    import pandas as pd
+
+    scores = pd.DataFrame(
+        {"judge": ["system"] * 2, "metric": ["latency_s"] * 2, "architecture": ["a", "b"], "qid": ["q1", "q1"],
+         "value": [3.2, 1.0]}
+    )  # fmt: skip
+    with pytest.raises(UserError, match=r"decisions.metric system/latency_s: values outside \[0, 1\]"):
+        metric_values(scores, "system/latency_s", ["a", "b"])
