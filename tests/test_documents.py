@@ -310,6 +310,30 @@ def test_judge_eval_labels_command(documents_run, capsys):
     assert main(["judge-eval", "--labels", "no-such-run"]) == 2
 
 
+@pytest.mark.slow
+def test_the_panel_proposes_whole_questions_balanced_and_redraws_the_intervals(documents_run):
+    from helpers.experiment.run_labels import RunLabels
+    from helpers.explore.label_panels import LabelPanel
+
+    store = RunLabels(documents_run.name, annotator="cy")
+    target = store.estimate_target()
+    judge, metric = target[0].split("/", 1)
+    scores = pd.read_parquet(documents_run / "scores.parquet")
+    part = scores[(scores["judge"] == judge) & (scores["metric"] == metric)]
+    doubt = {(r.architecture, r.qid): abs(r.value - 0.5) for r in part.itertuples()}
+    proposed = []
+    while (item := store.next_item()) is not None:
+        proposed.append((item["architecture"], item["qid"]))
+        store.save(item, supported="yes", answers="yes", correct="yes" if item["qid"] in store.references else "")
+    qids = [q for _, q in proposed]
+    assert qids == sorted(qids, key=qids.index)  # each question's answers together
+    first = [p for p in proposed if p[1] == qids[0]]
+    assert [doubt[p] for p in first] == sorted(doubt[p] for p in first)  # the judge's least sure first
+    assert len(proposed) == 6 and len({a for a, _ in proposed[:3]}) == 3  # one per architecture a question
+    panel = LabelPanel(documents_run.name, annotator="cy")
+    assert "label at least 2 answers" in panel.estimate_box.value or "interval from 5" in panel.draw_estimates()
+
+
 @pytest.mark.parametrize(
     "keys, reference, expected",
     [

@@ -10,6 +10,7 @@ from scipy import stats
 from helpers.ppi import labels_only, paired_difference, power_tuning, prediction_powered, three_estimates
 
 Y = np.array([1, 0, 1, 1], dtype=float)
+Y6 = np.array([1, 0, 1, 1, 0, 1], dtype=float)
 F = np.array([0.9, 0.2, 0.6, 0.8])
 FU = np.array([0.7, 0.1, 0.5, 0.9, 0.3])
 
@@ -53,7 +54,7 @@ def test_small_sample_interval_is_welch_t():
     y, f, fu = _example(4, n=12, big_n=40)
     lam = power_tuning(y, f, fu)
     estimate = prediction_powered(y, f, fu)
-    a, b = lam**2 * np.var(fu, ddof=1) / 40, np.var(y - lam * f, ddof=1) / 12
+    a, b = lam**2 * np.var(fu, ddof=1) / 40, max(np.var(y - lam * f, ddof=1), 1 / 13) / 12
     df = (a + b) ** 2 / (a**2 / 39 + b**2 / 11)
     half = stats.t.ppf(0.975, df) * math.sqrt(a + b)
     assert estimate.estimate == pytest.approx(lam * fu.mean() + (y - lam * f).mean())
@@ -63,16 +64,26 @@ def test_small_sample_interval_is_welch_t():
 
 
 def test_labels_only_is_students_t_and_ppi_py_clt():
-    low, high = stats.t.interval(0.95, 3, loc=Y.mean(), scale=stats.sem(Y))
-    assert (labels_only(Y).low, labels_only(Y).high) == pytest.approx((low, high))
-    clt = ppi_py.classical_mean_ci(Y, alpha=0.05)
-    assert (labels_only(Y, small_sample=False).low, labels_only(Y, small_sample=False).high) == pytest.approx(clt)
+    low, high = stats.t.interval(0.95, 5, loc=Y6.mean(), scale=stats.sem(Y6))
+    assert (labels_only(Y6).low, labels_only(Y6).high) == pytest.approx((low, high))
+    clt = ppi_py.classical_mean_ci(Y6, alpha=0.05)
+    assert (labels_only(Y6, small_sample=False).low, labels_only(Y6, small_sample=False).high) == pytest.approx(clt)
+
+
+def test_few_or_agreeing_labels():
+    # under 5 labels: a point, no interval
+    four = labels_only(Y)
+    assert four.estimate == 0.75 and np.isnan(four.low) and np.isnan(prediction_powered(Y, F, FU).high)
+    # 5 agreeing labels: the variance floor 1 / (n + 1), not a zero-width interval
+    zeros = labels_only(np.zeros(5))
+    assert zeros.high == pytest.approx(stats.t.ppf(0.975, 4) * np.sqrt(1 / 6 / 5))
+    assert zeros.high == pytest.approx(0.507, abs=1e-3)  # Clopper-Pearson's upper bound for 0 of 5: 0.522
 
 
 def test_useless_judge_falls_back_to_labels():
-    constant = prediction_powered(Y, np.full(4, 0.3), np.full(5, 0.3))
+    constant = prediction_powered(Y6, np.full(6, 0.3), np.full(5, 0.3))
     assert (constant.estimate, constant.low, constant.high) == pytest.approx(
-        (labels_only(Y).estimate, labels_only(Y).low, labels_only(Y).high)
+        (labels_only(Y6).estimate, labels_only(Y6).low, labels_only(Y6).high)
     )
 
 

@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
+from helpers.stats import MIN_INTERVAL_N
+
 METHODS = ("labels", "judge", "ppi")
 METHOD_TEXT = {
     "labels": "labels only",
@@ -42,6 +44,17 @@ METHOD_TEXT = {
     "ppi": "prediction-powered",
 }
 MIN_LABELS = 2  # a CLT interval needs a standard deviation: one label has none
+# Below this many labels an estimate is a point without an interval: a t interval of 2-4 labels
+# is either huge or, when they agree, of zero width, and would read as certainty (helpers.stats)
+MIN_INTERVAL_LABELS = MIN_INTERVAL_N
+
+
+def variance_floor(n: int) -> float:
+    """The smallest label variance a small-sample interval uses: the sample variance (ddof 1) that
+    n equal labels would have with one more label a unit away, 1 / (n + 1). Without it n labels
+    that agree give an interval of zero width; with it 5 agreeing 0/1 labels give [0, 0.51] around
+    0 (t, 95 %), close to the exact binomial bound 0.52 (Clopper & Pearson 1934)."""
+    return 1.0 / (n + 1)
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,7 @@ class Estimate:
 
     @property
     def width(self) -> float:
+        """high - low; NaN for a point without an interval (fewer than MIN_INTERVAL_LABELS labels)."""
         return self.high - self.low
 
     def as_dict(self) -> dict:
@@ -86,7 +100,10 @@ def labels_only(labels, *, confidence: float = 0.95, n_unlabelled: int = 0, smal
         raise ValueError(f"labels-only needs at least {MIN_LABELS} labels, got {len(y)}")
     alpha = _alpha(confidence)
     if small_sample:
-        half = stats.t.ppf(1 - alpha / 2, len(y) - 1) * y.std(ddof=1) / math.sqrt(len(y))
+        if len(y) < MIN_INTERVAL_LABELS:
+            return Estimate("labels", float(y.mean()), math.nan, math.nan, len(y), n_unlabelled)
+        variance = max(y.var(ddof=1), variance_floor(len(y)))
+        half = stats.t.ppf(1 - alpha / 2, len(y) - 1) * math.sqrt(variance / len(y))
         low, high = y.mean() - half, y.mean() + half
     else:
         low, high = _ppi().classical_mean_ci(y, alpha=alpha)
@@ -99,8 +116,11 @@ def judge_only(scores, *, confidence: float = 0.95, n_labels: int = 0) -> Estima
     s = np.asarray(scores, dtype=float)
     if len(s) < 2:
         raise ValueError(f"judge-only needs at least 2 scores, got {len(s)}")
-    own = labels_only(s, confidence=confidence)
-    return Estimate("judge", own.estimate, own.low, own.high, n_labels, len(s) - n_labels)
+    alpha = _alpha(confidence)
+    half = stats.t.ppf(1 - alpha / 2, len(s) - 1) * s.std(ddof=1) / math.sqrt(len(s))
+    return Estimate(
+        "judge", float(s.mean()), float(s.mean() - half), float(s.mean() + half), n_labels, len(s) - n_labels
+    )
 
 
 def power_tuning(labels, scores_labelled, scores_unlabelled) -> float:
@@ -131,7 +151,8 @@ def prediction_powered(
 
     small_sample (default): each variance with ddof 1 and a Student t quantile with the
     Welch-Satterthwaite degrees of freedom of the two terms (Welch 1947), because with n = 20 labels
-    the CLT interval undercovers (benchmarks/ppi_coverage.py: 0.91 at 95 %, labels-only 0.92).
+    the CLT interval undercovers (benchmarks/ppi_coverage.py: 0.91 at 95 %, labels-only 0.92); the
+    rectifier's variance at least variance_floor(n); no interval under MIN_INTERVAL_LABELS labels.
     small_sample=False: ppi_py.ppi_mean_ci exactly (CLT, ddof 0). No unlabelled item: the labels'
     own estimate (nothing to impute)."""
     y = np.asarray(labels, dtype=float)
@@ -154,8 +175,10 @@ def prediction_powered(
         return Estimate("ppi", *(float(np.asarray(v).ravel()[0]) for v in values), len(y), len(fu))
     n, big_n = len(y), len(fu)
     estimate = lam * fu.mean() + (y - lam * f).mean()
+    if n < MIN_INTERVAL_LABELS:
+        return Estimate("ppi", float(estimate), math.nan, math.nan, n, big_n)
     imputed = lam**2 * fu.var(ddof=1) / big_n if big_n > 1 else 0.0
-    rectifier = (y - lam * f).var(ddof=1) / n
+    rectifier = max((y - lam * f).var(ddof=1), variance_floor(n)) / n
     total = imputed + rectifier
     if total == 0:
         return Estimate("ppi", float(estimate), float(estimate), float(estimate), n, big_n)

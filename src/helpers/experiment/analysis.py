@@ -15,7 +15,14 @@ from helpers.inputs import inside
 from helpers.interpretation import TRUSTED, bands_legend, detect, mean_with_band
 from helpers.judges import is_quality, validity
 from helpers.ragas_eval import RAGAS_METRICS
-from helpers.stats import MIN_INTERVAL_N, bootstrap_ci, compare_to_baseline, mean_text, summarize
+from helpers.stats import (
+    MIN_INTERVAL_N,
+    bootstrap_ci,
+    compare_to_baseline,
+    detectable_differences,
+    mean_text,
+    summarize,
+)
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 
@@ -263,8 +270,36 @@ def headline_lines(run_id: str, results_dir: Path | None = None) -> list[str]:
     table = table[table["validity"].isin(TRUSTED)]
     if table.empty:
         return ["headline: no metric of this run is backed by people's labels"]
-    return [
+    lines = [
         f"headline {architecture}: "
         + ", ".join(f"{r.metric} {mean_text(r.mean, r.ci_low, r.ci_high, r.n)}" for r in rows.itertuples())
         for architecture, rows in table.groupby("architecture", sort=False)
     ]
+    return lines + decided_lines(scores, config)
+
+
+def decided_lines(scores: pd.DataFrame, config: Settings = None) -> list[str]:
+    """Per architecture against the best on the decision metric (ExperimentConfig.decision_metric):
+    "decided" when the paired permutation test, Holm-corrected, is below alpha; else "not decided:
+    about N questions needed" for a paired t-test of power 0.8 to detect the difference seen now
+    (helpers.stats.questions_needed). `run --until-decided` answers only as many as it takes."""
+    stats = statistics_settings(config)
+    metric = config.decision_metric() if isinstance(config, ExperimentConfig) else "correctness/correctness"
+    quality = quality_scores(scores).dropna(subset=["value"])
+    part = quality[quality["metric"] == metric]
+    if part["architecture"].nunique() < 2:
+        return []
+    means = part.groupby("architecture")["value"].mean().sort_values(ascending=False)
+    best = str(means.index[0])
+    tests = compare_to_baseline(part, best, alpha=stats.alpha, n_resamples=stats.n_resamples, seed=stats.seed)
+    needed = detectable_differences(part, best, alpha=stats.alpha).set_index("architecture")
+    lines = [f"decision on {metric}: best {best} ({means.iloc[0]:.3f}), each against it (alpha {stats.alpha}, Holm):"]
+    for row in tests.itertuples():
+        gap = f"{row.architecture} {means[row.architecture] - means.iloc[0]:+.3f} over {row.n_pairs} questions"
+        if row.significant:
+            lines.append(f"  {gap}: decided (p = {row.p_holm:.3g})")
+            continue
+        n = needed["questions_needed"].get(row.architecture) if row.architecture in needed.index else None
+        more = f"about {int(n)} questions needed" if n is not None and n == n else "no difference seen"
+        lines.append(f"  {gap}: not decided (p = {row.p_holm:.2f}): {more}")
+    return lines

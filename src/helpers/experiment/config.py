@@ -197,7 +197,7 @@ class DecisionsConfig(Strict):
     metric: str | None = Field(
         None,
         description="judge/metric the decision is on (values in [0, 1]); default: correctness/correctness "
-        "when answers are generated, else retrieval/ndcg@10",
+        "when answers are generated, else retrieval/ndcg@k",
     )
     alpha: float | None = Field(None, gt=0, lt=1, description="error of the decision; default statistics.alpha")
     margin: float = Field(
@@ -276,6 +276,13 @@ class ExperimentConfig(Strict):
                 f"judges.ragas_architectures names {sorted(extra)}, not in architectures {self.architectures}"
             )
         return self
+
+    def decision_metric(self) -> str:
+        """judge/metric comparisons are decided on: decisions.metric, else correctness when the run
+        answers, else nDCG@k."""
+        if self.decisions.metric:
+            return self.decisions.metric
+        return "correctness/correctness" if self.generate else f"retrieval/ndcg@{self.retrieval.k}"
 
     def llm(self, name: str | None) -> NamedLLM:
         for llm in self.llms:

@@ -22,6 +22,8 @@ import pandas as pd
 
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, natural_key, run_config, run_dir
+from helpers.experiment.label_sheets import LABEL_SCORE, load_labels
+from helpers.experiment.store import RunStore
 from helpers.ppi import METHOD_TEXT, MIN_LABELS, paired_difference, three_estimates
 
 LABEL_VALUES = {"yes": 1.0, "partly": 0.5, "no": 0.0, "1": 1.0, "1.0": 1.0, "0.5": 0.5, "0": 0.0, "0.0": 0.0}
@@ -200,7 +202,14 @@ def estimate_table(
             {"architecture": f"{architecture} - {baseline}", "baseline": baseline, **e.as_dict()}
             for e in paired_difference(la, sa, lb, sb, confidence=confidence)
         ]
-    return name, pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    # labels lie in [0, 1] (a difference in [-1, 1]): an interval past that range says nothing more
+    valid, difference = table["method"] != "judge", table["baseline"].notna()
+    for column in ("low", "high"):
+        table.loc[valid, column] = table.loc[valid, column].clip(
+            lower=np.where(difference[valid], -1.0, 0.0), upper=1.0
+        )
+    return name, table
 
 
 def format_table(metric: str, table: pd.DataFrame, confidence: float) -> str:
@@ -208,10 +217,7 @@ def format_table(metric: str, table: pd.DataFrame, confidence: float) -> str:
     lines = [f"{metric}: {confidence:.0%} intervals; labels only | judge only (biased: not valid) | prediction-powered"]
     for architecture, rows in table.groupby("architecture", sort=False):
         by = {r.method: r for r in rows.itertuples()}
-        cells = [
-            f"{by[m].estimate:+.3f} [{by[m].low:+.3f}, {by[m].high:+.3f}]" if m in by else "-"
-            for m in ("labels", "judge", "ppi")
-        ]
+        cells = [_cell(by[m]) if m in by else "-" for m in ("labels", "judge", "ppi")]
         n = next(iter(by.values()))
         lines.append(f"  {architecture:24s} {' | '.join(cells)}   ({n.n_labels} labelled, {n.n_unlabelled} not)")
     if table.empty:
@@ -219,7 +225,28 @@ def format_table(metric: str, table: pd.DataFrame, confidence: float) -> str:
     return "\n".join(lines)
 
 
+def _cell(row) -> str:
+    if row.low != row.low:  # NaN: a point without an interval
+        return f"{row.estimate:+.3f} (n = {row.n_labels}, no interval)"
+    return f"{row.estimate:+.3f} [{row.low:+.3f}, {row.high:+.3f}]"
+
+
 def estimates_json(table: pd.DataFrame) -> dict:
     keep = ["architecture", "baseline", "method", "estimate", "low", "high", "n_labels", "n_unlabelled"]
     records = table[keep].astype(object).where(table[keep].notna(), None).to_dict("records")
     return {"estimates": records, "methods": METHOD_TEXT}
+
+
+def sheet_labels(sheet: str | Path, run_id: str, *, column: str = "correct", results_dir: Path | None = None):
+    """The labels (item, architecture, label) a hand-labelled sheet (benchmarks/labels/*.csv) gives
+    the answers of `run_id` that are word for word the sheet's: an answer that changed since it was
+    labelled keeps no label. Empty when none is the same."""
+    labelled = load_labels(sheet)
+    answers = {
+        (r["architecture"], r["qid"]): r.get("answer") for r in RunStore(run_dir(run_id, results_dir)).of_kind("answer")
+    }
+    same = [answers.get((r.architecture, r.qid)) == r.answer for r in labelled.itertuples()]
+    kept = labelled[same]
+    return pd.DataFrame(
+        {"item": kept["qid"], "architecture": kept["architecture"], "label": kept[column].map(LABEL_SCORE)}
+    ).reset_index(drop=True)

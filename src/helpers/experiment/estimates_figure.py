@@ -50,11 +50,10 @@ def estimates_figure(metric: str, table: pd.DataFrame, *, confidence: float = 0.
             ax.set_xlabel(metric)
         ax.set_title(f"{'per architecture' if kind == 'means' else 'against ' + part['baseline'].iloc[0]}", fontsize=10)
         ax.grid(axis="x", alpha=0.3)
-    axes[0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.08), ncol=3, frameon=False)
-    fig.suptitle(
-        title or f"{confidence:.0%} intervals: a few people's labels and the judge's scores", fontsize=11, y=1.12
-    )
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.suptitle(title or f"{confidence:.0%} intervals: a few people's labels and the judge's scores", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
+    fig.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 0.94), ncol=3, frameon=False)
     return fig
 
 

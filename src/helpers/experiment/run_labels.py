@@ -26,9 +26,11 @@ import pandas as pd
 from helpers.data import load_dataset
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_dir
+from helpers.experiment.estimates import DEFAULT_METRIC, estimate_table, read_labels, read_scores
 from helpers.experiment.label_sheets import KEY_COLUMNS, LABELS, judges_vs_labels
 from helpers.experiment.store import RunStore
 from helpers.inputs import load_yaml
+from helpers.judges import grounding_metrics
 
 LABELS_FILE = "labels.csv"
 COLUMNS = ("architecture", "llm", "qid", "supported", "answers", "correct", "annotator", "labelled_at", "note")
@@ -43,11 +45,19 @@ class RunLabels:
         self.run_id, self.annotator, self.path = run_id, annotator.strip(), self.directory / LABELS_FILE
         store = RunStore(self.directory)
         self.items = [r for r in store.of_kind("answer") if r.get("answer")]
-        # a fixed shuffled order: the architectures come mixed, so that a labeller does not judge one
-        # architecture's answers in a row (and is not told which one answered)
+        # questions in a seeded random order, each question's answers together: every prefix of whole
+        # questions is a random sample of questions, which prediction-powered inference needs
+        # (helpers.ppi), and each question labelled adds one label to every architecture (balanced)
+        # and one labelled pair to every paired difference. Within a question the architectures come
+        # mixed, and the labeller is not told which one answered.
+        qids = sorted({r["qid"] for r in self.items})
+        random.Random(seed).shuffle(qids)
+        rank = {q: i for i, q in enumerate(qids)}
         random.Random(seed).shuffle(self.items)
+        self.items.sort(key=lambda r: rank[r["qid"]])
         self.references = self._references()
         self.labels = self._load()
+        self._uncertainty = self._judge_uncertainty()
 
     def _references(self) -> dict[str, str]:
         config = load_yaml(self.directory / "config.yaml")
@@ -78,9 +88,68 @@ class RunLabels:
         ]
         return rows.iloc[-1].to_dict() if len(rows) else None
 
+    def _judge_uncertainty(self) -> dict:
+        """{(architecture, llm, qid): |score - 0.5|} of the judge whose estimate the labels sharpen
+        (estimate_target); empty without one."""
+        target = self.estimate_target()
+        if target is None:
+            return {}
+        judge, metric = target[0].split("/", 1)
+        scores = pd.read_parquet(self.directory / "scores.parquet")
+        part = scores[(scores["judge"] == judge) & (scores["metric"] == metric)].dropna(subset=["value"])
+        return {(r.architecture, r.llm, r.qid): abs(r.value - 0.5) for r in part.itertuples()}
+
     def next_item(self) -> dict | None:
-        """The first answer, in the shuffled order, this annotator has not labelled (None: all done)."""
-        return next((item for item in self.items if self.labelled(item) is None), None)
+        """The answer to label next (None: all done): the first question, in the seeded order, with
+        answers this annotator has not labelled; of its answers, the one whose architecture has the
+        fewest of this annotator's labels (balanced over architectures), then the one the judge is
+        least sure of (its score nearest 0.5). Labelling whole questions in a random order keeps the
+        labels a random sample (helpers.ppi's premise); the judge's doubt only orders the answers of
+        a question, all of which are labelled before the next question."""
+        todo = [item for item in self.items if self.labelled(item) is None]
+        if not todo:
+            return None
+        question = [item for item in todo if item["qid"] == todo[0]["qid"]]
+        mine = self.labels[self.labels["annotator"] == self.annotator]
+        counts = mine["architecture"].value_counts()
+        return min(
+            question,
+            key=lambda item: (counts.get(item["architecture"], 0), self._uncertainty.get(self.key(item), 1.0)),
+        )
+
+    def estimate_target(self) -> tuple[str, str] | None:
+        """(judge/metric, label column) the labels sharpen: correctness against the `correct` labels
+        where the run has it, else the first grounding judge against `supported`; None without either."""
+        path = self.directory / "scores.parquet"
+        if not path.exists():
+            return None
+        scores = pd.read_parquet(path, columns=["judge", "metric"]).drop_duplicates()
+        produced = {f"{j}/{m}" for j, m in zip(scores["judge"], scores["metric"])}
+        if DEFAULT_METRIC in produced and self.references:
+            return DEFAULT_METRIC, "correct"
+        grounding = [f"{j}/{m}" for j, m, _ in grounding_metrics() if f"{j}/{m}" in produced]
+        return (grounding[0], "supported") if grounding else None
+
+    def estimates(self, *, confidence: float | None = None) -> tuple[str, pd.DataFrame] | None:
+        """The three estimates (labels, judge, prediction-powered) of estimate_target from the labels
+        so far (helpers.experiment.estimates); architectures with fewer than 2 labels are left out.
+        None without a target or any label."""
+        target = self.estimate_target()
+        if target is None or not self.path.exists():
+            return None
+        metric, column = target
+        try:
+            labels, _ = read_labels(self.path, column=column)
+            return estimate_table(
+                read_scores(self.run_id, results_dir=self.directory.parent),
+                labels,
+                metric=metric,
+                confidence=confidence,
+                labels_name=str(self.path),
+                strict=False,
+            )
+        except UserError:  # no label matches yet
+            return None
 
     def progress(self) -> tuple[int, int]:
         return sum(self.labelled(item) is not None for item in self.items), len(self.items)

@@ -81,13 +81,6 @@ class Budget:
         )
 
 
-def decision_metric(config) -> str:
-    """judge/metric of the decision: decisions.metric, else correctness when the run answers, else nDCG@k."""
-    if config.decisions.metric:
-        return config.decisions.metric
-    return "correctness/correctness" if config.generate else f"retrieval/ndcg@{config.retrieval.k}"
-
-
 def question_order(queries: dict[str, str], seed: int) -> list[str]:
     order = sorted(queries)
     random.Random(seed).shuffle(order)
@@ -126,7 +119,7 @@ def run_until_decided(experiment: Experiment, *, budget: Budget | None = None) -
     if len(cfg.architectures) < 2:
         raise UserError(f"--until-decided compares architectures: {cfg.architectures} has fewer than 2")
     started = time.perf_counter()
-    metric = decision_metric(cfg)
+    metric = cfg.decision_metric()
     alpha = cfg.decisions.alpha or cfg.statistics.alpha
     data, queries = experiment.start()
     order = question_order(queries, cfg.statistics.seed)

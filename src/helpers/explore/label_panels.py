@@ -8,21 +8,29 @@ nothing and reopening resumes.
 Keyboard: the `keys` box takes the labels as letters and Enter saves and moves on: `y`/`p`/`n` for
 supported, then `y`/`n` for answers-the-question, then `y`/`p`/`n` for correct (only where there is a
 reference), e.g. `yyp` + Enter. Buttons do the same for the mouse. The judges' verdicts of an answer
-are shown only after it is labelled (no anchoring).
+are shown only after it is labelled (no anchoring). The next answer proposed is the next of a random
+order of whole questions, balanced over architectures, the judge's least sure first
+(RunLabels.next_item); after each label the labels-only, judge-only and prediction-powered
+intervals are drawn again (helpers.ppi), with what that label changed.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 from pathlib import Path
 
 import ipywidgets as w
+import matplotlib.pyplot as plt
 
 from helpers.errors import UserError
+from helpers.experiment.estimates_figure import estimates_figure
 from helpers.experiment.run_labels import CHOICES, RunLabels
 from helpers.explore.panels import Panel, guarded
 from helpers.explore.views import STYLE, message_html
+from helpers.figures import png_bytes
+from helpers.ppi import MIN_INTERVAL_LABELS
 
 _LETTER = {"y": "yes", "p": "partly", "n": "no"}
 
@@ -77,7 +85,7 @@ class LabelPanel(Panel):
         self.keys.add_class("hx-keys")
         self.save_button = w.Button(description="Save and next", button_style="primary")
         self.save_button.add_class("hx-save")
-        self.item_box, self.revealed, self.counter = w.HTML(), w.HTML(), w.HTML()
+        self.item_box, self.revealed, self.counter, self.estimate_box = w.HTML(), w.HTML(), w.HTML(), w.HTML()
         self.save_button.on_click(lambda _: self.save())
         self.keys.on_submit(lambda _: self.save_keys())
         self.annotator.observe(lambda _: self.show(), names="value")
@@ -93,11 +101,43 @@ class LabelPanel(Panel):
                 w.HBox([self.keys, self.save_button]),
                 self.status,
                 self.revealed,
+                self.estimate_box,
             ]
         )
         self.store = RunLabels(run_id, annotator=annotator, results_dir=results_dir)
         self.item = None
+        self.widths: dict[str, tuple] = {}  # architecture: (PPI interval width, labels) after the last label
         self.show()
+        self.draw_estimates()
+
+    def draw_estimates(self) -> str:
+        """The three intervals per architecture from the labels so far, and what the last label
+        changed in the prediction-powered interval's width; returns the text shown."""
+        result = self.store.estimates()
+        if result is None or result[1].empty:
+            target = self.store.estimate_target()
+            self.estimate_box.value = message_html(
+                "label at least 2 answers of an architecture to see its prediction-powered interval"
+                if target
+                else "no judge of this run to sharpen with labels (correctness, or a grounding judge)",
+                "info",
+            )
+            return self.estimate_box.value
+        metric, table = result
+        ppi = table[(table["method"] == "ppi") & table["baseline"].isna()]
+        widths = {r.architecture: (r.high - r.low, r.n_labels) for r in ppi.itertuples()}
+        changes = [
+            _width_change(a, self.widths.get(a, (None, 0))[0], width, n)
+            for a, (width, n) in widths.items()
+            if self.widths.get(a) != (width, n)
+        ]
+        self.widths = widths
+        fig = estimates_figure(metric, table)
+        image = base64.b64encode(png_bytes(fig, dpi=80)).decode()
+        plt.close(fig)
+        text = f"prediction-powered interval width after this label: {'; '.join(changes) or 'unchanged'}"
+        self.estimate_box.value = f"<div class='hx-meta'>{html.escape(text)}</div><img src='data:image/png;base64,{image}' style='max-width:100%'>"
+        return text
 
     def show(self) -> None:
         self.store.annotator = self.annotator.value.strip()
@@ -153,6 +193,15 @@ class LabelPanel(Panel):
         )
         self.status.value = ""
         self.show()
+        self.draw_estimates()
+
+
+def _width_change(architecture: str, before: float | None, width: float, n: int) -> str:
+    if width != width:  # NaN: fewer labels than an interval needs
+        return f"{architecture}: {n} label(s), an interval from {MIN_INTERVAL_LABELS}"
+    if before is None or before != before:
+        return f"{architecture}: {width:.3f} (first interval)"
+    return f"{architecture}: {before:.3f} → {width:.3f}"
 
 
 class ReviewPanel(Panel):
