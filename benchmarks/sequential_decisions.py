@@ -12,7 +12,7 @@ Two architectures answer the same questions; each answer is correct (1) or not (
    fixed design of the same power (helpers.stats.questions_needed for a paired t-test at alpha and
    power 0.8): median, and the mean when the sequential run is cut at the question count where
    80 % of runs have stopped (the same power as the fixed design). Other differences beside it.
-3. The bets: the same for each grid of constant bets tried.
+3. The bets: the same for the plug-in bet alone, constant bets alone, and mixtures of both.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from helpers.sequential import confidence_sequence
 from helpers.stats import questions_needed
 
 
-def stopping_times(d: np.ndarray, *, alpha: float, bets) -> np.ndarray:
+def stopping_times(d: np.ndarray, *, alpha: float, bets, adaptive: bool = True) -> np.ndarray:
     """The first question at which the CS of each run (row) excludes 0; max + 1 where it never does."""
     out = np.full(len(d), d.shape[1] + 1)
     for r, row in enumerate(d):
-        low, high = confidence_sequence(row, alpha=alpha, bets=bets)
+        low, high = confidence_sequence(row, alpha=alpha, bets=bets, adaptive=adaptive)
         hit = np.flatnonzero((low > 0) | (high < 0))
         if len(hit):
             out[r] = hit[0] + 1
@@ -63,10 +63,10 @@ def null_case(rng, *, runs, max_questions, alpha, architectures, bets) -> dict:
     return {"architectures": architectures, "declared_a_winner": float(declared.mean()), "peeked_t_test": peeked}
 
 
-def difference_case(rng, *, runs, max_questions, alpha, p_better, p_worse, bets) -> dict:
+def difference_case(rng, *, runs, max_questions, alpha, p_better, p_worse, bets, adaptive=True) -> dict:
     a = (rng.random((runs, max_questions)) < p_better).astype(float)
     b = (rng.random((runs, max_questions)) < p_worse).astype(float)
-    tau = stopping_times(a - b, alpha=alpha, bets=bets)
+    tau = stopping_times(a - b, alpha=alpha, bets=bets, adaptive=adaptive)
     sd = math.sqrt(p_better * (1 - p_better) + p_worse * (1 - p_worse))
     fixed = questions_needed(p_better - p_worse, sd, alpha=alpha, power=0.8)
     cut = float(np.quantile(tau, 0.8))
@@ -97,9 +97,15 @@ def main() -> None:
         out["null"].append(null_case(rng, architectures=k, bets=(0.5,), **common))
     for p_better, p_worse in ((0.65, 0.35), (0.6, 0.4), (0.7, 0.3), (0.55, 0.25)):
         out["difference"].append(difference_case(rng, p_better=p_better, p_worse=p_worse, bets=(0.5,), **common))
-    for bets in ((0.25,), (0.5,), (0.75,), (0.25, 0.5, 0.75), (0.1, 0.3, 0.5, 0.7, 0.9)):
-        row = difference_case(rng, p_better=0.65, p_worse=0.35, bets=bets, **common)
-        out["bets"].append({"bets": list(bets), **row})
+    for adaptive, bets in (
+        (True, (0.5,)),
+        (False, (0.5,)),
+        (True, ()),
+        (False, (0.25, 0.5, 0.75)),
+        (True, (0.25, 0.75)),
+    ):
+        row = difference_case(rng, p_better=0.65, p_worse=0.35, bets=bets, adaptive=adaptive, **common)
+        out["bets"].append({"adaptive": adaptive, "bets": list(bets), **row})
     print(f"{args.runs} simulated runs per case, decisions checked after every question up to {args.max_questions}")
     print("\nNo true difference: share of runs that ever declare a winner (target <= alpha)")
     for row in out["null"]:
@@ -118,7 +124,8 @@ def main() -> None:
         )
     print("\nBets (difference 0.3): mean questions at the same power / fixed n")
     for row in out["bets"]:
-        print(f"  {row['bets']}: median {row['median_questions']:.0f}, ratio {row['ratio_to_fixed']:.2f}")
+        bet = ("plug-in + " if row["adaptive"] else "") + (f"constant {row['bets']}" if row["bets"] else "")
+        print(f"  {bet.strip(' +')}: median {row['median_questions']:.0f}, ratio {row['ratio_to_fixed']:.2f}")
     print(f"\ntook {time.perf_counter() - start:.1f} s")
     if args.json:
         with open(args.json, "w") as handle:

@@ -52,7 +52,8 @@ def test_three_estimates_per_architecture_and_the_paired_difference(files, capsy
     value = {"yes": 1.0, "partly": 0.5, "no": 0.0, "": np.nan}
     la, lb = (np.array([value[x] for x in LABELS[k]]) for k in ("a", "b"))
     expected = {e.method: e for e in three_estimates(lb, SCORES["b"])}
-    assert rows[("b", "ppi")]["low"] == pytest.approx(expected["ppi"].low)
+    assert rows[("b", "ppi")]["low"] == pytest.approx(max(0.0, expected["ppi"].low))  # clipped to the labels' range
+    assert rows[("b", "ppi")]["high"] == pytest.approx(expected["ppi"].high)
     difference = {e.method: e for e in paired_difference(lb, SCORES["b"], la, SCORES["a"])}
     assert rows[("b - a", "ppi")]["estimate"] == pytest.approx(difference["ppi"].estimate)
     assert rows[("b - a", "labels")]["n_labels"] == 4  # q7 is labelled for b only

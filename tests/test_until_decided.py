@@ -47,8 +47,9 @@ def test_it_stops_where_the_stored_scores_settle_it(decided):
     scores = pd.read_parquet(run / "scores.parquet")
     ndcg = scores[(scores["judge"] == "retrieval") & (scores["metric"] == "ndcg@10")]
     assert sorted(ndcg["qid"].unique()) == sorted(decision["order"])  # the scores are of the questions used
-    values = {a: dict(zip(g["qid"], g["value"])) for a, g in ndcg.groupby("architecture")}
-    again = settle(values, decision["order"], alpha=0.05, bets=decision["bets"])
+    by = {a: dict(zip(g["qid"], g["value"])) for a, g in ndcg.groupby("architecture")}
+    values = {a: by[a] for a in CONFIG["architectures"]}  # the config's order, as the run
+    again = settle(values, decision["order"], alpha=0.05, bets=decision["bets"], adaptive=decision["adaptive"])
     assert [p.as_dict() for p in again] == decision["pairs"]
     assert f"{used} of 40 questions used" in first.stdout
 

@@ -204,8 +204,9 @@ class DecisionsConfig(Strict):
         0.0, ge=0, lt=1, description="a pair whose interval lies within ±margin is settled as practically equal"
     )
     bets: list[float] = Field(
-        default_factory=lambda: [0.5], min_length=1, description="the confidence sequence's constant bets, in (0, 1)"
+        default_factory=lambda: [0.5], description="the confidence sequence's constant bets, in (0, 1)"
     )
+    adaptive: bool = Field(True, description="also the plug-in bet that adapts to the differences' spread")
     batch: int | None = Field(
         None, gt=0, description="questions answered between two looks at the data; default the LLM's workers"
     )
@@ -217,6 +218,12 @@ class DecisionsConfig(Strict):
         if bad:
             raise ValueError(f"every bet must be in (0, 1); got {bad}")
         return bets
+
+    @model_validator(mode="after")
+    def _some_bet(self):
+        if not self.bets and not self.adaptive:
+            raise ValueError("decisions: no bet at all (bets empty and adaptive false); set bets: [0.5]")
+        return self
 
 
 class ExperimentConfig(Strict):

@@ -14,7 +14,7 @@ Everything is stored as in a plain run (`records.jsonl`), so an interrupted run 
 questions already answered are replayed from the store in the same order, and the decision is
 recomputed on them. What a run decided, and the path there, go to `decisions.json` in its folder:
 
-    {"metric", "alpha", "margin", "questions_used", "questions_available", "answered", "stopped",
+    {"metric", "alpha", "margin", "bets", "adaptive", "questions_used", "questions_available", "answered", "stopped",
      "settled", "leader", "pairs": [Pair...], "path": [{"questions", "pairs": [...]}], "seconds"}
 """
 
@@ -146,6 +146,7 @@ def run_until_decided(experiment: Experiment, *, budget: Budget | None = None) -
                 alpha=alpha,
                 margin=cfg.decisions.margin,
                 bets=cfg.decisions.bets,
+                adaptive=cfg.decisions.adaptive,
             )
             used = i + 1
             path.append({"questions": used, "pairs": [p.as_dict() for p in pairs]})
@@ -168,6 +169,7 @@ def run_until_decided(experiment: Experiment, *, budget: Budget | None = None) -
         "alpha": alpha,
         "margin": cfg.decisions.margin,
         "bets": list(cfg.decisions.bets),
+        "adaptive": cfg.decisions.adaptive,
         "questions_used": used,
         "questions_available": len(order),
         "answered": len({a["qid"] for a in all_answered}),
