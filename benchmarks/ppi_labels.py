@@ -8,8 +8,8 @@ For each pool (all 120 labelled answers of both models; the default model's 60) 
 20 answers drawn at random keep their label (`correct`: yes 1, partly 0.5, no 0), the others only
 the judge's score. Reported: how often each interval covers the mean of all the pool's labels
 (issue 46's target: PPI in >= 19 of 20), and the mean widths. Then the default run's figure:
-the first 4 questions of the labelling panel's order (helpers.experiment.run_labels: whole
-questions in a seeded random order, 24 answers) labelled, the three intervals per architecture.
+the first 5 questions of the labelling panel's order (helpers.experiment.run_labels: whole
+questions in a seeded random order, 30 answers) labelled, the three intervals per architecture.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--labels", type=int, default=20)
-    parser.add_argument("--questions", type=int, default=4, help="whole questions labelled for the figure")
+    parser.add_argument("--questions", type=int, default=5, help="whole questions labelled for the figure")
     parser.add_argument("--json", default=None)
     parser.add_argument("--figure", default=str(ROOT / "docs" / "measurements" / "ppi-default-run.png"))
     args = parser.parse_args()

@@ -4,7 +4,8 @@
     python benchmarks/sequential_decisions.py --runs 500 --json out.json
 
 Two architectures answer the same questions; each answer is correct (1) or not (0).
-1. No true difference (both correct with probability 0.5; and four architectures, all pairs): a
+1. No true difference (both correct with probability 0.5; four architectures, all pairs; and a
+   score uniform in [0, 1] for both): a
    decision is checked after every question up to --max-questions. Reported: the share of runs that
    ever declare a winner, for the confidence sequence (target <= alpha) and, for contrast, for a
    paired t-test at the same alpha peeked at after every question.
@@ -25,18 +26,17 @@ import time
 import numpy as np
 from scipy import stats
 
-from helpers.sequential import confidence_sequence
+from helpers.sequential import first_rejection
 from helpers.stats import questions_needed
 
 
 def stopping_times(d: np.ndarray, *, alpha: float, bets, adaptive: bool = True) -> np.ndarray:
-    """The first question at which the CS of each run (row) excludes 0; max + 1 where it never does."""
+    """The first question at which the CS of each run (row) leaves out 0; max + 1 where it never does."""
     out = np.full(len(d), d.shape[1] + 1)
     for r, row in enumerate(d):
-        low, high = confidence_sequence(row, alpha=alpha, bets=bets, adaptive=adaptive)
-        hit = np.flatnonzero((low > 0) | (high < 0))
-        if len(hit):
-            out[r] = hit[0] + 1
+        hit = first_rejection(row, alpha=alpha, bets=bets, adaptive=adaptive)
+        if hit is not None:
+            out[r] = hit
     return out
 
 
@@ -52,15 +52,21 @@ def peeked_t_test(d: np.ndarray, *, alpha: float) -> float:
     return float(reject.any(axis=1).mean())
 
 
-def null_case(rng, *, runs, max_questions, alpha, architectures, bets) -> dict:
-    answers = (rng.random((architectures, runs, max_questions)) < 0.5).astype(float)
+def null_case(rng, *, runs, max_questions, alpha, architectures, bets, metric="0/1") -> dict:
+    draws = rng.random((architectures, runs, max_questions))
+    answers = (draws < 0.5).astype(float) if metric == "0/1" else draws  # "uniform": a score in [0, 1]
     pairs = [(a, b) for a in range(architectures) for b in range(a + 1, architectures)]
     per_pair = alpha / len(pairs)
     declared = np.zeros(runs, dtype=bool)
     for a, b in pairs:
         declared |= stopping_times(answers[a] - answers[b], alpha=per_pair, bets=bets) <= max_questions
     peeked = peeked_t_test(answers[0] - answers[1], alpha=alpha) if architectures == 2 else None
-    return {"architectures": architectures, "declared_a_winner": float(declared.mean()), "peeked_t_test": peeked}
+    return {
+        "architectures": architectures,
+        "metric": metric,
+        "declared_a_winner": float(declared.mean()),
+        "peeked_t_test": peeked,
+    }
 
 
 def difference_case(rng, *, runs, max_questions, alpha, p_better, p_worse, bets, adaptive=True) -> dict:
@@ -85,6 +91,7 @@ def difference_case(rng, *, runs, max_questions, alpha, p_better, p_worse, bets,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--null-runs", type=int, default=10000, help="runs of the no-difference cases")
     parser.add_argument("--max-questions", type=int, default=300)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--json", default=None)
@@ -93,8 +100,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
     common = {"runs": args.runs, "max_questions": args.max_questions, "alpha": args.alpha}
     out = {"args": vars(args), "null": [], "difference": [], "bets": []}
-    for k in (2, 4):
-        out["null"].append(null_case(rng, architectures=k, bets=(0.5,), **common))
+    null = dict(common, runs=args.null_runs)
+    for k, metric in ((2, "0/1"), (4, "0/1"), (2, "uniform")):
+        out["null"].append(null_case(rng, architectures=k, bets=(0.5,), metric=metric, **null))
     for p_better, p_worse in ((0.65, 0.35), (0.6, 0.4), (0.7, 0.3), (0.55, 0.25)):
         out["difference"].append(difference_case(rng, p_better=p_better, p_worse=p_worse, bets=(0.5,), **common))
     for adaptive, bets in (
@@ -107,14 +115,17 @@ def main() -> None:
         row = difference_case(rng, p_better=0.65, p_worse=0.35, bets=bets, adaptive=adaptive, **common)
         out["bets"].append({"adaptive": adaptive, "bets": list(bets), **row})
     print(f"{args.runs} simulated runs per case, decisions checked after every question up to {args.max_questions}")
-    print("\nNo true difference: share of runs that ever declare a winner (target <= alpha)")
+    print(f"\nNo true difference ({args.null_runs} runs): share of runs that ever declare a winner (target <= alpha)")
     for row in out["null"]:
         peek = (
             ""
             if row["peeked_t_test"] is None
             else f"; a t-test peeked at after every question: {row['peeked_t_test']:.3f}"
         )
-        print(f"  {row['architectures']} architectures: confidence sequence {row['declared_a_winner']:.3f}{peek}")
+        print(
+            f"  {row['architectures']} architectures, {row['metric']} metric: "
+            f"confidence sequence {row['declared_a_winner']:.4f}{peek}"
+        )
     print("\nA true difference (0/1 metric): questions used, sequential against the fixed design of power 0.8")
     print("  diff  p            fixed n | median  80% stopped by  mean at the same power  ratio")
     for row in out["difference"]:

@@ -46,7 +46,8 @@ def test_three_estimates_per_architecture_and_the_paired_difference(files, capsy
     assert code == 0
     result = json.loads(out)
     rows = {(r["architecture"], r["method"]): r for r in result["estimates"]}
-    assert set(rows) == {(g, m) for g in ("a", "b", "b - a") for m in ("labels", "judge", "ppi")}
+    assert set(rows) == {(g, m) for g in ("a", "b", "(all architectures)", "b - a") for m in ("labels", "judge", "ppi")}
+    assert rows[("(all architectures)", "labels")]["estimate"] == pytest.approx(3.5 / 9)  # the 9 labels pooled
     assert rows[("a", "labels")]["estimate"] == pytest.approx(2.5 / 4)  # yes, no, yes, partly
     assert (rows[("b", "ppi")]["n_labels"], rows[("b", "ppi")]["n_unlabelled"]) == (5, 3)
     value = {"yes": 1.0, "partly": 0.5, "no": 0.0, "": np.nan}

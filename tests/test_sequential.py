@@ -6,7 +6,7 @@ import pytest
 
 from helpers.errors import UserError
 from helpers.experiment.until_decided import Budget, metric_values, question_order
-from helpers.sequential import DECIDED, EQUIVALENT, OPEN, confidence_sequence, settle
+from helpers.sequential import DECIDED, EQUIVALENT, OPEN, confidence_sequence, first_rejection, settle
 
 
 def test_zero_leaves_the_sequence_when_the_capital_reaches_one_over_alpha():
@@ -21,6 +21,15 @@ def test_the_sequence_is_nested_and_holds_no_difference():
     low, high = confidence_sequence(d, alpha=0.05)
     assert (np.diff(low) >= 0).all() and (np.diff(high) <= 0).all()  # running intersection
     assert (low[-1], high[-1]) == pytest.approx((-0.295, 0.32))  # the grid's step is 0.005
+
+
+def test_first_rejection_is_where_the_sequence_leaves_out_zero():
+    rng = np.random.default_rng(3)
+    d = (rng.random(120) < 0.7).astype(float) - (rng.random(120) < 0.3).astype(float)
+    low, high = confidence_sequence(d, alpha=0.05)
+    first = next(t for t in range(120) if low[t] > 0 or high[t] < 0) + 1
+    assert first_rejection(d, alpha=0.05) == first
+    assert first_rejection(np.zeros(50), alpha=0.05) is None
 
 
 def test_more_bets_average_their_capital():
@@ -98,3 +107,27 @@ def test_a_decision_metric_outside_zero_one_is_an_error():
     )  # fmt: skip
     with pytest.raises(UserError, match=r"decisions.metric system/latency_s: values outside \[0, 1\]"):
         metric_values(scores, "system/latency_s", ["a", "b"])
+
+
+def test_the_headline_says_per_pair_decided_or_how_many_questions_are_needed():
+    import pandas as pd
+
+    from helpers.experiment.analysis import decided_lines
+    from helpers.experiment.config import ExperimentConfig
+    from helpers.stats import questions_needed
+
+    qids = [f"q{i}" for i in range(12)]
+    values = {"good": [1.0] * 12, "bad": [0.0] * 12, "close": [1.0, 1.0, 1.0, 0.0] * 3}
+    scores = pd.DataFrame(
+        [
+            {"architecture": a, "llm": "local", "judge": "correctness", "qid": q, "metric": "correctness", "value": v}
+            for a, row in values.items()
+            for q, v in zip(qids, row)
+        ]
+    )
+    lines = decided_lines(scores, ExperimentConfig(architectures=["bm25", "dense"]))
+    assert lines[0] == "decision on correctness/correctness: best good (1.000), each against it (alpha 0.05, Holm):"
+    assert lines[1].startswith("  bad -1.000 over 12 questions: decided (p = ")
+    needed = questions_needed(-0.25, float(np.std([0.0, 0.0, 0.0, -1.0] * 3, ddof=1)))
+    assert lines[2].startswith("  close -0.250 over 12 questions: not decided (p = ")
+    assert lines[2].endswith(f"about {needed} questions needed")

@@ -252,6 +252,15 @@ def _report(args: argparse.Namespace) -> int:
             print(f"{what}: {path}")
         return 0
     print(report(args.run_id))
+    from helpers.experiment.analysis import run_config  # pandas: loaded only when this runs
+    from helpers.experiment.estimates import format_table  # ppi_py: loaded only when this runs
+    from helpers.experiment.run_labels import run_estimates  # pandas: loaded only when this runs
+
+    estimates = run_estimates(args.run_id)
+    if estimates is not None:  # a person's labels of the run: what they and the judge say together
+        config = run_config(args.run_id)
+        confidence = config.statistics.confidence if config else 0.95
+        print("\nWith the labels in the run's labels.csv:\n" + format_table(*estimates, confidence))
     return 0
 
 

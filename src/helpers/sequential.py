@@ -92,6 +92,15 @@ def confidence_sequence(
     return low, high
 
 
+def first_rejection(differences, *, alpha: float = 0.05, bets=(0.5,), adaptive: bool = True, m: float = 0.0):
+    """The first t (1-based) at which the confidence sequence leaves out m (0: "the two differ"),
+    None if it never does: the capital at m alone, which is what deciding needs (the whole sequence
+    costs a grid of candidates)."""
+    d = np.asarray(differences, dtype=float)
+    hits = np.flatnonzero(_log_capital(d, np.array([m]), bets, adaptive)[:, 0] >= np.log(1 / alpha))
+    return int(hits[0]) + 1 if len(hits) else None
+
+
 @dataclass(frozen=True)
 class Pair:
     better: str  # the leader: the architecture with the higher mean so far

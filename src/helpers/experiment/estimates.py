@@ -28,6 +28,7 @@ from helpers.ppi import METHOD_TEXT, MIN_LABELS, paired_difference, three_estima
 
 LABEL_VALUES = {"yes": 1.0, "partly": 0.5, "no": 0.0, "1": 1.0, "1.0": 1.0, "0.5": 0.5, "0": 0.0, "0.0": 0.0}
 ALL = "all"  # the one group of a file without an architecture column
+POOLED = "(all architectures)"  # every answer of a run with several architectures, as one group
 COLUMNS = ["architecture", "baseline", "method", "estimate", "low", "high", "n_labels", "n_unlabelled"]
 DEFAULT_METRIC = "correctness/correctness"
 
@@ -167,7 +168,8 @@ def estimate_table(
 ) -> tuple[str, pd.DataFrame]:
     """('judge/metric', the table of COLUMNS): three estimates per architecture, then per paired
     difference against `baseline` (default the run's statistics.baseline, else the first
-    architecture) where at least MIN_LABELS questions have both answers labelled.
+    architecture) where at least MIN_LABELS questions have both answers labelled; with several
+    architectures, a row POOLED of every answer as one group.
     strict: an architecture with fewer than MIN_LABELS labels is an error (the command line); else
     it is left out (the labelling panel, while labels come in)."""
     name, part = metric_scores(scores, metric)
@@ -188,6 +190,12 @@ def estimate_table(
         rows += [
             {"architecture": architecture, "baseline": None, **e.as_dict()}
             for e in three_estimates(group["label"], group["value"], confidence=confidence)
+        ]
+    if len(architectures) > 1 and int((merged["label"].notna() & merged["value"].notna()).sum()) >= MIN_LABELS:
+        # every answer of the run as one group: what the labels buy when each architecture has few
+        rows += [
+            {"architecture": POOLED, "baseline": None, **e.as_dict()}
+            for e in three_estimates(merged["label"], merged["value"], confidence=confidence)
         ]
     baseline = baseline or (scores.baseline if scores.baseline in architectures else architectures[0])
     if baseline not in architectures:

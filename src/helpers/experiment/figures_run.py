@@ -31,6 +31,8 @@ from helpers.experiment.analysis import (  # noqa: E402
     statistics_settings,
     summary,
 )
+from helpers.experiment.estimates_figure import estimates_figure  # noqa: E402
+from helpers.experiment.run_labels import run_estimates  # noqa: E402
 from helpers.figures import (  # first: it selects the headless backend before pyplot loads
     BAR_COLOR,
     PER_ROW,
@@ -368,6 +370,13 @@ def build_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | 
     written = save_run_figures(
         run_id, scores, config, data_sources=[str(directory / "scores.parquet")], out_dir=out_dir
     )
+    estimates = run_estimates(run_id, results_dir)
+    if estimates is not None:  # a person's labels of the run: labels only, judge only, prediction-powered
+        fig = estimates_figure(*estimates, confidence=statistics_settings(config).confidence)
+        written["estimates"] = save_figure(
+            fig, f"{run_id}-estimates", run_ids=[run_id], data_sources=[str(directory / "labels.csv")], out_dir=out_dir
+        )["png"]
+        plt.close(fig)
     seed = seed_table(scores)
     inside(out_dir or paths.FIGURES_DIR, f"{run_id}-obstetrics-table.md", what="run id").write_text(
         seed.to_markdown() if len(seed) else "(RAGAS not run)", encoding="utf-8"

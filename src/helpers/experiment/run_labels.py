@@ -244,3 +244,13 @@ def judge_agreement(
         for positive in (("no",), ("no", "partly"))
     ]
     return pd.concat(tables, ignore_index=True)
+
+
+def run_estimates(run_id: str, results_dir: Path | None = None) -> tuple[str, pd.DataFrame] | None:
+    """The three estimates (RunLabels.estimates) of a run with a labels.csv; None without labels
+    or without enough of them (2 of an architecture)."""
+    directory = run_dir(run_id, results_dir)
+    if not (directory / LABELS_FILE).exists() or not (directory / "records.jsonl").exists():
+        return None
+    result = RunLabels(run_id, results_dir=directory.parent).estimates()
+    return result if result is not None and len(result[1]) else None

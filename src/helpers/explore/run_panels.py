@@ -12,6 +12,8 @@ import ipywidgets as w
 
 from helpers.data import DATASETS
 from helpers.experiment.analysis import load_scores, summary
+from helpers.experiment.estimates_figure import estimates_figure
+from helpers.experiment.run_labels import run_estimates
 from helpers.experiment.trends import config_diff, run_index, trend, trend_figure
 from helpers.explore.cards import summary_cards_html
 from helpers.explore.panels import KEEP, Panel, guarded
@@ -168,6 +170,8 @@ class ResultsPanel(Panel):
         self.status = w.HTML()
         self.figure = w.Image(format="png", layout=hidden_until_drawn())
         self.figure.add_class("hx-figure")
+        self.estimates = w.Image(format="png", layout=hidden_until_drawn())  # with labels: the three intervals
+        self.estimates.add_class("hx-estimates")
         self.table = w.HTML()
         self.table.add_class("hx-intervals")
         self.refresh.on_click(lambda _: self.list_saved())
@@ -180,6 +184,7 @@ class ResultsPanel(Panel):
                 w.HBox([self.judge, self.metric]),
                 self.status,
                 self.figure,
+                self.estimates,
                 self.table,
             ]
         )
@@ -238,6 +243,20 @@ class ResultsPanel(Panel):
             self.figure.layout.display = "" if figure is not None else "none"
         self.table.value = table_html(table.round(3))
         self.status.value = ""
+        self.show_estimates()
+
+    def show_estimates(self) -> None:
+        """With a person's labels of the run (its labels.csv): labels only, judge only and
+        prediction-powered intervals as one figure below the comparison."""
+        estimates = None if self.sweep.value or not self.run.value else run_estimates(self.run.value, self.results_dir)
+        if estimates is None:
+            self.estimates.value, self.estimates.layout.display = b"", "none"
+            return
+        figure = estimates_figure(*estimates)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+        plt.close(figure)
+        self.estimates.value, self.estimates.layout.display = buffer.getvalue(), ""
 
 
 EVERY_DATASET = "(every dataset)"
