@@ -54,8 +54,9 @@ def test_small_sample_interval_is_welch_t():
     y, f, fu = _example(4, n=12, big_n=40)
     lam = power_tuning(y, f, fu)
     estimate = prediction_powered(y, f, fu)
-    a, b = lam**2 * np.var(fu, ddof=1) / 40, max(np.var(y - lam * f, ddof=1), 1 / 13) / 12
-    df = (a + b) ** 2 / (a**2 / 39 + b**2 / 11)
+    # the tuned λ costs the rectifier one degree of freedom: n - 2
+    a, b = lam**2 * np.var(fu, ddof=1) / 40, max(np.var(y - lam * f, ddof=2), 1 / 13) / 12
+    df = (a + b) ** 2 / (a**2 / 39 + b**2 / 10)
     half = stats.t.ppf(0.975, df) * math.sqrt(a + b)
     assert estimate.estimate == pytest.approx(lam * fu.mean() + (y - lam * f).mean())
     assert estimate.high - estimate.estimate == pytest.approx(half)

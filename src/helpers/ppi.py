@@ -149,7 +149,8 @@ def prediction_powered(
     are the n labelled items' label and judge score, `scores_unlabelled` the judge's scores of the N
     others. lam: None tunes it (PPI++, `power_tuning`); 1 is the original PPI; 0 the labels alone.
 
-    small_sample (default): each variance with ddof 1 and a Student t quantile with the
+    small_sample (default): each variance with ddof 1 (the rectifier's 2 when λ is tuned: a fitted
+    coefficient) and a Student t quantile with the
     Welch-Satterthwaite degrees of freedom of the two terms (Welch 1947), because with n = 20 labels
     the CLT interval undercovers (benchmarks/ppi_coverage.py: 0.91 at 95 %, labels-only 0.92); the
     rectifier's variance at least variance_floor(n); no interval under MIN_INTERVAL_LABELS labels.
@@ -166,7 +167,8 @@ def prediction_powered(
         own = labels_only(y, confidence=confidence, small_sample=small_sample)
         return Estimate("ppi", own.estimate, own.low, own.high, own.n_labels, 0)
     alpha = _alpha(confidence)
-    lam = power_tuning(y, f, fu) if lam is None else float(lam)
+    tuned = lam is None
+    lam = power_tuning(y, f, fu) if tuned else float(lam)
     if not small_sample:
         ppi_py = _ppi()
         low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=alpha, lam=lam)
@@ -178,11 +180,14 @@ def prediction_powered(
     if n < MIN_INTERVAL_LABELS:
         return Estimate("ppi", float(estimate), math.nan, math.nan, n, big_n)
     imputed = lam**2 * fu.var(ddof=1) / big_n if big_n > 1 else 0.0
-    rectifier = max((y - lam * f).var(ddof=1), variance_floor(n)) / n
+    # a tuned λ is a regression coefficient fitted on the same labels (PPI++ is a control-variate
+    # estimator): its residuals keep n - 2 degrees of freedom, as a simple regression's do
+    kept = n - 2 if tuned and lam > 0 else n - 1
+    rectifier = max(np.sum(((y - lam * f) - (y - lam * f).mean()) ** 2) / kept, variance_floor(n)) / n
     total = imputed + rectifier
     if total == 0:
         return Estimate("ppi", float(estimate), float(estimate), float(estimate), n, big_n)
-    df = total**2 / ((imputed**2 / (big_n - 1) if big_n > 1 else 0.0) + rectifier**2 / (n - 1))
+    df = total**2 / ((imputed**2 / (big_n - 1) if big_n > 1 else 0.0) + rectifier**2 / kept)
     half = stats.t.ppf(1 - alpha / 2, df) * math.sqrt(total)
     return Estimate("ppi", float(estimate), float(estimate - half), float(estimate + half), n, big_n)
 
