@@ -68,7 +68,8 @@ class Budget:
         return cls("minutes", amount * {"s": 1 / 60, "sec": 1 / 60, "m": 1, "min": 1, "h": 60}[unit])
 
     def spent(self, answers: list[dict], seconds: float) -> float:
-        """What the run has spent of this budget's kind: its answers' tokens or dollars, or minutes."""
+        """What the run has spent of this budget's kind: the tokens or dollars of every stored answer
+        (a resumed run counts what it spent before), or the minutes of this invocation."""
         if self.kind == "minutes":
             return seconds / 60
         if self.kind == "tokens":
