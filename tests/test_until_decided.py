@@ -90,3 +90,14 @@ def test_a_metric_the_run_does_not_produce_is_an_error(decided):
     assert out.returncode == 2
     assert "decisions.metric 'correctness/correctness' was not produced by this run's judges" in out.stderr
     assert "retrieval/ndcg@10" in out.stderr
+
+
+def test_a_plain_run_afterwards_answers_the_rest_and_drops_the_decision(decided):
+    # last in this module: it changes the shared run
+    _, env, path, run, _ = decided
+    out = cli_in_process("run", str(path), env=env)
+    assert out.returncode == 0, out.stderr
+    assert not (run / "decisions.json").exists()
+    scores = pd.read_parquet(run / "scores.parquet")
+    assert scores[scores["judge"] == "retrieval"]["qid"].nunique() == 40
+    assert "decision on retrieval/ndcg@10: best" in out.stdout  # the fixed-n headline again

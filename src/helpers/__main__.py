@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"run {config.resolved_run_id()} started {_now()} ({args.config or args.documents})", flush=True)
     if args.until_decided:
         # pandas, scipy: loaded only when this runs
-        from helpers.experiment.until_decided import Budget, decision_lines, run_until_decided
+        from helpers.experiment.until_decided import Budget, run_until_decided
 
         budget = Budget.parse(args.budget) if args.budget else None
         summary = run_until_decided(Experiment(config), budget=budget)
@@ -162,9 +162,7 @@ def _run(args: argparse.Namespace) -> int:
             f"({', '.join(cut[:8])}{' ...' if len(cut) > 8 else ''}): raise llms[].max_tokens in {args.config or 'the config'}"
         )
     print()
-    print("\n".join(headline_lines(summary["run_id"])))
-    if summary.get("decision"):
-        print("\n".join(decision_lines(summary["decision"])))
+    print("\n".join(headline_lines(summary["run_id"])))  # with --until-decided: what it decided
     print(
         f"run {summary['run_id']} finished {_now()}: took {time.perf_counter() - start:.1f} s; results in {summary['directory']}"
     )

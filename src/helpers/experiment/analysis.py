@@ -275,7 +275,27 @@ def headline_lines(run_id: str, results_dir: Path | None = None) -> list[str]:
         + ", ".join(f"{r.metric} {mean_text(r.mean, r.ci_low, r.ci_high, r.n)}" for r in rows.itertuples())
         for architecture, rows in table.groupby("architecture", sort=False)
     ]
+    decision = run_dir(run_id, results_dir) / DECISIONS_FILE
+    if decision.exists():  # stopped by a confidence sequence: fixed-n p-values would not be valid here
+        return lines + decision_lines(json.loads(decision.read_text(encoding="utf-8")))
     return lines + decided_lines(scores, config)
+
+
+def decision_lines(decision: dict) -> list[str]:
+    """What a person reads at the end of the run: questions used, why it stopped, each pair."""
+    lines = [
+        f"until decided on {decision['metric']} (alpha {decision['alpha']}, every pair's interval anytime-valid): "
+        f"{decision['questions_used']} of {decision['questions_available']} questions used; {decision['stopped']}"
+    ]
+    for pair in decision["pairs"]:
+        lines.append(
+            f"  {pair['better']} - {pair['other']}: {pair['mean_diff']:+.3f}, interval "
+            f"[{pair['low']:+.3f}, {pair['high']:+.3f}] over {pair['n']} questions: {pair['status']}"
+        )
+    return lines
+
+
+DECISIONS_FILE = "decisions.json"  # what `run --until-decided` decided (helpers.experiment.until_decided)
 
 
 def decided_lines(scores: pd.DataFrame, config: Settings = None) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from pathlib import Path
 from typing import Literal
 
@@ -290,6 +291,26 @@ class ExperimentConfig(Strict):
         if self.decisions.metric:
             return self.decisions.metric
         return "correctness/correctness" if self.generate else f"retrieval/ndcg@{self.retrieval.k}"
+
+    def questions_of(self, data) -> dict[str, str]:
+        """{qid: question} of a run of this config on `data`: dataset.questions (or all), sampled
+        to dataset.n_questions (seeded by statistics.seed)."""
+        qids = self.dataset.questions or list(data.queries)
+        unknown = [q for q in qids if q not in data.queries]
+        if unknown:
+            raise ConfigError(
+                f"dataset.questions names unknown qids {unknown[:5]}; valid: {list(data.queries)[:10]}..."
+            )
+        n = self.dataset.n_questions
+        if n and n > len(qids):
+            raise ConfigError(
+                f"dataset.n_questions is {n} but {self.dataset.name} gives {len(qids)} questions"
+                " here; ask for fewer, or have the loader give more (RAGBench samples `dataset.options.n`"
+                " examples, 50 unless set; null for all)"
+            )
+        if n and n < len(qids):
+            qids = sorted(random.Random(self.statistics.seed).sample(sorted(qids), n))
+        return {q: data.queries[q] for q in qids}
 
     def llm(self, name: str | None) -> NamedLLM:
         for llm in self.llms:

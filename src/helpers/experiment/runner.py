@@ -26,7 +26,8 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.data.documents import cite
 from helpers.experiment.accounting import at_max_tokens, failure_summary, show_failures, system_rows, versions
-from helpers.experiment.config import ConfigError, ExperimentConfig
+from helpers.experiment.analysis import DECISIONS_FILE
+from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.exports import TRACE_FILES, trace_json
 from helpers.experiment.retrieval_first import format_table, retrieval_table
 from helpers.experiment.store import RunStore, answer_key, score_key
@@ -280,6 +281,8 @@ class Experiment:
     def run(self) -> dict:
         started = time.perf_counter()
         data, queries = self.start()
+        # every question answered: an earlier --until-decided's stopping point no longer describes the run
+        (self.store.directory / DECISIONS_FILE).unlink(missing_ok=True)
         self.answers(data, queries)
         answers = self.answered(queries)
         if self.config.generate:
@@ -322,25 +325,8 @@ class Experiment:
         tqdm.write("\n" + format_table(table, skipped) + "\n")
 
     def questions(self, data) -> dict[str, str]:
-        """{qid: question} of this run: the config's questions (or all), sampled to n_questions."""
-        cfg = self.config
-        qids = cfg.dataset.questions or list(data.queries)
-        unknown = [q for q in qids if q not in data.queries]
-        if unknown:
-            raise ConfigError(
-                f"dataset.questions names unknown qids {unknown[:5]}; valid: {list(data.queries)[:10]}..."
-            )
-        if cfg.dataset.n_questions and cfg.dataset.n_questions > len(qids):
-            raise ConfigError(
-                f"dataset.n_questions is {cfg.dataset.n_questions} but {cfg.dataset.name} gives {len(qids)} questions"
-                " here; ask for fewer, or have the loader give more (RAGBench samples `dataset.options.n`"
-                " examples, 50 unless set; null for all)"
-            )
-        if cfg.dataset.n_questions and cfg.dataset.n_questions < len(qids):
-            import random
-
-            qids = sorted(random.Random(cfg.statistics.seed).sample(sorted(qids), cfg.dataset.n_questions))
-        return {q: data.queries[q] for q in qids}
+        """{qid: question} of this run (ExperimentConfig.questions_of)."""
+        return self.config.questions_of(data)
 
     def _judges(self) -> list[str]:
         """The stored judges this config runs (registry order)."""

@@ -20,7 +20,6 @@ recomputed on them. What a run decided, and the path there, go to `decisions.jso
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import time
@@ -29,11 +28,11 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from helpers.errors import UserError
+from helpers.experiment.analysis import DECISIONS_FILE
 from helpers.experiment.runner import Experiment
 from helpers.judges import active_judges
 from helpers.sequential import OPEN, all_settled, settle
 
-DECISIONS_FILE = "decisions.json"
 _BUDGET = re.compile(
     r"^\s*(?:(?P<dollar>\$)\s*(?P<d>[\d.]+)|(?P<n>[\d.]+)\s*(?P<k>k)?\s*(?P<unit>s|sec|m|min|h|tokens?|usd|\$)?)\s*$",
     re.IGNORECASE,
@@ -185,22 +184,3 @@ def run_until_decided(experiment: Experiment, *, budget: Budget | None = None) -
     experiment.store.write_json(decision, DECISIONS_FILE)
     summary["decision"] = {k: v for k, v in decision.items() if k not in ("path", "order")}
     return summary
-
-
-def decision_lines(decision: dict) -> list[str]:
-    """What a person reads at the end of the run: questions used, why it stopped, each pair."""
-    lines = [
-        f"until decided on {decision['metric']} (alpha {decision['alpha']}, every pair's interval anytime-valid): "
-        f"{decision['questions_used']} of {decision['questions_available']} questions used; {decision['stopped']}"
-    ]
-    for pair in decision["pairs"]:
-        lines.append(
-            f"  {pair['better']} - {pair['other']}: {pair['mean_diff']:+.3f}, interval "
-            f"[{pair['low']:+.3f}, {pair['high']:+.3f}] over {pair['n']} questions: {pair['status']}"
-        )
-    return lines
-
-
-def load_decision(directory) -> dict | None:
-    path = directory / DECISIONS_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
