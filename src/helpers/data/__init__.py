@@ -1,8 +1,9 @@
 """Data layer: raw data preparation and loaders returning BEIR contracts.
 
-    from helpers.data import load_dataset
-    ds = load_dataset("scifact")          # ds.corpus, ds.queries, ds.qrels, ds.answers
+from helpers.data import load_dataset
+ds = load_dataset("scifact")          # ds.corpus, ds.queries, ds.qrels, ds.answers
 """
+
 from __future__ import annotations
 
 import inspect
@@ -38,7 +39,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "xquad-es": load_xquad_es,
     "xquad-en": load_xquad_en,
     "ragbench": load_ragbench_dataset,
-    "documents": load_documents,   # a user's own folder of documents (+ a questions file)
+    "documents": load_documents,  # a user's own folder of documents (+ a questions file)
 }
 # loaders that take **options hand them on to this function: its keywords are valid options too
 _FORWARDED = {load_obstetrics: guideline_chunks, load_obstetrics_es: guideline_chunks}
@@ -66,8 +67,11 @@ def dataset_options(name: str) -> list[str]:
 
 def check_dataset_name(name: str) -> None:
     if name not in DATASETS:
-        raise DataError(f"dataset {name!r}", f"unknown dataset; valid names: {sorted(DATASETS)}",
-                        fix="RAGBench: name 'ragbench' with options subset, split, n, seed")
+        raise DataError(
+            f"dataset {name!r}",
+            f"unknown dataset; valid names: {sorted(DATASETS)}",
+            fix="RAGBench: name 'ragbench' with options subset, split, n, seed",
+        )
 
 
 def _option_types(function: Callable) -> dict[str, object]:
@@ -98,8 +102,10 @@ def check_dataset_options(name: str, options: dict) -> None:
                 TypeAdapter(types[option]).validate_python(value)
             except ValidationError:
                 expected = getattr(types[option], "__name__", None) or str(types[option]).replace("typing.", "")
-                raise DataError(f"dataset {name!r}", f"option {option!r} must be {expected}, "
-                                f"got {type(value).__name__} {str(value)[:60]!r}") from None
+                raise DataError(
+                    f"dataset {name!r}",
+                    f"option {option!r} must be {expected}, got {type(value).__name__} {str(value)[:60]!r}",
+                ) from None
 
 
 def load_dataset(name: str, *, query_split: str = "all", **options) -> Dataset:
@@ -117,11 +123,24 @@ def summarize_all() -> tuple[list[dict], list[dict]]:
     rows = [load_dataset(name).summary() for name in DATASETS if name not in SUMMARIZED_APART]
     ragbench_rows = [
         {"subset": subset, "split": split, "examples": len(load_ragbench(subset, split))}
-        for subset, splits in list_splits().items() for split in splits
+        for subset, splits in list_splits().items()
+        for split in splits
     ]
     return rows, ragbench_rows
 
 
-__all__ = ["DATASETS", "DataError", "DataSourceError", "Dataset", "check_dataset_options", "dataset_options",
-           "list_splits", "load_dataset", "split_queries", "load_ragbench", "prepare_data", "summarize_all",
-           "training_frame"]
+__all__ = [
+    "DATASETS",
+    "DataError",
+    "DataSourceError",
+    "Dataset",
+    "check_dataset_options",
+    "dataset_options",
+    "list_splits",
+    "load_dataset",
+    "split_queries",
+    "load_ragbench",
+    "prepare_data",
+    "summarize_all",
+    "training_frame",
+]

@@ -1,4 +1,5 @@
 """Public retrieval benchmarks in BEIR contracts: SciFact (BEIR test set) and XQuAD."""
+
 from __future__ import annotations
 
 import ast
@@ -10,8 +11,8 @@ import zipfile
 from pathlib import Path
 
 from helpers.data.contracts import DataError, Dataset
-from helpers.errors import UserError
 from helpers.data.fetch import raw_path
+from helpers.errors import UserError
 
 SCIFACT_ZIP = "beir_scifact/scifact.zip"
 XQUAD_JSON = "xquad/xquad.{lang}.json"

@@ -3,6 +3,7 @@
 Written here rather than using LangChain's RecursiveCharacterTextSplitter because that splitter
 does not return spans under overlap, and every chunk must map back to its pages and section.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,9 +1,10 @@
 """Commands for a user's own documents: `ingest`, `testset`, and `run --documents` (helpers.__main__).
 
-  python -m helpers ingest DIR                       the ingest report and corpus statistics
-  python -m helpers testset DIR --n 50               a reviewed-to-be test set written by the LLM
-  python -m helpers run --documents DIR [--questions FILE] [--config FILE]
+python -m helpers ingest DIR                       the ingest report and corpus statistics
+python -m helpers testset DIR --n 50               a reviewed-to-be test set written by the LLM
+python -m helpers run --documents DIR [--questions FILE] [--config FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,14 +29,22 @@ TESTSET_CONFIG = "configs/local-qwen.yaml"
 def _chunking_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=500, help="characters per chunk (default 500, the seed's)")
     parser.add_argument("--chunk-overlap", type=int, default=100, help="characters shared by neighbours (default 100)")
-    parser.add_argument("--splitter", default="workbench", choices=["workbench", "langchain"],
-                        help="workbench: sentence-packed spans; langchain: RecursiveCharacterTextSplitter (the seed's)")
+    parser.add_argument(
+        "--splitter",
+        default="workbench",
+        choices=["workbench", "langchain"],
+        help="workbench: sentence-packed spans; langchain: RecursiveCharacterTextSplitter (the seed's)",
+    )
     parser.add_argument("--language", default="auto", help="ISO code, or auto (detected; default)")
 
 
 def _chunking(args) -> dict:
-    return {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap, "splitter": args.splitter,
-            "language": args.language}
+    return {
+        "chunk_size": args.chunk_size,
+        "chunk_overlap": args.chunk_overlap,
+        "splitter": args.splitter,
+        "language": args.language,
+    }
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -67,18 +76,23 @@ def write_testset(folder, *, n: int, config: str, out: str | Path | None, seed: 
     out = Path(out) if out else default_testset_path(folder)
     testset.write(out)
     testset.write(out.with_suffix(".candidates.jsonl"), all_candidates=True)
-    paths.write_json(out.with_suffix(".report.json"), {"settings": testset.settings, "counts": testset.counts(),
-                                                        "seconds": round(testset.seconds, 1)})
+    paths.write_json(
+        out.with_suffix(".report.json"),
+        {"settings": testset.settings, "counts": testset.counts(), "seconds": round(testset.seconds, 1)},
+    )
     return testset, out
 
 
 def _testset(args: argparse.Namespace) -> int:
-    testset, out = write_testset(args.path, n=args.n, config=args.config, out=args.out, seed=args.seed,
-                                 chunking=_chunking(args))
+    testset, out = write_testset(
+        args.path, n=args.n, config=args.config, out=args.out, seed=args.seed, chunking=_chunking(args)
+    )
     print(testset.format_report())
-    print(f"test set: {out} ({len(testset.kept)} questions; every candidate with its status in "
-          f"{out.with_suffix('.candidates.jsonl').name}). Review it (notebook 09's review panel) before "
-          f"trusting a ranking, then: python -m helpers run --documents {args.path} --questions {out}")
+    print(
+        f"test set: {out} ({len(testset.kept)} questions; every candidate with its status in "
+        f"{out.with_suffix('.candidates.jsonl').name}). Review it (notebook 09's review panel) before "
+        f"trusting a ranking, then: python -m helpers run --documents {args.path} --questions {out}"
+    )
     return 0
 
 
@@ -87,15 +101,19 @@ def documents_config(folder, questions, base_config: str | Path, qids: list[str]
     these; default all); RAGAS on the first questions, as many as the base config scores (RAGAS is
     slow on the local model)."""
     base = load_config(resolve_config(base_config))
-    options = {**(base.dataset.options if base.dataset.name == "documents" else {}),
-               "path": str(folder), "questions": str(questions)}
-    data = load_dataset("documents", **options)   # fails here, before any work, on a bad file
+    options = {
+        **(base.dataset.options if base.dataset.name == "documents" else {}),
+        "path": str(folder),
+        "questions": str(questions),
+    }
+    data = load_dataset("documents", **options)  # fails here, before any work, on a bad file
     raw = base.model_dump(mode="json")
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(str(folder).rstrip("/*")).name).strip("-") or "documents"
-    raw.update(name=f"documents-{slug}", run_id=None,
-               dataset={"name": "documents", "options": options, "questions": qids})
+    raw.update(
+        name=f"documents-{slug}", run_id=None, dataset={"name": "documents", "options": options, "questions": qids}
+    )
     if raw["judges"].get("ragas_questions") is not None:
-        raw["judges"]["ragas_questions"] = list(qids or data.queries)[:max(1, len(raw["judges"]["ragas_questions"]))]
+        raw["judges"]["ragas_questions"] = list(qids or data.queries)[: max(1, len(raw["judges"]["ragas_questions"]))]
     return ExperimentConfig(**raw)
 
 
@@ -110,12 +128,21 @@ def resolve_config(config: str | Path) -> Path:
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--documents", help="a folder (or glob) of your own documents: run the config's "
-                     "architectures over them (no YAML to write)")
-    run.add_argument("--questions", help="with --documents: a CSV, JSONL or XLSX file with a 'question' column "
-                     "(optional: id, reference, relevant); without it a test set is written first (testset)")
-    run.add_argument("--config", dest="base_config", default=str(paths.CONFIGS_DIR / "default.yaml"),
-                     help="with --documents: the settings to use (default configs/default.yaml)")
+    run.add_argument(
+        "--documents",
+        help="a folder (or glob) of your own documents: run the config's architectures over them (no YAML to write)",
+    )
+    run.add_argument(
+        "--questions",
+        help="with --documents: a CSV, JSONL or XLSX file with a 'question' column "
+        "(optional: id, reference, relevant); without it a test set is written first (testset)",
+    )
+    run.add_argument(
+        "--config",
+        dest="base_config",
+        default=str(paths.CONFIGS_DIR / "default.yaml"),
+        help="with --documents: the settings to use (default configs/default.yaml)",
+    )
 
 
 def add_cli(sub) -> None:
@@ -127,9 +154,14 @@ def add_cli(sub) -> None:
     tst = sub.add_parser("testset", help="write a test set from a folder of documents with the LLM")
     tst.add_argument("path", help="a folder, a file or a glob")
     tst.add_argument("--n", type=int, default=50, help="questions to keep (default 50)")
-    tst.add_argument("--config", default=str(paths.PROJECT_ROOT / TESTSET_CONFIG),
-                     help=f"whose generation LLM writes the questions (default {TESTSET_CONFIG})")
-    tst.add_argument("--out", help="questions file to write (.jsonl or .csv; default data/testsets/<folder>-<hash>.jsonl)")
+    tst.add_argument(
+        "--config",
+        default=str(paths.PROJECT_ROOT / TESTSET_CONFIG),
+        help=f"whose generation LLM writes the questions (default {TESTSET_CONFIG})",
+    )
+    tst.add_argument(
+        "--out", help="questions file to write (.jsonl or .csv; default data/testsets/<folder>-<hash>.jsonl)"
+    )
     tst.add_argument("--seed", type=int, default=0)
     _chunking_args(tst)
     tst.set_defaults(func=_testset)

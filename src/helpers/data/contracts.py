@@ -1,10 +1,11 @@
 """The plain data contracts every part of the workbench speaks (BEIR's):
 
-    corpus:  {doc_id: {"title": str, "text": str, ...metadata}}
-    queries: {qid: text}
-    qrels:   {qid: {doc_id: grade}}
-    answers: {qid: reference answer}          (where the dataset has them)
+corpus:  {doc_id: {"title": str, "text": str, ...metadata}}
+queries: {qid: text}
+qrels:   {qid: {doc_id: grade}}
+answers: {qid: reference answer}          (where the dataset has them)
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,15 @@ from helpers.errors import UserError
 class DataError(UserError):
     """Bad input data. The message names the file, the record and the field, and how to fix it."""
 
-    def __init__(self, source: str, problem: str, *, record: str | None = None,
-                 field_name: str | None = None, fix: str | None = None):
+    def __init__(
+        self,
+        source: str,
+        problem: str,
+        *,
+        record: str | None = None,
+        field_name: str | None = None,
+        fix: str | None = None,
+    ):
         where = source
         if record is not None:
             where += f", record {record}"

@@ -13,6 +13,7 @@ is built from the rest. Only when no file has text is it an error. Chunks never 
 PDF's chunks may cross pages (`page` where a chunk starts, `page_end` where it ends) and the
 character span is in the file's extracted text.
 """
+
 from __future__ import annotations
 
 import glob
@@ -31,7 +32,7 @@ from helpers.data.questions import read_questions
 from helpers.data.readers import KIND, READERS, Piece, read_document
 
 SPLITTERS = ("workbench", "langchain")
-INGEST_VERSION = 1   # bump when a reader or the chunking changes: invalidates the per-file chunk cache
+INGEST_VERSION = 1  # bump when a reader or the chunking changes: invalidates the per-file chunk cache
 MAX_FILE_MB = 200.0  # a larger file is skipped (memory stays bounded); the option raises it
 
 
@@ -39,17 +40,17 @@ MAX_FILE_MB = 200.0  # a larger file is skipped (memory stays bounded); the opti
 class FileEntry:
     """One file of the folder and what became of it."""
 
-    file: str            # path relative to the folder
+    file: str  # path relative to the folder
     kind: str
-    status: str          # "ok" or "skipped"
-    reason: str = ""     # why skipped (with the fix), or a note on an ok file
+    status: str  # "ok" or "skipped"
+    reason: str = ""  # why skipped (with the fix), or a note on an ok file
     bytes: int = 0
     sha256: str = ""
     pages: int | None = None
     sections: int = 0
     chars: int = 0
     chunks: int = 0
-    language: str = ""   # detected on this file alone (the corpus language is detected on all of them)
+    language: str = ""  # detected on this file alone (the corpus language is detected on all of them)
 
 
 @dataclass
@@ -57,16 +58,25 @@ class Ingested:
     corpus: dict[str, dict]
     files: list[FileEntry]
     language: str
-    detected_language: dict = field(default_factory=dict)   # {"code", "probability"} of the detector
+    detected_language: dict = field(default_factory=dict)  # {"code", "probability"} of the detector
     settings: dict = field(default_factory=dict)
 
     def report(self) -> dict:
         """The ingest report as plain data (kept in a run folder as ingest_report.json)."""
         ok = [f for f in self.files if f.status == "ok"]
-        return {"files": [asdict(f) for f in self.files], "language": self.language,
-                "detected_language": self.detected_language, "settings": self.settings,
-                "totals": {"files": len(self.files), "ingested": len(ok), "skipped": len(self.files) - len(ok),
-                           "chunks": len(self.corpus), "chars": sum(f.chars for f in ok)}}
+        return {
+            "files": [asdict(f) for f in self.files],
+            "language": self.language,
+            "detected_language": self.detected_language,
+            "settings": self.settings,
+            "totals": {
+                "files": len(self.files),
+                "ingested": len(ok),
+                "skipped": len(self.files) - len(ok),
+                "chunks": len(self.corpus),
+                "chars": sum(f.chars for f in ok),
+            },
+        }
 
     def format_report(self) -> str:
         return format_report(self.report())
@@ -80,19 +90,25 @@ def format_report(report: dict) -> str:
     lines = [f"{'file':{width}s}  {'kind':9s} {'lang':4s} {'status':7s}  taken / reason"]
     for f in files:
         if f["status"] == "ok":
-            what = (f"{f['pages']} page(s), " if f["pages"] else "") + f"{f['sections']} section(s), {f['chars']:,} chars, {f['chunks']} chunks"
+            what = (
+                f"{f['pages']} page(s), " if f["pages"] else ""
+            ) + f"{f['sections']} section(s), {f['chars']:,} chars, {f['chunks']} chunks"
             what += f"; {f['reason']}" if f["reason"] else ""
         else:
             what = f["reason"]
         lines.append(f"{f['file']:{width}s}  {f['kind']:9s} {f.get('language', ''):4s} {f['status']:7s}  {what}")
     totals, detected = report["totals"], report.get("detected_language")
-    lines.append(f"{totals['ingested']} of {totals['files']} file(s) ingested, {totals['skipped']} skipped; "
-                 f"{totals['chunks']} chunks, {totals['chars']:,} chars; language {report['language']}"
-                 + (f" (detected {detected['code']}, p={detected['probability']:.2f})" if detected else ""))
+    lines.append(
+        f"{totals['ingested']} of {totals['files']} file(s) ingested, {totals['skipped']} skipped; "
+        f"{totals['chunks']} chunks, {totals['chars']:,} chars; language {report['language']}"
+        + (f" (detected {detected['code']}, p={detected['probability']:.2f})" if detected else "")
+    )
     languages = sorted({f.get("language") for f in files if f.get("language")})
     if len(languages) > 1:
-        lines.append(f"mixed languages ({', '.join(languages)}): prompts, stemmer and embedder follow {report['language']}; "
-                     "run each language as its own folder, or set `language:` to choose")
+        lines.append(
+            f"mixed languages ({', '.join(languages)}): prompts, stemmer and embedder follow {report['language']}; "
+            "run each language as its own folder, or set `language:` to choose"
+        )
     return "\n".join(lines)
 
 
@@ -126,8 +142,15 @@ def cite(doc: dict) -> str:
 
 
 # --------------------------------------------------------------------------- chunking
-def chunk_pieces(pieces: list[Piece], source: str, *, chunk_size: int = 500, chunk_overlap: int = 100,
-                 boundary: str = "sentence", splitter: str = "workbench") -> dict[str, dict]:
+def chunk_pieces(
+    pieces: list[Piece],
+    source: str,
+    *,
+    chunk_size: int = 500,
+    chunk_overlap: int = 100,
+    boundary: str = "sentence",
+    splitter: str = "workbench",
+) -> dict[str, dict]:
     """Chunks of one file's pieces, keyed `<source>#p<page>_c<n>` (PDF) or `<source>#c<n>`.
     Pieces are joined so chunks may cross pages of one PDF, never sections of other formats
     (a section boundary is a topic boundary; PDF pages are not)."""
@@ -148,9 +171,15 @@ def chunk_pieces(pieces: list[Piece], source: str, *, chunk_size: int = 500, chu
             prefix = f"p{piece.page}_" if piece.page is not None else ""
             counts[prefix] = counts.get(prefix, 0) + 1
             corpus[f"{source}#{prefix}c{counts[prefix]}"] = {
-                "title": piece.section or Path(source).name, "text": text[start:end], "source": source,
-                "page": piece.page, "page_end": group[last].page, "section": piece.section,
-                "char_start": offset + start, "char_end": offset + end}
+                "title": piece.section or Path(source).name,
+                "text": text[start:end],
+                "source": source,
+                "page": piece.page,
+                "page_end": group[last].page,
+                "section": piece.section,
+                "char_start": offset + start,
+                "char_end": offset + end,
+            }
         offset += len(text)
     return corpus
 
@@ -164,8 +193,11 @@ def _spans(text: str, size: int, overlap: int, boundary: str, splitter: str) -> 
     if not 0 <= overlap < size:
         raise DataError("chunk_overlap", f"must be in [0, chunk_size={size}), got {overlap}")
     cutter = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap, add_start_index=True)
-    return [(doc.metadata["start_index"], doc.metadata["start_index"] + len(doc.page_content))
-            for doc in cutter.create_documents([text]) if doc.page_content.strip()]
+    return [
+        (doc.metadata["start_index"], doc.metadata["start_index"] + len(doc.page_content))
+        for doc in cutter.create_documents([text])
+        if doc.page_content.strip()
+    ]
 
 
 # --------------------------------------------------------------------------- ingestion
@@ -178,10 +210,17 @@ def list_files(path: str | Path) -> tuple[Path, list[Path]]:
     else:
         root = Path(text).expanduser()
         if not root.exists():
-            raise DataError(str(root), "folder not found", fix="Give a folder of documents or a glob such as 'docs/**/*.pdf'")
+            raise DataError(
+                str(root), "folder not found", fix="Give a folder of documents or a glob such as 'docs/**/*.pdf'"
+            )
         # shallow files first: of two identical files, the one nearer the top is read, the copy skipped
-        files = [root] if root.is_file() else sorted((p for p in root.rglob("*") if p.is_file()),
-                                                     key=lambda p: (len(p.relative_to(root).parts), str(p)))
+        files = (
+            [root]
+            if root.is_file()
+            else sorted(
+                (p for p in root.rglob("*") if p.is_file()), key=lambda p: (len(p.relative_to(root).parts), str(p))
+            )
+        )
         root = root.parent if root.is_file() else root
     if not files:
         raise DataError(text, "no files found", fix=f"Put documents ({', '.join(sorted(READERS))}) in it")
@@ -191,7 +230,9 @@ def list_files(path: str | Path) -> tuple[Path, list[Path]]:
 def _cached_pieces(path: Path, digest: str) -> list[Piece]:
     """A file's pieces, cached in data/processed/documents/ by content checksum (a rerun or a
     sweep over chunk sizes reads each PDF once)."""
-    cache = paths.PROCESSED_DIR / "documents" / f"{digest[:24]}-{path.suffix.lower().lstrip('.')}-v{INGEST_VERSION}.json"
+    cache = (
+        paths.PROCESSED_DIR / "documents" / f"{digest[:24]}-{path.suffix.lower().lstrip('.')}-v{INGEST_VERSION}.json"
+    )
     if cache.exists():
         return [Piece(**p) for p in json.loads(cache.read_text(encoding="utf-8"))]
     pieces = read_document(path)
@@ -204,15 +245,24 @@ def _cached_pieces(path: Path, digest: str) -> list[Piece]:
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:   # in blocks: a large file never sits in memory whole
+    with open(path, "rb") as fh:  # in blocks: a large file never sits in memory whole
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def ingest(path: str | Path, *, chunk_size: int = 500, chunk_overlap: int = 100, boundary: str = "sentence",
-           splitter: str = "workbench", language: str = "auto", max_file_mb: float = MAX_FILE_MB,
-           progress: bool = True, exclude: tuple[str | Path, ...] = ()) -> Ingested:
+def ingest(
+    path: str | Path,
+    *,
+    chunk_size: int = 500,
+    chunk_overlap: int = 100,
+    boundary: str = "sentence",
+    splitter: str = "workbench",
+    language: str = "auto",
+    max_file_mb: float = MAX_FILE_MB,
+    progress: bool = True,
+    exclude: tuple[str | Path, ...] = (),
+) -> Ingested:
     """Read, clean and chunk every file under `path` (a folder, a file or a glob).
 
     chunk_size / chunk_overlap (characters; the seed's 500 / 100), boundary ('sentence' or 'word',
@@ -225,22 +275,30 @@ def ingest(path: str | Path, *, chunk_size: int = 500, chunk_overlap: int = 100,
     entries, corpus, seen = [], {}, {}
     for file in tqdm(files, desc="ingest", unit="file", disable=not progress):
         name = file.relative_to(root).as_posix() if file.is_relative_to(root) else file.name
-        entry = FileEntry(name, KIND.get(file.suffix.lower(), file.suffix.lower().lstrip(".") or "?"), "skipped",
-                          bytes=file.stat().st_size)
+        entry = FileEntry(
+            name,
+            KIND.get(file.suffix.lower(), file.suffix.lower().lstrip(".") or "?"),
+            "skipped",
+            bytes=file.stat().st_size,
+        )
         entries.append(entry)
         if file.resolve() in excluded:
             entry.reason = "the questions file: not a document"
             continue
         if file.suffix.lower() not in READERS:
-            entry.reason = (f"unsupported type {file.suffix or '(no extension)'!r}; supported: "
-                            f"{', '.join(sorted(READERS))} (convert it, or pass it through a LangChain loader)")
+            entry.reason = (
+                f"unsupported type {file.suffix or '(no extension)'!r}; supported: "
+                f"{', '.join(sorted(READERS))} (convert it, or pass it through a LangChain loader)"
+            )
             continue
         if entry.bytes == 0:
             entry.reason = "empty file (0 bytes)"
             continue
         if entry.bytes > max_file_mb * 2**20:
-            entry.reason = (f"{entry.bytes / 2**20:.0f} MB, over max_file_mb={max_file_mb:g}: split the file or "
-                            "raise the dataset option max_file_mb")
+            entry.reason = (
+                f"{entry.bytes / 2**20:.0f} MB, over max_file_mb={max_file_mb:g}: split the file or "
+                "raise the dataset option max_file_mb"
+            )
             continue
         entry.sha256 = _sha256(file)
         if entry.sha256 in seen:
@@ -249,27 +307,35 @@ def ingest(path: str | Path, *, chunk_size: int = 500, chunk_overlap: int = 100,
         seen[entry.sha256] = name
         try:
             pieces = _cached_pieces(file, entry.sha256)
-        except DataError as exc:   # the reader's reason, with its fix, without repeating the path
+        except DataError as exc:  # the reader's reason, with its fix, without repeating the path
             entry.reason = str(exc).removeprefix(f"{file}: ")
             continue
-        except Exception as exc:   # a reader library failing on a damaged file: recorded, never fatal
+        except Exception as exc:  # a reader library failing on a damaged file: recorded, never fatal
             entry.reason = f"could not be read ({type(exc).__name__}: {exc})"
             continue
         if not pieces:
             entry.reason = "no text in it"
             continue
         try:
-            chunks = chunk_pieces(pieces, name, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
-                                  boundary=boundary, splitter=splitter)
-        except DataError:   # a bad setting (unknown splitter, overlap >= size): every file would fail
+            chunks = chunk_pieces(
+                pieces, name, chunk_size=chunk_size, chunk_overlap=chunk_overlap, boundary=boundary, splitter=splitter
+            )
+        except DataError:  # a bad setting (unknown splitter, overlap >= size): every file would fail
             raise
-        except Exception as exc:   # a bug met on one file's text: that file is reported, the rest go on
+        except Exception as exc:  # a bug met on one file's text: that file is reported, the rest go on
             entry.reason = f"read, but chunking failed ({type(exc).__name__}: {exc}); please report it"
             continue
         _taken(entry, pieces, chunks)
         corpus.update(chunks)
-    settings = {"path": str(path), "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "boundary": boundary,
-                "splitter": splitter, "language": language, "max_file_mb": max_file_mb}
+    settings = {
+        "path": str(path),
+        "chunk_size": chunk_size,
+        "chunk_overlap": chunk_overlap,
+        "boundary": boundary,
+        "splitter": splitter,
+        "language": language,
+        "max_file_mb": max_file_mb,
+    }
     return _finish(corpus, entries, language, settings, source=str(path))
 
 
@@ -285,60 +351,112 @@ def _taken(entry: FileEntry, pieces: list[Piece], chunks: dict) -> None:
 def _finish(corpus: dict, entries: list[FileEntry], language: str, settings: dict, source: str) -> Ingested:
     if not corpus:
         reasons = "; ".join(f"{e.file}: {e.reason}" for e in entries[:5])
-        raise DataError(source, f"no document with text among {len(entries)} file(s) ({reasons})",
-                        fix="Add PDF, Markdown, HTML, text or DOCX files with a text layer")
+        raise DataError(
+            source,
+            f"no document with text among {len(entries)} file(s) ({reasons})",
+            fix="Add PDF, Markdown, HTML, text or DOCX files with a text layer",
+        )
     detected = detect_language([doc["text"] for doc in corpus.values()])
     chosen = detected["code"] if language in (None, "auto") else language
     return Ingested(corpus, entries, chosen, detected, settings)
 
 
-def ingest_langchain(documents, *, chunk_size: int = 500, chunk_overlap: int = 100, boundary: str = "sentence",
-                     splitter: str = "workbench", language: str = "auto") -> Ingested:
+def ingest_langchain(
+    documents,
+    *,
+    chunk_size: int = 500,
+    chunk_overlap: int = 100,
+    boundary: str = "sentence",
+    splitter: str = "workbench",
+    language: str = "auto",
+) -> Ingested:
     """Any LangChain loader's output (a list of langchain_core Documents) as a corpus: documents
     are grouped by metadata['source'], with metadata['page'] (0-based in PyPDFLoader, so +1)
     as the page and metadata['section'] or ['title'] as the section."""
     groups: dict[str, list[Piece]] = {}
     for i, doc in enumerate(documents):
         if not hasattr(doc, "page_content"):
-            raise DataError("documents", f"item {i} is a {type(doc).__name__}, not a LangChain Document",
-                            fix="Pass loader.load()'s list")
+            raise DataError(
+                "documents",
+                f"item {i} is a {type(doc).__name__}, not a LangChain Document",
+                fix="Pass loader.load()'s list",
+            )
         meta = doc.metadata or {}
         page = meta.get("page")
         page = int(page) + 1 if isinstance(page, int) or (isinstance(page, str) and page.isdigit()) else None
         source = Path(str(meta.get("source") or f"document-{i}")).name
-        groups.setdefault(source, []).append(Piece(doc.page_content, page, str(meta.get("section") or meta.get("title") or "")))
+        groups.setdefault(source, []).append(
+            Piece(doc.page_content, page, str(meta.get("section") or meta.get("title") or ""))
+        )
     entries, corpus = [], {}
     for source, pieces in groups.items():
         pieces = [p for p in pieces if p.text.strip()]
         entry = FileEntry(source, "langchain", "skipped", reason="no text in it")
         entries.append(entry)
         if pieces:
-            chunks = chunk_pieces(pieces, source, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
-                                  boundary=boundary, splitter=splitter)
+            chunks = chunk_pieces(
+                pieces, source, chunk_size=chunk_size, chunk_overlap=chunk_overlap, boundary=boundary, splitter=splitter
+            )
             _taken(entry, pieces, chunks)
             corpus.update(chunks)
-    settings = {"path": "langchain documents", "chunk_size": chunk_size, "chunk_overlap": chunk_overlap,
-                "boundary": boundary, "splitter": splitter, "language": language}
+    settings = {
+        "path": "langchain documents",
+        "chunk_size": chunk_size,
+        "chunk_overlap": chunk_overlap,
+        "boundary": boundary,
+        "splitter": splitter,
+        "language": language,
+    }
     return _finish(corpus, entries, language, settings, source="langchain documents")
 
 
-def load_documents(path: str | Path | None = None, questions: str | Path | None = None, *, language: str = "auto",
-                   chunk_size: int = 500, chunk_overlap: int = 100, boundary: str = "sentence",
-                   splitter: str = "workbench", max_file_mb: float = MAX_FILE_MB) -> Dataset:
+def load_documents(
+    path: str | Path | None = None,
+    questions: str | Path | None = None,
+    *,
+    language: str = "auto",
+    chunk_size: int = 500,
+    chunk_overlap: int = 100,
+    boundary: str = "sentence",
+    splitter: str = "workbench",
+    max_file_mb: float = MAX_FILE_MB,
+) -> Dataset:
     """The `documents` dataset: the files under `path` as the corpus, and the questions of
     `questions` (CSV, JSONL or XLSX: helpers.data.questions) with their references and qrels.
     Without a questions file, write a test set first: `python -m helpers testset DIR`."""
     if path is None:
-        raise DataError("dataset 'documents'", "option 'path' is required",
-                        fix="Set dataset.options.path to a folder or glob of documents")
-    ingested = ingest(path, chunk_size=chunk_size, chunk_overlap=chunk_overlap, boundary=boundary,
-                      splitter=splitter, language=language, max_file_mb=max_file_mb, progress=False,
-                      exclude=(questions,) if questions else ())
+        raise DataError(
+            "dataset 'documents'",
+            "option 'path' is required",
+            fix="Set dataset.options.path to a folder or glob of documents",
+        )
+    ingested = ingest(
+        path,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        boundary=boundary,
+        splitter=splitter,
+        language=language,
+        max_file_mb=max_file_mb,
+        progress=False,
+        exclude=(questions,) if questions else (),
+    )
     if questions is None:
-        raise DataError("dataset 'documents'", "option 'questions' is required for a run",
-                        fix=f"Give a questions file (CSV, JSONL or XLSX with a 'question' column), or write a "
-                            f"test set: `python -m helpers testset {path}`")
+        raise DataError(
+            "dataset 'documents'",
+            "option 'questions' is required for a run",
+            fix=f"Give a questions file (CSV, JSONL or XLSX with a 'question' column), or write a "
+            f"test set: `python -m helpers testset {path}`",
+        )
     asked = read_questions(questions, ingested.corpus)
-    return Dataset("documents", ingested.language, ingested.corpus, asked.queries, asked.qrels, asked.answers,
-                   source=str(path), notes={"ingest_report": ingested.report(), "questions": str(questions)},
-                   unanswerable=asked.unanswerable)
+    return Dataset(
+        "documents",
+        ingested.language,
+        ingested.corpus,
+        asked.queries,
+        asked.qrels,
+        asked.answers,
+        source=str(path),
+        notes={"ingest_report": ingested.report(), "questions": str(questions)},
+        unanswerable=asked.unanswerable,
+    )

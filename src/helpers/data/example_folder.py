@@ -5,6 +5,7 @@ that the ingest report has something to say.
 
     folder, questions = example_folder(pages="124-150")   # data/examples/obstetrics[-124-150]/
 """
+
 from __future__ import annotations
 
 import csv
@@ -46,7 +47,7 @@ def example_folder(pages: str | None = None, root: Path | None = None) -> tuple[
             source.save(pdf)
     (documents / "notas.md").write_text(NOTE_MD, encoding="utf-8")
     (documents / "signos.html").write_text(PAGE_HTML, encoding="utf-8")
-    (documents / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")   # an unsupported file: reported, skipped
+    (documents / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")  # an unsupported file: reported, skipped
     queries, answers = load_questions()
     questions = folder / "questions.csv"
     with open(questions, "w", newline="", encoding="utf-8") as fh:

@@ -6,6 +6,7 @@ copied or downloaded to a temporary file beside it, checked, then renamed into p
 a failed checksum or an interrupted copy leaves nothing there, and `raw_path` checks the checksum
 again before it hands a path out.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -76,7 +77,7 @@ def _install_verified(fill, dest: Path, expected: str, origin: str) -> None:
         if actual != expected:
             raise _mismatch(dest, expected, actual, origin)
         tmp.chmod(0o444)
-        os.replace(tmp, dest)   # same folder: atomic, and it replaces a read-only file too
+        os.replace(tmp, dest)  # same folder: atomic, and it replaces a read-only file too
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -101,8 +102,10 @@ def _stale_note(dest: Path, expected: str) -> str:
     """A word on a file already at `dest` that fails its checksum (never used, never deleted)."""
     if not dest.exists():
         return ""
-    return (f" The file already at {dest} fails its checksum (expected sha256 {expected}, got "
-            f"{sha256_of(dest)}): it is not used.")
+    return (
+        f" The file already at {dest} fails its checksum (expected sha256 {expected}, got "
+        f"{sha256_of(dest)}): it is not used."
+    )
 
 
 def prepare_file(src: SourceFile, raw_dir: Path, shared_dir: Path) -> str:
@@ -130,8 +133,13 @@ def prepare_file(src: SourceFile, raw_dir: Path, shared_dir: Path) -> str:
     return "downloaded"
 
 
-def prepare_data(datasets: list[str] | None = None, *, raw_dir: Path | None = None,
-                 shared_dir: Path | None = None, strict: bool = True) -> dict[str, dict[str, str]]:
+def prepare_data(
+    datasets: list[str] | None = None,
+    *,
+    raw_dir: Path | None = None,
+    shared_dir: Path | None = None,
+    strict: bool = True,
+) -> dict[str, dict[str, str]]:
     """Prepare every file of `datasets` (all by default).
 
     Returns {dataset: {relpath: status}}; a status is 'present', 'copied', 'downloaded' or
@@ -167,8 +175,9 @@ def _source(relpath: str) -> SourceFile:
     for src in sources[dataset]:
         if src.relpath == relpath:
             return src
-    raise DataSourceError(f"{relpath!r} is not in the manifest {SOURCES_FILE}; its files: "
-                          f"{[f.relpath for f in sources[dataset]]}")
+    raise DataSourceError(
+        f"{relpath!r} is not in the manifest {SOURCES_FILE}; its files: {[f.relpath for f in sources[dataset]]}"
+    )
 
 
 # (path) -> (inode, size, mtime) of the file when its sha256 last matched: hashed again only when
@@ -193,6 +202,6 @@ def raw_path(relpath: str, raw_dir: Path | None = None) -> Path:
         return path
     prepare_data([src.dataset], raw_dir=raw_dir)
     actual = sha256_of(path) if path.exists() else None
-    if actual != src.sha256:   # only verified files are ever put there; this guards that promise
+    if actual != src.sha256:  # only verified files are ever put there; this guards that promise
         raise _mismatch(path, src.sha256, actual or "no file", "data/raw")
     return path

@@ -197,7 +197,9 @@ def load_obstetrics(extra_questions: str | Path | None = None, **chunk_options) 
         clash = sorted(set(asked.queries) & set(queries))
         if clash:
             raise DataError(
-                str(extra_questions), f"ids {clash} are the benchmark's own questions", field_name="id",
+                str(extra_questions),
+                f"ids {clash} are the benchmark's own questions",
+                field_name="id",
                 fix="Give the extra questions other ids (e.g. x1, x2, ...)",
             )
         queries, answers = {**queries, **asked.queries}, {**answers, **asked.answers}

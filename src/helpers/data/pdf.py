@@ -1,5 +1,6 @@
 """PDF ingestion: page text with running headers, footers and page numbers removed, hyphenation
 and whitespace repaired, and the section each page belongs to (PyMuPDF)."""
+
 from __future__ import annotations
 
 import re
@@ -74,22 +75,28 @@ def read_pdf(path: str | Path, pages: str | None = None) -> list[Page]:
 
     path = Path(path)
     if not path.is_file():
-        raise DataError(str(path), "is a folder, not a PDF file" if path.is_dir() else "file not found",
-                        fix="Run `make data` or pass the path of a PDF file")
+        raise DataError(
+            str(path),
+            "is a folder, not a PDF file" if path.is_dir() else "file not found",
+            fix="Run `make data` or pass the path of a PDF file",
+        )
     try:
         doc = pymupdf.open(path)
     except Exception as exc:  # pymupdf raises its own FileDataError / RuntimeError kinds
         raise DataError(str(path), f"cannot be opened as a PDF ({exc})", fix="Check the file is a valid PDF") from exc
     with doc:
         if doc.needs_pass:
-            raise DataError(str(path), "the PDF is encrypted (it needs a password)",
-                            fix="Save a decrypted copy first, e.g. `qpdf --password=PW --decrypt in.pdf out.pdf`")
+            raise DataError(
+                str(path),
+                "the PDF is encrypted (it needs a password)",
+                fix="Save a decrypted copy first, e.g. `qpdf --password=PW --decrypt in.pdf out.pdf`",
+            )
         if doc.page_count == 0:
             raise DataError(str(path), "the PDF has no pages")
         numbers = parse_page_range(pages, doc.page_count, source=f"{path} pages")
         raw = {n: doc[n - 1].get_text() for n in numbers}
         has_images = any(doc[n - 1].get_images() for n in numbers[:50])
-        toc = doc.get_toc()   # [[level, title, page], ...]: the bookmarks, where the PDF has them
+        toc = doc.get_toc()  # [[level, title, page], ...]: the bookmarks, where the PDF has them
     page_lines = {n: [l.rstrip() for l in raw[n].split("\n") if l.strip()] for n in numbers}
     repeated = _repeated_edge_lines(list(page_lines.values()))
 
@@ -113,7 +120,9 @@ def read_pdf(path: str | Path, pages: str | None = None) -> list[Page]:
                 break
         # keep blank-line paragraph breaks from the raw text, drop removed lines
         kept = set(keep)
-        body = "\n".join(l if l.rstrip() in kept else "" for l in raw[n].split("\n") if l.strip() == "" or l.rstrip() in kept)
+        body = "\n".join(
+            l if l.rstrip() in kept else "" for l in raw[n].split("\n") if l.strip() == "" or l.rstrip() in kept
+        )
         result.append(Page(n, repair_text(body), section_number, section_title))
     if not any(page.text for page in result):
         what = "no text layer (a scanned PDF: its pages are images)" if has_images else "no text could be extracted"

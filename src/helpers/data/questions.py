@@ -12,6 +12,7 @@ as `answerable: false`; its other columns are kept aside.
 A file, row or column that is wrong is a DataError naming all three and the fix. Rows count from 1
 as a spreadsheet shows them (the header is row 1 in CSV and XLSX; JSONL counts lines).
 """
+
 from __future__ import annotations
 
 import csv
@@ -47,12 +48,15 @@ def _table(path: Path) -> tuple[pd.DataFrame, int]:
     """(the rows as strings, the row number of the first data row)."""
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise DataError(str(path), f"unsupported questions format {suffix or '(none)'!r}",
-                        fix=f"Use {', '.join(FORMATS)} with a 'question' column")
+        raise DataError(
+            str(path),
+            f"unsupported questions format {suffix or '(none)'!r}",
+            fix=f"Use {', '.join(FORMATS)} with a 'question' column",
+        )
     try:
         if suffix == ".csv":
             text = decode_text(path)
-            try:   # comma, semicolon (spreadsheets in Spanish locales) or tab
+            try:  # comma, semicolon (spreadsheets in Spanish locales) or tab
                 sep = csv.Sniffer().sniff(text[:4096], delimiters=",;\t").delimiter
             except csv.Error:
                 sep = ","
@@ -87,10 +91,16 @@ def relevant_doc_ids(spec: str, corpus: dict[str, dict]) -> tuple[dict[str, int]
         match = re.fullmatch(r"(.+?)(?:#(\d+)|@(\d+)-(\d+))?", item)
         name, page = match[1].strip(), match[2]
         span = (int(match[3]), int(match[4])) if match[3] else None
-        hits = [doc_id for doc_id, doc in corpus.items()
-                if (doc.get("source") == name or Path(str(doc.get("source", ""))).name == name)
-                and (not page or (doc.get("page") is not None and doc["page"] <= int(page) <= (doc.get("page_end") or doc["page"])))
-                and (not span or _covers(doc, span))]
+        hits = [
+            doc_id
+            for doc_id, doc in corpus.items()
+            if (doc.get("source") == name or Path(str(doc.get("source", ""))).name == name)
+            and (
+                not page
+                or (doc.get("page") is not None and doc["page"] <= int(page) <= (doc.get("page_end") or doc["page"]))
+            )
+            and (not span or _covers(doc, span))
+        ]
         if hits:
             rels.update({doc_id: 1 for doc_id in hits})
         else:
@@ -115,37 +125,58 @@ def read_questions(path: str | Path, corpus: dict[str, dict] | None = None) -> Q
         raise DataError(str(path), "the file has no questions", fix="Add rows with a 'question' column")
     table.columns = [str(c).strip().lower() for c in table.columns]
     if "question" not in table.columns:
-        raise DataError(str(path), f"no 'question' column (columns: {[c for c in table.columns if c != '_line']})",
-                        field_name="question", fix="Name the column of questions 'question'")
+        raise DataError(
+            str(path),
+            f"no 'question' column (columns: {[c for c in table.columns if c != '_line']})",
+            field_name="question",
+            fix="Name the column of questions 'question'",
+        )
     asked, sources = Questions({}), sorted({str(d.get("source")) for d in (corpus or {}).values() if d.get("source")})
     for i, row in enumerate(table.to_dict("records")):
         where = f"line {row['_line']}" if "_line" in row else f"row {i + first_row}"
         question = _cell(row.get("question"))
         if not question:
-            raise DataError(str(path), "empty question", record=where, field_name="question",
-                            fix="Fill it in or delete the row")
+            raise DataError(
+                str(path), "empty question", record=where, field_name="question", fix="Fill it in or delete the row"
+            )
         if len(question) > MAX_QUESTION_CHARS:
-            raise DataError(str(path), f"question of {len(question):,} characters (at most {MAX_QUESTION_CHARS:,})",
-                            record=where, field_name="question", fix="Shorten it; a question is a sentence or a paragraph")
+            raise DataError(
+                str(path),
+                f"question of {len(question):,} characters (at most {MAX_QUESTION_CHARS:,})",
+                record=where,
+                field_name="question",
+                fix="Shorten it; a question is a sentence or a paragraph",
+            )
         qid = _cell(row.get("id")) or f"q{i + 1}"
         if qid in asked.queries:
             raise DataError(str(path), f"duplicate id {qid!r}", record=where, field_name="id", fix="Ids must be unique")
         asked.queries[qid] = question
         answerable = _cell(row.get("answerable")).lower()
         if answerable not in NOT_ANSWERABLE | ANSWERABLE:
-            raise DataError(str(path), f"answerable is {answerable!r}", record=where, field_name="answerable",
-                            fix="Write true or false (or leave it empty: answerable)")
+            raise DataError(
+                str(path),
+                f"answerable is {answerable!r}",
+                record=where,
+                field_name="answerable",
+                fix="Write true or false (or leave it empty: answerable)",
+            )
         if answerable in NOT_ANSWERABLE or _cell(row.get("kind")).lower() == "unanswerable":
             asked.unanswerable.append(qid)
         if reference := _cell(row.get("reference")):
             asked.answers[qid] = reference
         if spec := _cell(row.get("relevant")):
             if corpus is None:
-                raise DataError(str(path), "'relevant' needs the documents to resolve", record=where, field_name="relevant")
+                raise DataError(
+                    str(path), "'relevant' needs the documents to resolve", record=where, field_name="relevant"
+                )
             rels, unknown = relevant_doc_ids(spec, corpus)
             if unknown:
-                raise DataError(str(path), f"{unknown[0]!r} names no ingested file (or page)", record=where,
-                                field_name="relevant",
-                                fix=f"Use a file name or 'file#page' of the folder; files: {', '.join(sources[:8])}")
+                raise DataError(
+                    str(path),
+                    f"{unknown[0]!r} names no ingested file (or page)",
+                    record=where,
+                    field_name="relevant",
+                    fix=f"Use a file name or 'file#page' of the folder; files: {', '.join(sources[:8])}",
+                )
             asked.qrels[qid] = rels
     return asked

@@ -3,6 +3,7 @@
 Any directory laid out as `<subset>/<split>-*.parquet` works, e.g. a download of the HF dataset
 rungalileo/ragbench.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,15 +14,29 @@ from helpers import paths
 from helpers.data.contracts import DataError, Dataset
 
 REQUIRED_COLUMNS = (
-    "id", "question", "documents", "response", "documents_sentences", "response_sentences",
-    "all_relevant_sentence_keys", "all_utilized_sentence_keys",
-    "unsupported_response_sentence_keys", "adherence_score",
-    "relevance_score", "utilization_score", "completeness_score",
+    "id",
+    "question",
+    "documents",
+    "response",
+    "documents_sentences",
+    "response_sentences",
+    "all_relevant_sentence_keys",
+    "all_utilized_sentence_keys",
+    "unsupported_response_sentence_keys",
+    "adherence_score",
+    "relevance_score",
+    "utilization_score",
+    "completeness_score",
 )
 # The paper's baseline judges, shipped as columns (NaN where the paper did not run them)
 BASELINE_COLUMNS = (
-    "ragas_faithfulness", "ragas_context_relevance", "trulens_groundedness",
-    "trulens_context_relevance", "gpt3_adherence", "gpt3_context_relevance", "gpt35_utilization",
+    "ragas_faithfulness",
+    "ragas_context_relevance",
+    "trulens_groundedness",
+    "trulens_context_relevance",
+    "gpt3_adherence",
+    "gpt3_context_relevance",
+    "gpt35_utilization",
 )
 
 
@@ -54,20 +69,29 @@ def load_ragbench(subset: str, split: str, ragbench_dir: str | Path | None = Non
     files = sorted((root / subset).glob(f"{split}-*.parquet"))
     if not files:
         available = list_splits(root) if root.is_dir() else {}
-        raise DataError(str(root / subset), f"no '{split}-*.parquet' file",
-                        fix=f"Available subsets and splits: {available}")
+        raise DataError(
+            str(root / subset), f"no '{split}-*.parquet' file", fix=f"Available subsets and splits: {available}"
+        )
     frames = []
     for file in files:
         frame = pd.read_parquet(file)
         missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
         if missing:
-            raise DataError(str(file), f"columns missing: {missing}",
-                            fix="Use RAGBench's published parquet files (rungalileo/ragbench)")
+            raise DataError(
+                str(file),
+                f"columns missing: {missing}",
+                fix="Use RAGBench's published parquet files (rungalileo/ragbench)",
+            )
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True)
-    for column in ("documents", "documents_sentences", "response_sentences",
-                   "all_relevant_sentence_keys", "all_utilized_sentence_keys",
-                   "unsupported_response_sentence_keys"):
+    for column in (
+        "documents",
+        "documents_sentences",
+        "response_sentences",
+        "all_relevant_sentence_keys",
+        "all_utilized_sentence_keys",
+        "unsupported_response_sentence_keys",
+    ):
         frame[column] = frame[column].map(_as_list)
     for column in BASELINE_COLUMNS:
         if column not in frame.columns:
@@ -76,8 +100,13 @@ def load_ragbench(subset: str, split: str, ragbench_dir: str | Path | None = Non
     return frame
 
 
-def load_ragbench_dataset(subset: str = "covidqa", split: str = "test", n: int | None = 50, seed: int = 0,
-                          ragbench_dir: str | Path | None = None) -> Dataset:
+def load_ragbench_dataset(
+    subset: str = "covidqa",
+    split: str = "test",
+    n: int | None = 50,
+    seed: int = 0,
+    ragbench_dir: str | Path | None = None,
+) -> Dataset:
     """RAGBench as an experiment dataset (the seed capstone's workflow): `n` examples of
     `subset`/`split` sampled with `seed` (None: all); the documents of the sampled examples,
     deduplicated by text, are one corpus; each question's own documents are its qrels, so
@@ -88,12 +117,17 @@ def load_ragbench_dataset(subset: str = "covidqa", split: str = "test", n: int |
     repeated = frame[frame["id"].duplicated(keep=False)]
     conflicting = repeated.groupby("id")["question"].nunique()
     if (conflicting > 1).any():
-        raise DataError(f"ragbench {subset}/{split}", "duplicate example id with different questions",
-                        record=str(conflicting[conflicting > 1].index[0]))
+        raise DataError(
+            f"ragbench {subset}/{split}",
+            "duplicate example id with different questions",
+            record=str(conflicting[conflicting > 1].index[0]),
+        )
     frame = frame.drop_duplicates("id", keep="first")
     if n is not None:
         if n <= 0:
-            raise DataError(f"ragbench {subset}/{split}", f"n must be positive, got {n}", fix="Use n: null for all rows")
+            raise DataError(
+                f"ragbench {subset}/{split}", f"n must be positive, got {n}", fix="Use n: null for all rows"
+            )
         frame = frame.sample(n=min(n, len(frame)), random_state=seed).sort_index()
     corpus, queries, qrels, answers, seen = {}, {}, {}, {}, {}
     for row in frame.itertuples():
@@ -108,8 +142,15 @@ def load_ragbench_dataset(subset: str = "covidqa", split: str = "test", n: int |
             doc_id = seen.setdefault(key, f"{qid}/{index}")
             corpus.setdefault(doc_id, {"title": "", "text": str(text)})
             qrels[qid][doc_id] = 1
-    return Dataset(f"ragbench-{subset}", "en", corpus, queries, qrels, answers,
-                   source=str(Path(ragbench_dir or default_dir()) / subset / f"{split}-*.parquet"))
+    return Dataset(
+        f"ragbench-{subset}",
+        "en",
+        corpus,
+        queries,
+        qrels,
+        answers,
+        source=str(Path(ragbench_dir or default_dir()) / subset / f"{split}-*.parquet"),
+    )
 
 
 def training_frame(ragbench_dir=None, subsets: list[str] | None = None, limit: int | None = None) -> pd.DataFrame:
@@ -123,6 +164,9 @@ def training_frame(ragbench_dir=None, subsets: list[str] | None = None, limit: i
                 frame = load_ragbench(subset, split, ragbench_dir)
                 frames.append(frame.head(limit) if limit else frame)
     if not frames:
-        raise DataError(str(ragbench_dir or default_dir()), f"no non-test RAGBench split (subsets={subsets})",
-                        fix="Run `make data`, or name subsets that have a train or validation split")
+        raise DataError(
+            str(ragbench_dir or default_dir()),
+            f"no non-test RAGBench split (subsets={subsets})",
+            fix="Run `make data`, or name subsets that have a train or validation split",
+        )
     return pd.concat(frames, ignore_index=True)

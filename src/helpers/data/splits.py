@@ -8,6 +8,7 @@ XQuAD, an article) fall on the same side, so a model trained on dev never sees a
 passage labelled as relevant. Groups go to dev by a hash of (seed, group), so the split is the
 same on every machine and does not depend on the order of the file.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,9 +43,15 @@ def split_queries(dataset: Dataset, part: str, *, seed: int = 0, dev_share: floa
         raise DataError(f"dataset {dataset.name!r}", f"query_split must be one of {list(QUERY_SPLITS)}, got {part!r}")
     if part == "all":
         return dataset
-    keep = {qid for qid in dataset.queries
-            if in_dev(query_group(dataset, qid), seed=seed, dev_share=dev_share) == (part == "dev")}
-    return replace(dataset, name=f"{dataset.name}:{part}",
-                   queries={q: t for q, t in dataset.queries.items() if q in keep},
-                   qrels={q: r for q, r in dataset.qrels.items() if q in keep},
-                   answers={q: a for q, a in dataset.answers.items() if q in keep})
+    keep = {
+        qid
+        for qid in dataset.queries
+        if in_dev(query_group(dataset, qid), seed=seed, dev_share=dev_share) == (part == "dev")
+    }
+    return replace(
+        dataset,
+        name=f"{dataset.name}:{part}",
+        queries={q: t for q, t in dataset.queries.items() if q in keep},
+        qrels={q: r for q, r in dataset.qrels.items() if q in keep},
+        answers={q: a for q, a in dataset.answers.items() if q in keep},
+    )

@@ -1,4 +1,5 @@
 """Descriptive statistics of corpora (used by the summary command and notebook 00)."""
+
 from __future__ import annotations
 
 import numpy as np
