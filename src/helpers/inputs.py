@@ -73,14 +73,3 @@ def load_yaml(path: str | Path, what: str = "config"):
         return yaml.load(path.read_text(encoding="utf-8"), Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise UserError(f"{path}: not valid YAML ({exc})") from None
-
-
-def check_question(text: str, where: str = "question") -> str:
-    """`text` if it is a non-empty question of at most MAX_QUESTION_CHARS characters."""
-    if not isinstance(text, str) or not text.strip():
-        raise UserError(f"{where}: empty question; type a question")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise UserError(
-            f"{where}: {len(text):,} characters; a question may have at most {MAX_QUESTION_CHARS:,} (shorten it)"
-        )
-    return text

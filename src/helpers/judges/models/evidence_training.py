@@ -31,7 +31,6 @@ from helpers.finetune import (
     Pair,
     Stage,
     artefact_bytes,
-    batch_plan,
     finetune,
     fingerprint,
     flat_record,
@@ -90,11 +89,6 @@ class TrainSettings:
 
 def _held_out(key: str, share: float) -> bool:
     return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
-
-
-def _plan(n: int, epochs: float, batch_size: int, lengths: list[int], seed: int, stage: int) -> list[list[int]]:
-    """Deterministic batches (`helpers.finetune.batch_plan`)."""
-    return batch_plan(n, epochs, batch_size, lengths, seed, stage)
 
 
 def training_data(settings: TrainSettings, ragbench_dir=None, nli_dir=None) -> dict:
