@@ -26,6 +26,27 @@ def test_each_exercise_accepts_its_solution_and_rejects_a_wrong_answer(exercise_
     assert check(exercise_id, None).right is None
 
 
+# Answers worked out by hand from each exercise's question, not by the code the exercise teaches:
+# a wrong formula in helpers.teaching would still accept its own answer above, but not these.
+BY_HAND = {
+    # relevant d1 at rank 2 and d2 at rank 4: (1/log2 3 + 1/log2 5) / (1 + 1/log2 3)
+    "ndcg-toy": (1 / np.log2(3) + 1 / np.log2(5)) / (1 + 1 / np.log2(3)),
+    "recall-at-2": 1 / 2,  # d1 of d1, d2 in the top 2
+    "ragas-context-precision": (1 / 1 + 2 / 2 + 3 / 4) / 3,  # precision@k at the relevant ranks 1, 2, 4
+    "ragas-precision-swap": 1.0,  # relevant at ranks 1, 2, 3: precision 1 at each
+    "cosine-toy": (1 * 2 + 2 * 1 + 2 * 2) / (3 * 3),  # |[1, 2, 2]| = |[2, 1, 2]| = 3
+    "bm25-idf-cat": np.log(1 + (4 - 2 + 0.5) / (2 + 0.5)),  # Lucene: ln(1 + (N - n + 0.5) / (n + 0.5))
+    "rrf-a": 1 / (60 + 1) + 1 / (60 + 2),  # k = 60, ranks 1 and 2
+    "auroc-flipped": 1 - 7 / 9,  # the toy judge's scores reversed: the pairs it got wrong
+    "repro-toy-auroc": 6 / 8,  # a share of 2 x 4 pairs
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(BY_HAND))
+def test_exercise_answers_worked_out_by_hand(exercise_id):
+    assert EXERCISES[exercise_id].expected() == pytest.approx(BY_HAND[exercise_id], abs=1e-9)
+
+
 def test_an_unknown_exercise_lists_the_known_ones():
     with pytest.raises(KeyError, match="bm25-idf-cat"):
         check("no-such-exercise", 1)
