@@ -24,7 +24,7 @@ from pathlib import Path
 import helpers  # noqa: F401
 from helpers import paths
 from helpers.data import load_dataset
-from helpers.retrieval.evaluation.evaluate import evaluate_run
+from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import build_retriever
 
 DEFAULT_MODEL = paths.MODELS_DIR / "cross-encoder-retrieval"

@@ -23,7 +23,7 @@ from helpers.data import load_dataset
 from helpers.retrieval import BM25, Dense, Hybrid
 from helpers.retrieval.architectures.base import doc_text
 from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, build_embedder
-from helpers.retrieval.evaluation.evaluate import evaluate_run
+from helpers.retrieval.evaluation.metrics import evaluate_run
 
 
 def _timed(fn):

@@ -145,7 +145,7 @@ def test_bad_calls_fail_before_any_work(tmp_path):
 
 
 def test_relevant_documents_from_sentence_keys():
-    from helpers.retrieval.learned.cross_encoder_training import relevant_documents
+    from helpers.retrieval.learned.cross_encoder_data import relevant_documents
 
     assert relevant_documents(["0a", "0b", "12c", "3a"]) == {0, 3, 12}
     assert relevant_documents([]) == set() and relevant_documents(None) == set()

@@ -13,7 +13,8 @@ import yaml
 from helpers.errors import UserError
 from helpers.experiment import analysis, figures_run
 from helpers.experiment.config import ExperimentConfig
-from helpers.experiment.report_formats import FORMATS, collect, write_report
+from helpers.experiment.report_formats import FORMATS, write_report
+from helpers.experiment.report_tables import collect
 from runs import TINY, cli_in_process, run_env, write_config
 
 ARCHITECTURES = ("bm25", "dense", "hybrid")

@@ -11,7 +11,7 @@ from helpers.llm.scripted import ScriptedBackend
 from helpers.retrieval import BM25, Dense, Hybrid, HyDE, MultiQuery, RetrievalError, build_retriever
 from helpers.retrieval.architectures.composed import parse_rewrites
 from helpers.retrieval.architectures.fusion import fuse, rrf, score_fusion
-from helpers.retrieval.evaluation.evaluate import evaluate_run
+from helpers.retrieval.evaluation.metrics import evaluate_run
 
 CORPUS = {
     "d1": {"title": "", "text": "The cat sat on the mat."},

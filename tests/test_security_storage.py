@@ -349,7 +349,7 @@ def test_chroma_token_in_the_x_chroma_token_header_on_loopback(chroma_run, toy_d
 
 def test_chroma_settings_are_checked():
     from helpers.retrieval import RetrievalError
-    from helpers.retrieval.architectures.dense import chroma_settings
+    from helpers.retrieval.architectures.chroma import chroma_settings
 
     assert chroma_settings({"host": "h", "port": 1}) == {
         "host": "h",

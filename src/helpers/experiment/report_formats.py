@@ -25,7 +25,7 @@ import pandas as pd
 
 from helpers.errors import UserError
 from helpers.experiment import analysis
-from helpers.experiment.report_tables import (  # collect and RunReport importable from here too, as they were
+from helpers.experiment.report_tables import (
     KEY,
     RunReport,
     answer_text,

@@ -29,10 +29,6 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from helpers.llm.request_guards import (
-    MAX_BODY_BYTES,
-    MAX_N,
-    MAX_TOKENS,
-    TOKEN_ENV,
     RequestError,
     body_length,
     check_bearer,
@@ -46,18 +42,12 @@ from helpers.llm.request_guards import (
 from helpers.llm.responder import message_tokens
 from helpers.llm.simulate import Dropped, Refused, SimulatedProvider, Simulation, request_digest
 
-# the caps and the token's variable stay importable from here, where callers have always found them
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_TIMEOUT_S",
-    "MAX_BODY_BYTES",
-    "MAX_N",
-    "MAX_TOKENS",
-    "TOKEN_ENV",
     "BoundedHTTPServer",
     "RequestError",
     "build_server",
-    "checked_settings",
     "build_handler",
 ]
 

@@ -19,14 +19,9 @@ from helpers.errors import UserError
 from helpers.llm.backends import build_backend
 from helpers.llm.config import LLMConfig
 from helpers.llm.keys import is_loopback
+from helpers.llm.request_guards import TOKEN_ENV, checked_settings
 from helpers.llm.responder import SchemaResponder
-from helpers.llm.server import (
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_TIMEOUT_S,
-    TOKEN_ENV,
-    build_server,
-    checked_settings,
-)
+from helpers.llm.server import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S, build_server
 from helpers.llm.simulate import Simulation
 
 RESPONDERS = ("model", "fast")  # the bundled model, or helpers.llm.responder (no model: throughput tests)

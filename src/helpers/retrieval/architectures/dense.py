@@ -22,7 +22,7 @@ import numpy as np
 
 from helpers import paths
 from helpers.retrieval.architectures.base import RetrievalError, Retriever, doc_text
-from helpers.retrieval.architectures.chroma import (  # chroma_settings, import_chromadb: importable from here too
+from helpers.retrieval.architectures.chroma import (
     ChromaEmbeddingFunction,
     chroma_headers,
     chroma_settings,

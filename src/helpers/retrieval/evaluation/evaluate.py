@@ -16,7 +16,7 @@ from helpers.llm import LLM
 from helpers.retrieval.architectures.base import RetrievalError
 from helpers.retrieval.architectures.options import RetrievalOptions, parse_options
 from helpers.retrieval.evaluation.fusion_tuning import tune_fusion_on, tuned_options
-from helpers.retrieval.evaluation.metrics import METRICS, evaluate_run  # noqa: F401 - METRICS is re-exported
+from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import build_retriever, needs_llm
 
 

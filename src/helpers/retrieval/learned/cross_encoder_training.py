@@ -26,16 +26,13 @@ import numpy as np
 
 from helpers import paths
 from helpers.finetune import Stage, artefact_bytes, encode, finetune, fingerprint, label_counts, length_order
-from helpers.retrieval.evaluation.evaluate import evaluate_run
+from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.learned.cross_encoder_data import (
     Query,
     RetrievalTrainSettings,
     key_share,
     query_pairs,
     training_data,
-)
-from helpers.retrieval.learned.cross_encoder_data import (  # re-exported: imported from here
-    relevant_documents as relevant_documents,
 )
 from helpers.stats import auroc
 
