@@ -164,3 +164,12 @@ def test_a_run_answers_with_its_prompt_and_scores_refusals(tmp_path):
     refusals = scores[scores.judge == "refusal"]
     assert set(refusals.dropna(subset=["value"]).metric) == {"false_refusal"}
     assert len(refusals[refusals.metric == "false_refusal"].dropna(subset=["value"])) == 3
+
+
+def test_a_language_without_prompts_is_a_recorded_fallback():
+    from helpers.answer_prompts import PROMPT_LANGUAGES, prompt_fallback, prompt_language
+
+    assert PROMPT_LANGUAGES == ("es", "en")
+    assert prompt_language("fr") == "en"
+    assert prompt_fallback("fr") == "prompts in English for fr: the prompts exist in es, en"
+    assert prompt_fallback("es") is None and prompt_fallback("en") is None and prompt_fallback(None) is None

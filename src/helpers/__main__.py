@@ -163,6 +163,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     print()
     print("\n".join(headline_lines(summary["run_id"])))  # with --until-decided: what it decided
+    if summary.get("prompt_fallback"):  # the corpus's language has no prompts of its own
+        print(summary["prompt_fallback"])
     print(
         f"run {summary['run_id']} finished {_now()}: took {time.perf_counter() - start:.1f} s; results in {summary['directory']}"
     )

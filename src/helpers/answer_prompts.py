@@ -95,9 +95,21 @@ class AnswerPrompt:
         return {"name": self.name, "system": dict(self.system), "user": dict(self.user), "stop": dict(self.stop)}
 
 
+PROMPT_LANGUAGES = tuple(_NO_ANSWER)  # the languages the prompts are written in
+
+
 def prompt_language(language: str | None) -> str:
-    """'es' for Spanish corpora, 'en' for every other language."""
+    """'es' for Spanish corpora, 'en' for every other language (`prompt_fallback` says so)."""
     return "es" if (language or "").lower().startswith("es") else "en"
+
+
+def prompt_fallback(language: str | None) -> str | None:
+    """A corpus language without prompts of its own: what it gets instead, to record and print
+    ("prompts in English for fr: the prompts exist in es, en"); None when it has its own."""
+    used = prompt_language(language)
+    if not language or language.lower().startswith(used):
+        return None
+    return f"prompts in English for {language}: the prompts exist in {', '.join(PROMPT_LANGUAGES)}"
 
 
 _REFUSALS = {lang: [text] for lang, text in _NO_ANSWER.items()}

@@ -202,6 +202,8 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
         f"run {run_id}: {summary_json.get('answers', '?')} answers, failures {summary_json.get('answer_failures', {})}, "
         f"NaN scores {summary_json.get('nan_scores', {})}"
     ]
+    if summary_json.get("prompt_fallback"):  # the corpus's language has no prompts of its own
+        parts.append(summary_json["prompt_fallback"])
     seed = seed_table(scores)
     if len(seed):
         parts += ["", "RAGAS (seed benchmark form):", seed.to_string()]

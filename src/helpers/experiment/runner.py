@@ -23,6 +23,7 @@ import yaml
 from tqdm import tqdm
 
 from helpers import paths
+from helpers.answer_prompts import prompt_fallback
 from helpers.data import load_dataset
 from helpers.data.documents import cite
 from helpers.experiment.accounting import at_max_tokens, failure_summary, show_failures, system_rows, versions
@@ -390,6 +391,9 @@ class Experiment:
                 for j in self._judges()
                 if any(r.get("artefact") for r in score_records if r["judge"] == j)
             },
+            "prompt_fallback": prompt_fallback(self.config.generation.language or data.language)
+            if self.config.generate
+            else None,
             "llm_usage": self._llm_totals(),  # this process's calls
             "seconds": round(seconds, 1),
             "timeline": self.timeline.steps,
