@@ -226,14 +226,13 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
         else "(no metric of this run is backed by people's labels: see below)",
         "",
         bands_legend(table.loc[trusted, "metric"]),
-        "How far people agree with each headline metric (helpers/judges/validity.csv):",
+        f"How far people agree with each headline metric ({validity.source()}):",
         *[f"- {metric}: {validity.note(metric)}" for metric in dict.fromkeys(table.loc[trusted, "metric"])],
     ]
     if (~trusted).any():
         parts += [
             "",
-            "Not in the headline, no band, no pattern (how far people agree with each judge, "
-            "helpers/judges/validity.csv):",
+            f"Not in the headline, no band, no pattern (how far people agree with each judge, {validity.source()}):",
         ]
         parts += [f"- {metric}: {validity.note(metric)}" for metric in dict.fromkeys(table.loc[~trusted, "metric"])]
         parts += ["", table[~trusted].pivot(index="architecture", columns="metric", values=column).to_string()]

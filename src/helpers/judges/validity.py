@@ -16,7 +16,16 @@ What a report does with it (`status`):
 - "not checked against people's labels": no label to check it against. As "cannot tell".
 - "against people's labels": computed from people's relevance labels (retrieval against qrels).
 
-    python -m helpers judge-eval --labels benchmarks/labels     # writes helpers/judges/validity.csv
+    python -m helpers judge-eval --labels benchmarks/labels     # writes results/validity.csv
+
+Which table a report reads: results/validity.csv where `judge-eval --labels` has written one (a
+user's own labels, or the shipped sheets under a retrained judge), else the table shipped with the
+package, SHIPPED_CSV: a versioned artefact, made from the sheets in benchmarks/labels/ (its
+`labels` column names them) by
+
+    python -m helpers judge-eval --labels benchmarks/labels --out src/helpers/judges/validity.csv
+
+and checked against them by tests/test_correctness.py. Nothing writes into src/ unless asked.
 """
 
 from __future__ import annotations
@@ -27,11 +36,32 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from helpers import paths
 from helpers.interpretation import AGREES, BY_CONSTRUCTION
 from helpers.judges.base import JUDGES
 from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 
-VALIDITY_CSV = Path(__file__).with_name("validity.csv")
+SHIPPED_CSV = Path(__file__).with_name("validity.csv")  # the artefact shipped with the package
+
+
+def written_csv() -> Path:
+    """Where `judge-eval --labels` writes the table (and where reports look for it first)."""
+    return paths.RESULTS_DIR / "validity.csv"
+
+
+def validity_csv() -> Path:
+    """The table reports read: the one judge-eval wrote here, else the shipped one."""
+    written = written_csv()
+    return written if written.is_file() else SHIPPED_CSV
+
+
+def source() -> str:
+    """Which table the numbers come from, as a report names it."""
+    if validity_csv() == SHIPPED_CSV:
+        return "the shipped table, helpers/judges/validity.csv"
+    return f"{written_csv()}, written by judge-eval --labels"
+
+
 COLUMNS = [
     "judge", "metric", "label", "n", "positives", "auroc", "auroc_low", "auroc_high",
     "threshold", "kappa", "kappa_low", "kappa_high", "status", "labels",
@@ -96,8 +126,8 @@ def _read(path: str, mtime: float) -> pd.DataFrame:
 
 
 def validity_table(path: Path | None = None) -> pd.DataFrame:
-    """The committed validity table (empty when none has been written)."""
-    path = Path(path or VALIDITY_CSV)
+    """The validity table at `path` (default: validity_csv()); empty when there is none."""
+    path = Path(path or validity_csv())
     if not path.exists():
         return pd.DataFrame(columns=COLUMNS)
     return _read(str(path), path.stat().st_mtime)

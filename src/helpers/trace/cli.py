@@ -74,11 +74,12 @@ def _check_dir(path: str | None, option: str) -> None:
 def _validity(args: argparse.Namespace) -> int:
     """judge-eval --labels FOLDER: every judge against the shipped sheets; writes the validity table."""
     from helpers.experiment.label_sheets import validity_from_sheets
-    from helpers.judges.validity import VALIDITY_CSV
+    from helpers.judges.validity import SHIPPED_CSV, written_csv
 
     runs = dict(pair.partition("=")[::2] for pair in args.run or [])
     table = validity_from_sheets(args.labels, runs=runs)
-    out = Path(args.out) if args.out else VALIDITY_CSV
+    out = Path(args.out) if args.out else written_csv()
+    out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False, float_format="%.4f")
     columns = ["judge", "metric", "label", "n", "positives", "auroc", "auroc_low", "auroc_high", "kappa", "status"]
     print(
@@ -86,6 +87,8 @@ def _validity(args: argparse.Namespace) -> int:
     )
     print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"\nwritten: {out}")
+    if out.resolve() == written_csv().resolve():
+        print(f"reports read it in place of the shipped table ({SHIPPED_CSV}); delete it to go back to that one")
     return 0
 
 
@@ -175,7 +178,7 @@ def add_cli(subparsers) -> None:
         help="instead: every judge of run RUN_ID against the person's labels in its labels.csv "
         "(AUROC for supported vs not, Cohen's kappa, bootstrap intervals, n); or, given a folder of "
         "hand-labelled sheets (benchmarks/labels), every judge against them: the validity table "
-        "(helpers/judges/validity.csv, or --out)",
+        "(results/validity.csv, which reports then read in place of the shipped table; or --out)",
     )
     evaluate.add_argument(
         "--run",
