@@ -109,11 +109,10 @@ def test_a_prompt_reaches_the_local_model(tmp_path):
 
 
 def test_questions_marked_unanswerable_and_the_refusal_judge(tmp_path):
-    from types import SimpleNamespace
-
-    from helpers.data.contracts import DataError
+    from helpers.data.contracts import DataError, Sample
     from helpers.data.questions import read_questions
     from helpers.judges import JUDGES
+    from helpers.judges.base import JudgeContext
 
     path = tmp_path / "q.csv"
     path.write_text(
@@ -128,11 +127,12 @@ def test_questions_marked_unanswerable_and_the_refusal_judge(tmp_path):
     with pytest.raises(DataError, match=r"row 2.*answerable.*'quizás'.*true or false"):
         read_questions(path)
 
-    judge = JUDGES["refusal"](SimpleNamespace(config=None), SimpleNamespace(language="es", unanswerable=["b", "c"]))
+    judge = JUDGES["refusal"](context=JudgeContext(language="es"))
     judge.prepare()
 
     def scores(qid, text):
-        return {metric: value for metric, value, _ in judge.score_one({"qid": qid, "answer": text})[0]}
+        sample = Sample(qid, "?", text, unanswerable=qid in ("b", "c"))
+        return {metric: value for metric, value, _ in judge.score_sample(sample)[0]}
 
     no_answer = "No encuentro la respuesta en los documentos proporcionados."
     assert scores("b", no_answer) == {"refusal": 1.0, "false_refusal": None}  # a right refusal

@@ -1,28 +1,28 @@
 """Citation accuracy: each [n] against the context it names, with context recall's attribution check
 (the multilingual e5 and the fitted weights: real models, no LLM)."""
 
-from types import SimpleNamespace
-
 import pytest
 
+from helpers.data.contracts import Sample
 from helpers.judges import JUDGES
+from helpers.judges.base import JudgeContext
 from helpers.judges.citations import cited_sentences
 
 CONTEXTS = [
-    {"text": "Se recomienda un programa de diez controles prenatales para las mujeres nulíparas."},
-    {"text": "El parto debe ocurrir en una institución de salud con atención calificada."},
+    "Se recomienda un programa de diez controles prenatales para las mujeres nulíparas.",
+    "El parto debe ocurrir en una institución de salud con atención calificada.",
 ]
 
 
 @pytest.fixture(scope="module")
 def judge():
-    judge = JUDGES["citations"](SimpleNamespace(config=None), SimpleNamespace(language="es"))
+    judge = JUDGES["citations"](context=JudgeContext(language="es"))
     judge.prepare()
     return judge
 
 
 def _scores(judge, answer):
-    rows = judge.score_one({"qid": "q", "answer": answer, "contexts": CONTEXTS})[0]
+    rows = judge.score_sample(Sample("q", "?", answer, CONTEXTS))[0]
     return {metric: value for metric, value, _ in rows}, rows[0][2]
 
 

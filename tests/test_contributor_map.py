@@ -8,12 +8,12 @@ import re
 import sys
 import textwrap
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from helpers.data.contracts import Sample
 from helpers.experiment.config import ExperimentConfig
 from runs import TINY
 
@@ -70,8 +70,8 @@ class WordCount(Judge):
     name, label = "word_count", "words in the answer"
     metrics = (Metric("words", low=0, high=None, higher_is_better=False),)
 
-    def score_one(self, answer):
-        return [("words", len(answer["answer"].split()), "")], None
+    def score_one(self, sample):
+        return [("words", len(sample.answer.split()), "")], None
 """
 
 
@@ -102,8 +102,8 @@ def test_a_judge_module_is_found_with_no_list_edited(tmp_path, monkeypatch):
         assert "word_count" in judges.judge_modules()
         assert judges.discover() == ["word_count"]
         assert list(JUDGES)[-1] == "word_count"
-        judge = JUDGES["word_count"](SimpleNamespace(config=None), None)
-        rows = judge.score([{"architecture": "bm25", "llm": "local", "qid": "q1", "answer": "three short words"}])
+        judge = JUDGES["word_count"]()
+        rows = judge.score([Sample("q1", "?", "three short words", architecture="bm25", llm="local")])
         assert [(r["judge"], r["metric"], r["value"]) for r in rows] == [("word_count", "words", 3)]
         config = ExperimentConfig(**dict(TINY, judges={**TINY["judges"], "word_count": {}}))
         assert "word_count" in [j.name for j in judges.active_judges(config)]

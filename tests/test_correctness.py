@@ -186,11 +186,11 @@ def test_one_failing_answer_is_recorded_and_the_rest_scored(monkeypatch):
     calls = {"n": 0}
     original = correctness.Correctness.score_one
 
-    def flaky(self, answer):
+    def flaky(self, sample):
         calls["n"] += 1
-        if answer["qid"] == "bad":
+        if sample.qid == "bad":
             raise RuntimeError("embedding failed")
-        return original(self, answer)
+        return original(self, sample)
 
     monkeypatch.setattr(correctness.Correctness, "score_one", flaky)
     answers = _answers([("bad", "?", "x", ["y"], "z"), ("good", "?", GUIDELINE_Q2, [GUIDELINE_Q2], GUIDELINE_Q2)])
@@ -231,12 +231,28 @@ def test_validity_table_separates_judges_people_agree_with(monkeypatch):
 
 
 def test_the_shipped_validity_table_is_what_the_sheets_give():
-    """helpers/judges/validity.csv is written by `judge-eval --labels benchmarks/labels`; its
-    correctness row must match the hand labels (the judge's weights and the sheets are committed)."""
+    """helpers/judges/validity.csv is written by `judge-eval --labels benchmarks/labels --out ...`;
+    its correctness row must match the hand labels (the judge's weights and the sheets are committed)."""
     from helpers.judges import validity
 
-    row = validity.row_of("correctness", "correctness")
+    shipped = validity.validity_table(validity.SHIPPED_CSV).set_index(["judge", "metric"])
+    row = shipped.loc[("correctness", "correctness")]
     # 21 since max_tokens 256 let q9's copied table end (dense, bm25, hyde, multi_query: partly -> yes)
-    assert row is not None and row["n"] == 120 and row["positives"] == 21
+    assert row["n"] == 120 and row["positives"] == 21
     assert row["auroc"] >= 0.90 and row["status"] == validity.AGREES
+
+
+def test_a_table_judge_eval_wrote_is_read_before_the_shipped_one(tmp_path, monkeypatch):
+    """judge-eval --labels writes results/validity.csv (never into src/); reports read it first."""
+    from helpers import paths
+    from helpers.judges import validity
+
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    assert validity.validity_csv() == validity.SHIPPED_CSV and "shipped" in validity.source()
     assert validity.trusted("correctness/correctness")
+    table = validity.validity_table(validity.SHIPPED_CSV)
+    table.loc[table.metric == "correctness", "status"] = validity.CANNOT_TELL  # a user's labels disagree
+    table.to_csv(tmp_path / "validity.csv", index=False)
+    assert validity.validity_csv() == tmp_path / "validity.csv"
+    assert validity.source() == f"{tmp_path / 'validity.csv'}, written by judge-eval --labels"
+    assert not validity.trusted("correctness/correctness")

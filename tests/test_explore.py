@@ -4,7 +4,6 @@ corpus with qrels, cards and their bands, errors said in the panel, the run pane
 
 import base64
 import json
-import math
 import re
 
 import pandas as pd
@@ -56,8 +55,12 @@ def test_columns_rank_overlap_qrels_and_reranker_moves(bench):
         assert column.metrics["ndcg@10"] == pytest.approx(1.0) and column.metrics["recall@2"] == 1.0
         assert "<mark>prenatal</mark>" in column.hits[0].snippet
     assert set(comparison.columns["bm25"].hits[0].found_by) == {"bm25", "dense", "rerank"}
-    moves = [h.rank_change for h in comparison.columns["rerank"].hits]
-    assert all(isinstance(m, int) for m in moves)  # each hit knows its first-stage rank
+    # each reranked hit knows its rank in the first stage (hybrid, the rerank's default base): the
+    # rank hybrid's own column gives that document, searched as deep as the reranker's candidates
+    first_stage = [h.doc_id for h in bench.search(QUERIES["q1"], ["hybrid"], k=50).columns["hybrid"].hits]
+    reranked = comparison.columns["rerank"].hits
+    assert [h.first_stage_rank for h in reranked] == [first_stage.index(h.doc_id) + 1 for h in reranked]
+    assert [h.rank_change for h in reranked] == [first_stage.index(h.doc_id) + 1 - h.rank for h in reranked]
     assert comparison.columns["bm25"].hits[0].rank_change is None
     page = comparison_html(comparison)
     assert page.count("class='hx-column'") == 3 and page.count("class='hx-hit'") == 6
@@ -128,7 +131,19 @@ def test_answer_and_judge_with_the_local_model(bench):
     view = answer_and_judge(bench, "bm25", "local", max_tokens=24)
     assert view.answer and not view.error
     assert set(view.scores) == {"relevance", "utilization", "completeness", "adherence"}
-    assert all(0 <= v <= 1 for v in view.scores.values() if not math.isnan(v))
+    # the panel's TRACe scores are what a run's offline judge gives the same sample: its question,
+    # bm25's two contexts as prompted, its answer
+    from helpers.data.contracts import Sample
+    from helpers.generation import select_contexts
+    from helpers.judges import JUDGES
+    from helpers.judges.base import JudgeContext
+
+    ranking = {c["doc_id"]: c["score"] for c in bench.last.contexts["bm25"]}
+    contexts, _ = select_contexts(ranking, bench.data.corpus, k=2, language=bench.data.language)
+    judge = JUDGES["offline"](context=JudgeContext(language=bench.data.language))
+    judge.prepare()
+    rows, _ = judge.score_sample(Sample("q1", QUERIES["q1"], view.answer, [c["text"] for c in contexts]))
+    assert view.scores == pytest.approx({m: v for m, v, _ in rows if m in view.scores}, nan_ok=True)
     assert view.cards_html.count("class='hx-card'") == 5 and "Response:" in view.sentences_html  # 4 + Average
 
 

@@ -25,9 +25,9 @@ class Length(Judge):
     Options = LengthOptions
     calls = 0
 
-    def score_one(self, answer):
+    def score_one(self, sample):
         Length.calls += 1
-        words = len(answer["answer"].split())
+        words = len(sample.answer.split())
         return [("short_enough", float(words <= self.options.max_words), ""), ("words", words, "")], None
 
 
@@ -35,7 +35,7 @@ class OutOfRange(Judge):
     name, label = "out_of_range", "a judge that breaks its own range"
     metrics = (Metric("share"),)
 
-    def score_one(self, answer):
+    def score_one(self, sample):
         return [("share", 1.5, "")], None
 
 
@@ -69,7 +69,9 @@ def test_a_judge_registered_here_runs_end_to_end(registered, tmp_path):
     summary = Experiment(config, results_dir=tmp_path).run()
     scores = quality_scores(__import__("pandas").read_parquet(tmp_path / summary["run_id"] / "scores.parquet"))
     toy = scores[scores.metric == "length/short_enough"]
-    assert len(toy) == 2 and set(toy.value) <= {0.0, 1.0}  # one per answer, options applied
+    records = __import__("pandas").read_parquet(tmp_path / summary["run_id"] / "records.parquet")
+    expected = {qid: float(len(text.split()) <= 5) for qid, text in zip(records.qid, records.answer)}
+    assert dict(zip(toy.qid, toy.value)) == expected and len(toy) == 2  # one per answer, max_words applied
     assert "length/words" not in set(scores.metric)  # a diagnostic, not a quality score
     broken = summary["failures"]["judge:ValueError"]  # out of its declared range: NaN + reason
     assert broken["count"] == 2 and "share = 1.5 outside [0.0, 1.0]" in broken["example"]

@@ -17,10 +17,11 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
+from helpers.data.contracts import Sample
 from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 from helpers.llm.scripted import ScriptedBackend
-from helpers.ragas_eval import RagasJudge, RagasSample
+from helpers.ragas_eval import RagasJudge
 from helpers.ragas_eval.spanish import looks_spanish, seed_examples, verdict_agreement
 from helpers.ragas_eval.validity import hallucination_auroc, validity_table
 from helpers.stats import auroc
@@ -157,8 +158,8 @@ def test_faithfulness_faithful_and_fabricated():
     contexts = ["Paris is the capital of France.", "France is in Europe."]
     rows = scorer.score(
         [
-            RagasSample("ok", Q, "Paris is the capital of France, in Europe.", contexts),
-            RagasSample("fab", Q, "Paris is the capital of France and has 40 million inhabitants.", contexts),
+            Sample("ok", Q, "Paris is the capital of France, in Europe.", contexts),
+            Sample("fab", Q, "Paris is the capital of France and has 40 million inhabitants.", contexts),
         ]
     ).rows.set_index("qid")
     assert rows.loc["ok", "value"] == 1.0
@@ -182,8 +183,8 @@ def test_context_precision_irrelevant_contexts_and_recall_missing_fact():
     ]
     rows = scorer.score(
         [
-            RagasSample("mixed", Q, None, mixed, ref),
-            RagasSample("junk", Q, None, ["Bananas are yellow.", "Rome is in Italy."], ref),
+            Sample("mixed", Q, None, mixed, ref),
+            Sample("junk", Q, None, ["Bananas are yellow.", "Rome is in Italy."], ref),
         ]
     ).rows
     value = rows.set_index(["qid", "metric"])["value"]
@@ -205,9 +206,9 @@ def test_answer_correctness_follows_the_formula_and_needs_a_reference():
     half = "Paris is the capital of France and has 40 million inhabitants."
     rows = scorer.score(
         [
-            RagasSample("same", Q, reference, [], reference),
-            RagasSample("half", Q, half, [], reference),
-            RagasSample("noref", Q, half, [], None),
+            Sample("same", Q, reference, [], reference),
+            Sample("half", Q, half, [], reference),
+            Sample("noref", Q, half, [], None),
         ]
     ).rows.set_index("qid")
     assert rows.loc["same", "value"] == pytest.approx(1.0)  # F1 1, cosine 1
@@ -224,8 +225,8 @@ def test_context_precision_without_a_reference_judges_the_contexts_against_the_a
     mixed = ["Paris is the capital of France.", "Bananas are yellow.", "Rome is in Italy."]
     rows = scorer.score(
         [
-            RagasSample("free", Q, "Paris is the capital of France.", mixed, None),
-            RagasSample("none", Q, None, mixed, None),
+            Sample("free", Q, "Paris is the capital of France.", mixed, None),
+            Sample("none", Q, None, mixed, None),
         ]
     ).rows.set_index("qid")
     assert rows.loc["free", "value"] == pytest.approx(1.0)  # verdicts [1, 0, 0]: the useful one first
@@ -245,9 +246,9 @@ def test_unknown_ragas_metric_is_named_with_the_valid_ones():
 
 def test_answer_relevancy_asks_n_samples_and_follows_the_formula():
     judge, scorer = scripted(metrics=("answer_relevancy",))
-    rows = scorer.score(
-        [RagasSample("rel", Q, "Paris.", []), RagasSample("evasive", Q, "I don't know.", [])]
-    ).rows.set_index("qid")
+    rows = scorer.score([Sample("rel", Q, "Paris.", []), Sample("evasive", Q, "I don't know.", [])]).rows.set_index(
+        "qid"
+    )
     assert rows.loc["rel", "value"] == pytest.approx(np.mean([cos(Q, q) for q in GEN_QUESTIONS]))
     assert rows.loc["evasive", "value"] == 0.0  # every generation noncommittal
     call = judge.calls[0]
@@ -275,11 +276,11 @@ def test_n_samples_as_single_requests_through_the_llm_layer(tmp_path):
         backend=backend,
     )
     scorer = RagasJudge(llm, BowEmbedder(), metrics=("answer_relevancy",), strictness=3)
-    result = scorer.score([RagasSample("rel", Q, "Paris.", [])])
+    result = scorer.score([Sample("rel", Q, "Paris.", [])])
     assert [c.seed for c in backend.calls] == [0, 1, 2]  # sample=0..2: three requests, own seeds
     assert result.rows["value"][0] == pytest.approx(np.mean([cos(Q, q) for q in GEN_QUESTIONS]))
     assert result.totals["calls"] == 3 and result.totals["cost_usd"] > 0  # accounted with Groq's price
-    again = scorer.score([RagasSample("rel", Q, "Paris.", [])])
+    again = scorer.score([Sample("rel", Q, "Paris.", [])])
     assert again.totals["cache_hits"] == 3 and len(backend.calls) == 3  # cached: no new request
 
 
@@ -293,10 +294,10 @@ def test_nan_reasons_and_the_run_goes_on(tmp_path):
     script["fix"] = lambda d, i: "I'm sorry, I can't help with that." if "sorry" in json.dumps(d) else "still bad"
     judge, scorer = scripted(script, metrics=("faithfulness", "context_recall"))
     samples = [
-        RagasSample("parse", Q, "Paris is the capital of France, in Europe.", ["Paris is the capital of France."]),
-        RagasSample("refusal", Q, "Paris is the capital of France and has 40 million inhabitants.", ["x"]),
-        RagasSample("failed_gen", Q, None, ["Paris is the capital of France."], None, "LLMError: boom"),
-        RagasSample("ok", Q, None, ["Paris is the capital of France."], "Paris is the capital of France."),
+        Sample("parse", Q, "Paris is the capital of France, in Europe.", ["Paris is the capital of France."]),
+        Sample("refusal", Q, "Paris is the capital of France and has 40 million inhabitants.", ["x"]),
+        Sample("failed_gen", Q, None, ["Paris is the capital of France."], None, "LLMError: boom"),
+        Sample("ok", Q, None, ["Paris is the capital of France."], "Paris is the capital of France."),
     ]
     result = scorer.score(samples)
     rows = result.rows.set_index(["qid", "metric"])
@@ -315,12 +316,12 @@ def test_nan_reasons_and_the_run_goes_on(tmp_path):
 def test_timeout_and_llm_error_become_nan():
     judge, scorer = scripted(metrics=("faithfulness",), timeout_s=0.3)
     judge.delay_s = 1.0
-    row = scorer.score([RagasSample("slow", Q, "Paris is the capital of France, in Europe.", ["c"])]).rows.iloc[0]
+    row = scorer.score([Sample("slow", Q, "Paris is the capital of France, in Europe.", ["c"])]).rows.iloc[0]
     assert math.isnan(row["value"]) and row["error_kind"] == "timeout"
     llm = LLM({"provider": "local", "cache": "off", "max_retries": 0}, backend=ScriptedBackend(LLMError("boom")))
     row = (
         RagasJudge(llm, BowEmbedder(), metrics=("faithfulness",))
-        .score([RagasSample("err", Q, "Paris.", ["c"])])
+        .score([Sample("err", Q, "Paris.", ["c"])])
         .rows.iloc[0]
     )
     assert row["error_kind"] == "llm_error" and "boom" in row["reason"]
@@ -330,7 +331,7 @@ def test_score_inside_a_running_event_loop():
     judge, scorer = scripted(metrics=("context_precision",))
 
     async def notebook_cell():  # Jupyter runs cells inside a loop
-        return scorer.score([RagasSample("a", Q, None, ["Paris is the capital of France."], "Paris")])
+        return scorer.score([Sample("a", Q, None, ["Paris is the capital of France."], "Paris")])
 
     assert asyncio.run(notebook_cell()).rows["value"][0] == pytest.approx(1.0)
 
@@ -342,14 +343,14 @@ def test_spanish_prompts_reach_the_judge_unescaped():
         "statements": [{"statement": s, "reason": "igual", "verdict": 1} for s in d["statements"]]
     }
     judge, scorer = scripted(script, metrics=("faithfulness",), language="es")
-    rows = scorer.score([RagasSample("q", "¿Cuántas citas?", "Diez citas.", ["Se recomiendan diez citas."])]).rows
+    rows = scorer.score([Sample("q", "¿Cuántas citas?", "Diez citas.", ["Se recomiendan diez citas."])]).rows
     assert rows["value"][0] == 1.0
     prompt = judge.calls[0]["prompt"]
     assert "write every statement in the language of the answer" in prompt
     assert "¿Cuántas citas?" in prompt and "hipertensión arterial" in prompt  # raw UTF-8, Spanish example
     stock = ScriptedJudge(script=script)
     RagasJudge(stock, BowEmbedder(), metrics=("faithfulness",), language="en").score(
-        [RagasSample("q", "¿Cuántas citas?", "Diez citas.", ["Se recomiendan diez citas."])]
+        [Sample("q", "¿Cuántas citas?", "Diez citas.", ["Se recomiendan diez citas."])]
     )
     assert "language of the answer" not in stock.calls[0]["prompt"]
 
@@ -410,7 +411,7 @@ def local_judge(cache, **overrides):
     )
 
 
-E2E = RagasSample(
+E2E = Sample(
     "e2e",
     "¿Cuántas citas prenatales se recomiendan?",
     "Se recomiendan diez citas para primigestantes [1].",

@@ -156,7 +156,7 @@ def test_a_run_against_a_dead_server_exits_non_zero_and_names_the_failure(tmp_pa
     assert summary["answer_failures"] == {"connection": 3} and summary["all_failed"] == ["bm25/down"]
     scores = pd.read_parquet(run_dir / "scores.parquet")  # the records stay
     offline = scores[scores.judge == "offline"]
-    assert offline["value"].isna().all() and (offline["reason"] == "no answer").all()
+    assert offline["value"].isna().all() and (offline["reason"] == "no answer to judge").all()
 
 
 def test_max_failure_rate_decides_a_run(tmp_path):

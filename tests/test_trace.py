@@ -20,7 +20,7 @@ from helpers.trace import (
     to_json,
     trace_scores,
 )
-from helpers.trace.sentence_keys import letters_index, normalize_key
+from helpers.trace.sentence_keys import all_keys, letters_index, normalize_key
 
 SPANISH = (
     "¿Cuándo se recomienda iniciar los controles prenatales? Se recomienda realizar el primer "
@@ -284,5 +284,15 @@ def test_llm_judge_end_to_end_with_the_local_model(ragbench):
     shortest = frame["documents"].map(lambda docs: sum(map(len, docs))).nsmallest(1).index
     judgements = llm_judge_frame(frame.loc[shortest], {"provider": "local", "max_tokens": 64, "n_ctx": 2048})
     assert len(judgements) == 1
-    for j in judgements:
-        assert (j.error is not None and math.isnan(j.scores.relevance)) or 0.0 <= j.scores.relevance <= 1.0
+    (judgement,) = judgements
+    if judgement.error is not None:  # the small model's JSON did not parse: every score NaN, the reason kept
+        assert all(math.isnan(v) for v in judgement.scores.as_dict().values() if isinstance(v, float))
+        assert judgement.raw is None and judgement.error == judgement.scores.error
+    else:  # parsed: the scores are TRACe's formulas over the keys the model gave, nothing else
+        docs = frame.loc[shortest[0], "documents_sentences"]
+        expected = trace_scores(docs, judgement.relevant_keys, judgement.utilized_keys, judgement.unsupported_keys)
+        got, want = judgement.scores.as_dict(), expected.as_dict()
+        for metric in ("relevance", "utilization", "completeness", "adherence"):
+            assert got[metric] == pytest.approx(want[metric]), metric
+        n_sentences = len(all_keys(docs))  # RAGBench's relevance: relevant sentences / all sentences
+        assert got["relevance"] == pytest.approx(len(judgement.relevant_keys) / n_sentences)

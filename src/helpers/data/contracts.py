@@ -4,6 +4,9 @@ corpus:  {doc_id: {"title": str, "text": str, ...metadata}}
 queries: {qid: text}
 qrels:   {qid: {doc_id: grade}}
 answers: {qid: reference answer}          (where the dataset has them)
+
+and the one a judge scores: `Sample` (question, answer, contexts, reference, ...), whichever of a
+run, a user's file (`helpers judge FILE`), a panel or RAGAS's own tests it comes from.
 """
 
 from __future__ import annotations
@@ -55,6 +58,57 @@ def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
                 raise DataError(str(path), "each line must be a JSON object", record=f"line {line_no}")
             records.append((line_no, record))
     return records
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One answer to judge, with what it was written from: ragas's `SingleTurnSample` in our names
+    (user_input = question, response = answer, retrieved_contexts = contexts, reference).
+    `answer` None: no answer was produced (`error` says why); `reference` None: no person's answer
+    for the question. The rest says where the answer comes from (a run's architecture and LLM;
+    "external" for a file) and what the retrieval judge and the refusal judge need."""
+
+    qid: str
+    question: str
+    answer: str | None = None
+    contexts: tuple[str, ...] = ()  # the passages, in the order the answer's prompt gave them
+    reference: str | None = None
+    error: str | None = None  # why writing the answer failed
+    architecture: str = "external"
+    llm: str = "external"
+    context_ids: tuple[str, ...] = ()  # each context's doc_id, where known
+    retrieved: tuple[str, ...] | None = None  # the ranking's doc_ids, best first (None: the contexts')
+    unanswerable: bool = False  # the documents do not answer it (a refusal is right)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "contexts", tuple(self.contexts))
+        object.__setattr__(self, "context_ids", tuple(self.context_ids))
+
+    def lacks(self, name: str) -> bool:
+        """Whether the field `name` is missing or empty (blank text, no contexts)."""
+        value = getattr(self, name)
+        return not value or (isinstance(value, str) and not value.strip())
+
+    @classmethod
+    def from_record(cls, record: dict, *, reference: str | None = None, unanswerable: bool = False) -> "Sample":
+        """The sample of a run's answer record (helpers.experiment.runner): contexts as prompted."""
+        contexts = record.get("contexts") or []
+        retrieved = record.get("retrieved")
+        if retrieved is None:  # older records: the contexts given, in rank order
+            retrieved = [c["doc_id"] for c in sorted(contexts, key=lambda c: c.get("rank", 0))]
+        return cls(
+            qid=record["qid"],
+            question=record.get("question") or "",
+            answer=record.get("answer"),
+            contexts=[c["text"] for c in contexts],
+            reference=reference,
+            error=record.get("error"),
+            architecture=record["architecture"],
+            llm=record["llm"],
+            context_ids=[c.get("doc_id", "") for c in contexts],
+            retrieved=tuple(retrieved),
+            unanswerable=unanswerable,
+        )
 
 
 @dataclass

@@ -148,15 +148,14 @@ def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_
         llm_name = judge_cls.llm_name(config)
         if not judge_cls.stored or not llm_name:
             continue  # no LLM, no cost
-        judge = judge_cls(probe, data, judge_cls.Options(**config.judges.other.get(judge_cls.name, {})))
-        candidates = judge.select(
-            [
-                (done.records.get(answer_key(a, gen, q)) if done else None)
-                or {"key": answer_key(a, gen, q), "architecture": a, "qid": q, "llm": gen}
-                for a in config.architectures
-                for q in queries
-            ]
-        )
+        judge = judge_cls(config.judges.other.get(judge_cls.name, {}), context=probe.judge_context(data))
+        candidates = [
+            (done.records.get(answer_key(a, gen, q)) if done else None)
+            or {"key": answer_key(a, gen, q), "architecture": a, "qid": q, "llm": gen}
+            for a in config.architectures
+            for q in queries
+        ]
+        candidates = [a for a, sample in zip(candidates, probe.samples(candidates, data)) if judge.wants(sample)]
         todo = [a for a in candidates if not (a.get("answer") and finished(score_key(judge_cls.name, a)))]
         measured = [
             r["usage"] for r in records if r.get("kind") == "score" and r["judge"] == judge_cls.name and r.get("usage")

@@ -25,6 +25,7 @@ from tqdm import tqdm
 from helpers import paths
 from helpers.answer_prompts import prompt_fallback
 from helpers.data import load_dataset
+from helpers.data.contracts import Sample
 from helpers.data.documents import cite
 from helpers.experiment.accounting import at_max_tokens, failure_summary, show_failures, system_rows, versions
 from helpers.experiment.analysis import DECISIONS_FILE
@@ -36,7 +37,8 @@ from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
 from helpers.generation import generate_answer, select_contexts
 from helpers.inputs import inside
-from helpers.judges import JUDGES, SCORE_COLUMNS, active_judges, metric_names, score_row
+from helpers.judges import JUDGES, SCORE_COLUMNS, active_judges, score_row
+from helpers.judges.base import JudgeContext, judge_sample
 from helpers.llm import LLM
 from helpers.retrieval.registry import build_retriever, needs_llm
 
@@ -213,70 +215,52 @@ class Experiment:
         )
         return record
 
-    def _score(
-        self, answers: list[dict], judge: str, desc: str, score_one, artefact: str | None = None, workers: int = 1
-    ) -> None:
-        """Score each answer not yet scored by `judge`; `score_one(answer) -> (values, reasons,
-        usage)`. A judge that raises on one answer records NaNs with the error, and goes on.
-        `artefact`: which trained model judged, kept on each record. `workers`: answers scored at
-        once (score_one must then be safe to call from that many threads)."""
-        todo = [a for a in answers if not self.store.finished(score_key(judge, a))]
-        if not todo:
-            return
-        with self.timeline.step(f"judge {judge}") as step:
-            step["samples"] = len(todo)
-            self._score_each(todo, judge, desc, score_one, artefact, workers)
+    def judge_context(self, data) -> JudgeContext:
+        return JudgeContext(language=data.language, config=self.config, qrels=data.qrels, llms=self)
 
-    def _score_each(self, todo, judge, desc, score_one, artefact, workers=1) -> None:
-        def one(answer) -> dict:
-            record = {"kind": "score", "judge": judge, "answer_key": answer["key"]}
-            if artefact:
-                record["artefact"] = artefact
-            if not answer.get("answer"):
-                rows = [(m, None, "no answer") for m in self._metrics(judge)]
-            else:
-                try:
-                    rows, record["usage"] = score_one(answer)
-                except Exception as exc:  # recorded; a rerun retries this answer
-                    record.update(error=f"{type(exc).__name__}: {exc}", error_kind=f"judge:{type(exc).__name__}")
-                    rows = [(m, None, f"judge failed: {record['error']}") for m in self._metrics(judge)]
-            record["rows"] = _score_rows(answer, judge, {m: v for m, v, _ in rows}, {m: r for m, _, r in rows})
-            return record
-
-        # stored here, in this thread, as each finishes: a kill loses only the answers in flight
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            futures = {pool.submit(one, answer): answer for answer in todo}
-            bar, records = tqdm(as_completed(futures), total=len(futures), desc=desc, unit="answer"), []
-            for done, future in enumerate(bar, 1):
-                records.append(self.store.add(score_key(judge, futures[future]), future.result()))
-                show_failures(bar, records)
-                self._progress(desc, done, len(todo))
-
-    def _metrics(self, judge: str) -> list[str]:
-        return metric_names(judge, self.config)
+    def samples(self, answers: list[dict], data) -> list[Sample]:
+        """The judges' samples of `answers` (answer records), with the dataset's references."""
+        unanswerable, references = set(data.unanswerable or ()), data.answers or {}
+        return [
+            Sample.from_record(a, reference=references.get(a["qid"]), unanswerable=a["qid"] in unanswerable)
+            for a in answers
+        ]
 
     def score(self, judge_cls, answers: list[dict], data) -> None:
-        """Score with one registered judge every chosen answer it has not scored yet."""
-        built = self._judges_built.get(judge_cls.name)
-        judge = (
-            built[0]
-            if built
-            else judge_cls(self, data, judge_cls.Options(**self.config.judges.other.get(judge_cls.name, {})))
+        """Score with one registered judge every answer it wants and has not scored yet; each
+        answer's scores are stored as they finish, so a kill loses only those in flight."""
+        judge = self._judges_built.get(judge_cls.name) or judge_cls(
+            self.config.judges.other.get(judge_cls.name, {}), context=self.judge_context(data)
         )
-        chosen = judge.select(answers)
-        if all(self.store.finished(score_key(judge.name, a)) for a in chosen):
+        todo = [
+            (a, sample)
+            for a, sample in zip(answers, self.samples(answers, data))
+            if judge.wants(sample) and not self.store.finished(score_key(judge.name, a))
+        ]
+        if not todo:
             return
-        if not built:  # prepared once, kept for the next batch of questions
+        if judge_cls.name not in self._judges_built:  # prepared once, kept for the next batch of questions
             judge.prepare()
-            self._judges_built[judge_cls.name] = (judge,)
+            self._judges_built[judge_cls.name] = judge
 
-        checked = {m.name: m for m in judge.metrics_for(self.config)}  # each value within its declared range
+        def one(answer, sample) -> dict:
+            record = {"kind": "score", "judge": judge.name, "answer_key": answer["key"]}
+            if judge.artefact:  # which trained model judged
+                record["artefact"] = judge.artefact
+            rows, record["usage"], exc = judge_sample(judge, sample)
+            if exc is not None:  # recorded; a rerun retries this answer
+                record.update(error=f"{type(exc).__name__}: {exc}", error_kind=f"judge:{type(exc).__name__}")
+            record["rows"] = _score_rows(answer, judge.name, {m: v for m, v, _ in rows}, {m: r for m, _, r in rows})
+            return record
 
-        def one(answer):
-            rows, usage = judge.score_one(answer)
-            return [(m, checked[m].check(v) if m in checked else v, r) for m, v, r in rows], usage
-
-        self._score(chosen, judge.name, judge.label, one, artefact=judge.artefact, workers=judge.workers)
+        with self.timeline.step(f"judge {judge.name}") as step, ThreadPoolExecutor(max(1, judge.workers)) as pool:
+            step["samples"] = len(todo)
+            futures = {pool.submit(one, answer, sample): answer for answer, sample in todo}
+            bar, records = tqdm(as_completed(futures), total=len(futures), desc=judge.label, unit="answer"), []
+            for done, future in enumerate(bar, 1):  # stored here, in this thread, as each finishes
+                records.append(self.store.add(score_key(judge.name, futures[future]), future.result()))
+                show_failures(bar, records)
+                self._progress(judge.label, done, len(todo))
 
     # ------------------------------------------------------------------ driver
     def run(self) -> dict:
@@ -352,7 +336,7 @@ class Experiment:
             if not judge.stored and judge.enabled(self.config):
                 rows += [
                     dict(row, run_id=self.run_id, dataset=self.config.dataset.name)
-                    for row in judge(self, data).score(answers)
+                    for row in judge(context=self.judge_context(data)).score(self.samples(answers, data))
                 ]
         rows += system_rows(answers, run_id=self.run_id, dataset=self.config.dataset.name)  # for the Pareto view
         scores = pd.DataFrame(rows, columns=SCORE_COLUMNS).drop_duplicates(

@@ -47,11 +47,12 @@ def offline_judge():
 def ragas_for_answer(bench: Workbench, view: AnswerView, question: str, qid: str | None, contexts: list[str]) -> None:
     """RAGAS's four metrics for one answer, judged by the LLM `view.ragas_llm` names (seconds to
     minutes: every metric is one or more LLM calls), into `view.ragas_*`."""
-    from helpers.ragas_eval.runner import RagasJudge, RagasSample  # imports ragas (seconds)
+    from helpers.data.contracts import Sample
+    from helpers.ragas_eval.runner import RagasJudge  # imports ragas (seconds)
 
     reference = bench.data.answers.get(qid) if qid else None
     judge = RagasJudge(bench.llm(view.ragas_llm), language=bench.data.language)
-    scored = judge.score([RagasSample(qid or "typed", question, view.answer, contexts, reference)])
+    scored = judge.score([Sample(qid or "typed", question, view.answer, contexts, reference)])
     for row in scored.rows.to_dict("records"):
         view.ragas_scores[row["metric"]] = row["value"]
         view.ragas_reasons[row["metric"]] = row["reason"]

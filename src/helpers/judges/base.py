@@ -1,9 +1,12 @@
 """The judge contract and its registry.
 
-A judge scores a run's answers. It says what it produces (its metrics, with their range and
-direction), whether it needs an LLM and which one, and scores one answer at a time; the runner
-stores each answer's scores as it finishes (helpers.experiment.store), so a killed run resumes.
-`JUDGES` maps config names to judge classes, as `BUILDERS` does for architectures; a judge
+A judge scores typed samples (helpers.data.contracts.Sample: question, answer, contexts,
+reference, ...) with its options. It says what it produces (its metrics, with their range and
+direction), which sample fields it requires (as ragas's metrics declare their columns), whether it
+needs an LLM and which one, and scores one sample at a time. `Judge.score_sample` is the one path every
+caller takes (a run, `helpers judge FILE`, a panel): it gives NaN with the reason when a required
+field is missing, so no judge repeats that guard, and checks each value against its metric's
+range. `JUDGES` maps config names to judge classes, as `BUILDERS` does for architectures; a judge
 registered with `@register` is run by any config that switches it on, and read by the analysis,
 figures and panels, without another file changing.
 
@@ -11,19 +14,21 @@ figures and panels, without another file changing.
     class Length(Judge):
         name, label = "length", "answer length"
         metrics = (Metric("words", low=0, high=None, higher_is_better=False),)
-        def score_one(self, answer):
-            return [("words", len(answer["answer"].split()), "")], None
+        def score_one(self, sample):
+            return [("words", len(sample.answer.split()), "")], None
 
+    Length().score([Sample("q1", "Why?", "because it is")])   # long rows; no run needed
     # config: judges: {length: {}}      (options, if any, go to the judge's `Options` model)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from helpers.data.contracts import Sample
 from helpers.errors import UserError
 
 
@@ -37,6 +42,40 @@ class RunConfig(Protocol):
 
 
 Row = tuple[str, Any, str]  # (metric, value or None, reason)
+
+# why a judge scores NaN when a sample lacks a field it requires
+MISSING = {
+    "question": "no question",
+    "answer": "no answer to judge",
+    "contexts": "no contexts were retrieved",
+    "reference": "the question has no reference answer",
+}
+
+
+class LLMSource(Protocol):
+    """Where a judge gets its LLM clients (helpers.experiment.runner.Experiment)."""
+
+    def llm(self, name: str | None) -> Any: ...
+
+    def llm_copy(self, name: str) -> Any: ...
+
+
+@dataclass
+class JudgeContext:
+    """What a judge may read beyond a sample and its options: the corpus's language, the run's
+    config (None outside a run), the dataset's qrels, and a source of LLM clients (None: no LLM)."""
+
+    language: str = "en"
+    config: RunConfig | None = None
+    qrels: dict = field(default_factory=dict)
+    llms: LLMSource | None = None
+
+    def llm(self, name: str | None, *, copy: bool = False):
+        """The configured LLM `name` (`copy`: another client of it, its own call list)."""
+        if self.llms is None:
+            raise UserError(f"this judge calls the LLM {name!r}, and none is configured here: judge inside a run")
+        return self.llms.llm_copy(name) if copy else self.llms.llm(name)
+
 
 # the long score row of a run's scores.parquet: one number of one judge for one answer
 SCORE_COLUMNS = ["run_id", "dataset", "architecture", "llm", "judge", "qid", "metric", "value", "reason"]
@@ -102,10 +141,9 @@ class NoOptions(BaseModel):
 
 
 class Judge:
-    """Subclasses set `name`, `label`, `metrics` and implement `score_one`; the rest has defaults.
-
-    `runner` gives what a judge may use: `config` (the typed ExperimentConfig, read through RunConfig), `llm(name)` and
-    `llm_copy(name)` (configured LLM clients), `store.finished(key)`; `data` is the dataset."""
+    """Subclasses set `name`, `label`, `metrics` and implement `score_one(sample)`; the rest has
+    defaults. `Judge(options, context=JudgeContext(...))`: `options` is the judge's own `Options`
+    model (defaults when None); `context` what it may read beyond the sample (JudgeContext)."""
 
     name: ClassVar[str]
     label: ClassVar[str]  # for people: panels, figures, logs
@@ -116,11 +154,18 @@ class Judge:
     stored: ClassVar[bool] = True
     # calls an LLM (the one llm_name names): such a judge cannot score answers from a file alone
     uses_llm: ClassVar[bool] = False
+    # the Sample fields it cannot score without (checked in this order; MISSING gives the reason)
+    requires: ClassVar[tuple[str, ...]] = ("answer",)
 
-    def __init__(self, runner, data, options: BaseModel | None = None):
-        self.runner, self.data, self.config = runner, data, runner.config
-        self.options = options or self.Options()
-        self.workers, self.artefact = 1, None  # answers scored at once; which trained model judged
+    def __init__(self, options: BaseModel | dict | None = None, *, context: JudgeContext | None = None):
+        self.options = self.Options(**options) if isinstance(options, dict) else options or self.Options()
+        self.context = context or JudgeContext()
+        self.config = self.context.config  # the run's config; None outside a run
+        self.workers, self.artefact = 1, None  # samples scored at once; which trained model judged
+
+    @property
+    def language(self) -> str:
+        return self.context.language
 
     # ---- what the config switches on
     @classmethod
@@ -154,30 +199,43 @@ class Judge:
         return None
 
     # ---- scoring
-    def select(self, answers: list[dict]) -> list[dict]:
-        """The answers this judge scores (default: all)."""
-        return answers
+    def wants(self, sample: Sample) -> bool:
+        """Whether this judge scores `sample` at all (default: every one; RAGAS: its questions)."""
+        return True
 
     def prepare(self) -> None:
-        """Load what scoring needs (models, clients); called only when some answer is left to score."""
+        """Load what scoring needs (models, clients); called only when some sample is left to score."""
 
-    def score_one(self, answer: dict) -> tuple[list[Row], dict | None]:
-        """(rows for this answer, its LLM usage or None). Raise on failure: the runner records
-        the error with NaN scores and goes on."""
+    def score_one(self, sample: Sample) -> tuple[list[Row], dict | None]:
+        """(rows for this sample, its LLM usage or None); the sample has every field in `requires`.
+        Raise on failure: the caller records the error with NaN scores and goes on."""
         raise NotImplementedError
 
-    def score(self, answers: list[dict]) -> list[dict]:
-        """Long rows (architecture, llm, judge, qid, metric, value, reason) of `answers`: what a
-        judge with `stored = False` contributes to scores.parquet, and a way to score outside a run."""
+    def score_sample(self, sample: Sample) -> tuple[list[Row], dict | None]:
+        """`score_one` behind the checks every judge shares: NaN with MISSING's reason for the
+        first required field the sample lacks; each value within its metric's declared range
+        (a ValueError otherwise, which the caller records as the judge's failure)."""
+        metrics = self.metrics_for(self.config)
+        for name in self.requires:
+            if sample.lacks(name):
+                return [(m.name, None, MISSING[name]) for m in metrics], None
+        rows, usage = self.score_one(sample)
+        checked = {m.name: m for m in metrics}
+        return [(m, checked[m].check(v) if m in checked else v, r) for m, v, r in rows], usage
+
+    def score(self, samples: list[Sample]) -> list[dict]:
+        """Long rows (architecture, llm, judge, qid, metric, value, reason) of the samples it
+        wants: what a judge with `stored = False` contributes to scores.parquet, and a way to
+        score outside a run. Raises on a failed sample (judge_samples records it and goes on)."""
         rows = []
-        for answer in self.select(answers):
-            values, _ = self.score_one(answer)
+        for sample in filter(self.wants, samples):
+            values, _ = self.score_sample(sample)
             rows += [
                 score_row(
-                    architecture=answer["architecture"],
-                    llm=answer["llm"],
+                    architecture=sample.architecture,
+                    llm=sample.llm,
                     judge=self.name,
-                    qid=answer["qid"],
+                    qid=sample.qid,
                     metric=metric,
                     value=value,
                     reason=reason,
@@ -185,6 +243,18 @@ class Judge:
                 for metric, value, reason in values
             ]
         return rows
+
+
+def judge_sample(judge: Judge, sample: Sample) -> tuple[list[Row], dict | None, Exception | None]:
+    """`judge.score_sample(sample)`, or NaN rows with the error as their reason when it raises: (rows,
+    usage, the exception or None). One sample's failure is recorded and the rest go on, in a run
+    and in `helpers judge FILE` alike."""
+    try:
+        rows, usage = judge.score_sample(sample)
+        return rows, usage, None
+    except Exception as exc:  # noqa: BLE001 - any failure of one sample is recorded, not raised
+        reason = f"judge failed: {type(exc).__name__}: {exc}"
+        return [(m.name, None, reason) for m in judge.metrics_for(judge.config)], None, exc
 
 
 JUDGES: dict[str, type[Judge]] = {}

@@ -60,17 +60,17 @@ class Citations(Judge):
         ),
     )
 
+    requires = ("answer", "contexts")
+
     def prepare(self) -> None:
-        self.matcher = ReferenceMatcher(self.data.language)
+        self.matcher = ReferenceMatcher(self.language)
         self.artefact = "context recall's attribution check (multilingual e5, weights fitted on MaternaQA-es)"
 
-    def score_one(self, answer):
-        contexts = [c["text"] for c in answer.get("contexts") or []]
-        sentences = cited_sentences(answer.get("answer") or "")
-        reason = "" if sentences else "no answer to judge"
-        if not reason and not contexts:
-            reason = "no contexts were retrieved"
-        if reason:
+    def score_one(self, sample):
+        contexts = list(sample.contexts)
+        sentences = cited_sentences(sample.answer)
+        if not sentences:
+            reason = "the answer has no sentence"
             return [("citation_precision", None, reason), ("citation_coverage", None, reason)], None
         p = attribution(attribution_features(self.matcher, [text for text, _ in sentences], contexts))
         pairs, held, covered, notes = 0, 0, 0, []

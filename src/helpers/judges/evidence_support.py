@@ -36,13 +36,8 @@ class EvidenceSupport(Judge):
         self.model = EvidenceModel.load()  # a UserError naming `make evidence-model` when none is trained
         self.artefact = f"evidence model {self.model.path} (trained {self.model.card.get('trained_at', '?')})"
 
-    def score_one(self, answer):
-        text = answer.get("answer")
-        if not text or not text.strip():
-            reason = "no answer to judge"
-            return [("support", None, reason), ("supported_share", None, reason)], None
-        contexts = [c["text"] for c in answer["contexts"]]
-        p = self.model.response_support(contexts, text, answer["question"])
+    def score_one(self, sample):
+        p = self.model.response_support(list(sample.contexts), sample.answer, sample.question)
         if len(p) == 0:
             reason = "the answer has no sentence"
             return [("support", None, reason), ("supported_share", None, reason)], None

@@ -16,12 +16,12 @@ import csv
 import json
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 
+from helpers.data.contracts import Sample
 from helpers.errors import UserError
-from helpers.judges.base import JUDGES, Judge
+from helpers.judges.base import JUDGES, JudgeContext, judge_sample
 from helpers.stats import MIN_INTERVAL_N, bootstrap_ci
 
 REQUIRED = ("id", "question", "answer", "contexts")
@@ -139,50 +139,25 @@ def standalone_judges() -> list[str]:
     return [name for name, judge in JUDGES.items() if judge.stored and not judge.uses_llm]
 
 
-def _records(answers: list[dict]) -> list[dict]:
-    return [
-        {
-            "qid": a["qid"],
-            "question": a["question"],
-            "answer": a["answer"],
-            "architecture": "external",
-            "llm": "external",
-            "contexts": [{"doc_id": f"{a['qid']}#{i}", "rank": i, "text": t} for i, t in enumerate(a["contexts"], 1)],
-        }
-        for a in answers
-    ]
+def samples(answers: list[dict]) -> list[Sample]:
+    """read_answers' records as the samples every judge scores."""
+    return [Sample(a["qid"], a["question"], a["answer"], a["contexts"], a["reference"]) for a in answers]
 
 
 def judge_answers(answers: list[dict], judges: list[str] | None = None, *, language: str | None = None) -> pd.DataFrame:
     """Long scores (LONG_COLUMNS) of `answers` (read_answers' records) by each judge in `judges`
-    (default: every standalone judge that can be loaded here)."""
-    from helpers.data.contracts import Dataset
-
+    (default: every standalone judge that can be loaded here), through the path a run takes
+    (Judge.score_sample: NaN with the reason for a missing field, ranges checked, failures recorded)."""
     usable = standalone_judges()
     chosen = judges or usable
     unknown = [j for j in chosen if j not in usable]
     if unknown:
         raise UserError(f"judge(s) {unknown} cannot score answers from a file; valid names: {usable}")
     language = language or guess_language([a["question"] for a in answers] + [a["answer"] for a in answers])
-    # the judges read each answer's own contexts; the corpus only satisfies the Dataset contract
-    corpus = {
-        f"{a['qid']}#{i}": {"title": "", "text": t}
-        for a in answers
-        for i, t in enumerate(a["contexts"], 1)
-        if t.strip()
-    }
-    data = Dataset(
-        "external",
-        language,
-        corpus or {"none": {"title": "", "text": "(no contexts)"}},
-        {a["qid"]: a["question"] for a in answers},
-        answers={a["qid"]: a["reference"] for a in answers if a["reference"]},
-    )
-    # no run: the judges get no experiment config (a standalone judge reads only its own options)
-    runner = SimpleNamespace(config=None)
+    context = JudgeContext(language=language)  # no run: no run config, no qrels, no LLM
     rows = []
     for name in chosen:
-        judge: Judge = JUDGES[name](runner, data)
+        judge = JUDGES[name](context=context)
         try:
             judge.prepare()
         except UserError as exc:
@@ -190,14 +165,9 @@ def judge_answers(answers: list[dict], judges: list[str] | None = None, *, langu
                 raise
             print(f"skipped judge {name}: {exc}")
             continue
-        ranges = {m.name: m for m in judge.metrics}
-        for record in _records(answers):
-            try:
-                values, _ = judge.score_one(record)
-                values = [(m, ranges[m].check(v) if m in ranges else v, r) for m, v, r in values]
-            except Exception as exc:  # one answer's failure is recorded; the rest go on
-                values = [(m.name, None, f"{type(exc).__name__}: {exc}") for m in judge.metrics]
-            rows += [{"id": record["qid"], "judge": name, "metric": m, "value": v, "reason": r} for m, v, r in values]
+        for sample in filter(judge.wants, samples(answers)):
+            values, _, _ = judge_sample(judge, sample)
+            rows += [{"id": sample.qid, "judge": name, "metric": m, "value": v, "reason": r} for m, v, r in values]
     return pd.DataFrame(rows, columns=LONG_COLUMNS)
 
 

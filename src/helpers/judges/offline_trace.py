@@ -35,7 +35,7 @@ class OfflineTrace(Judge):
         self.artefact = self.judge.describe()
         print(f"offline TRACe judge: {self.artefact}")
 
-    def score_one(self, answer):
-        scores = self.judge.judge(answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"]).scores
+    def score_one(self, sample):
+        scores = self.judge.judge(sample.question, list(sample.contexts), sample.answer).scores
         values = {m: getattr(scores, m) for m in TRACE_METRICS} | {"adherence_score": scores.adherence_score}
         return [(m, v, "") for m, v in values.items()], None

@@ -49,20 +49,17 @@ class Ragas(Judge):
     def switch(cls, judges, on, llm=None):
         judges["ragas"] = llm if on else None
 
-    def select(self, answers):
+    def wants(self, sample):
         cfg = self.config.judges
-        return [
-            a
-            for a in answers
-            if (cfg.ragas_questions is None or a["qid"] in cfg.ragas_questions)
-            and (cfg.ragas_architectures is None or a["architecture"] in cfg.ragas_architectures)
-        ]
+        return (cfg.ragas_questions is None or sample.qid in cfg.ragas_questions) and (
+            cfg.ragas_architectures is None or sample.architecture in cfg.ragas_architectures
+        )
 
     def prepare(self) -> None:
         from helpers.ragas_eval.runner import RagasJudge  # imports ragas (seconds)
 
         cfg = self.config.judges
-        llm = self.runner.llm(cfg.ragas)
+        llm = self.context.llm(cfg.ragas)
         # as many answers at once as the judge takes calls at once (the local model: one per
         # model of its pool), so fewer models wait while a sample's metrics finish one by one
         # (default run, 3 samples on 2 models: 252 s one by one, 203 s two at a time, 239 s all
@@ -72,24 +69,14 @@ class Ragas(Judge):
         for i in range(self.workers):
             self.judges.put(
                 RagasJudge(
-                    llm if i == 0 else self.runner.llm_copy(cfg.ragas),
-                    language=self.data.language,
+                    llm if i == 0 else self.context.llm(cfg.ragas, copy=True),
+                    language=self.language,
                     metrics=cfg.ragas_metrics,
                     timeout_s=cfg.ragas_timeout_s,
                 )
             )
 
-    def score_one(self, answer):
-        from helpers.ragas_eval.runner import RagasSample  # imports ragas (seconds)
-
-        sample = RagasSample(
-            answer["qid"],
-            answer["question"],
-            answer.get("answer"),
-            [c["text"] for c in answer.get("contexts", [])],
-            self.data.answers.get(answer["qid"]),
-            answer.get("error"),
-        )
+    def score_one(self, sample):
         # ragas calls the judge from worker threads, which llm.track() (per thread) does not
         # see: the judge's own accounting of this sample's calls is used instead
         judge = self.judges.get()

@@ -34,12 +34,12 @@ class RagasEvidence(Judge):
     def prepare(self) -> None:
         evidence = EvidenceModel.load()
         name = self.llm_name(self.config)
-        self.llm = self.runner.llm(name) if name else None
+        self.llm = self.context.llm(name) if name else None
         self.judge = EvidenceFaithfulness(evidence, self.llm)
         self.artefact = f"evidence model {evidence.path} (trained {evidence.card.get('trained_at', '?')})"
 
-    def score_one(self, answer):
+    def score_one(self, sample):
         with self.llm.track() if self.llm else contextlib.nullcontext([]) as calls:
-            out = self.judge.score(answer["question"], answer.get("answer"), [c["text"] for c in answer["contexts"]])
+            out = self.judge.score(sample.question, sample.answer, list(sample.contexts))
         value = None if math.isnan(out["value"]) else out["value"]
         return [("faithfulness", value, out["reason"])], (self.llm.usage(calls) if self.llm else None)

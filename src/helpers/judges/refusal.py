@@ -35,17 +35,13 @@ class Refusal(Judge):
     def prepare(self) -> None:
         generation = getattr(self.config, "generation", None)
         self.prompt = get_prompt(generation.prompt if generation is not None else None)
-        self.language = (generation.language if generation is not None else None) or self.data.language
-        self.unanswerable = set(getattr(self.data, "unanswerable", ()) or ())
+        # the language the answers were asked in (the run's setting, else the corpus's)
+        self.answer_language = (generation.language if generation is not None else None) or self.language
 
-    def score_one(self, answer):
-        text = answer.get("answer")
-        if not (text or "").strip():
-            reason = "no answer to judge"
-            return [("refusal", None, reason), ("false_refusal", None, reason)], None
-        refused = float(is_refusal(text, self.prompt, self.language))
+    def score_one(self, sample):
+        refused = float(is_refusal(sample.answer, self.prompt, self.answer_language))
         said = "refused" if refused else "answered"
-        if answer["qid"] in self.unanswerable:
+        if sample.unanswerable:
             return [
                 ("refusal", refused, f"unanswerable question: {said}"),
                 ("false_refusal", None, "the question is marked unanswerable"),

@@ -32,19 +32,19 @@ class Retrieval(Judge):
         k = config.retrieval.k if config is not None else "k"
         return tuple(Metric(f"{kind}@{k}", validated_by="qrels") for kind in KINDS)
 
-    def score(self, answers):
-        """Rows of every answer whose question has qrels; a failed answer scores nothing (its
+    requires = ()  # a run's rankings, read whole in `score`
+
+    def score(self, samples):
+        """Rows of every sample whose question has qrels; a failed answer scores nothing (its
         failure is recorded with it)."""
-        k, qrels = self.config.retrieval.k, self.data.qrels
+        k, qrels = self.config.retrieval.k, self.context.qrels
         runs: dict[tuple, dict] = {}
-        for answer in answers:
-            if not qrels.get(answer["qid"]) or answer.get("error"):
+        for sample in samples:
+            if not qrels.get(sample.qid) or sample.error:
                 continue
-            doc_ids = answer.get("retrieved")  # the ranking's top k; older records: the contexts given
-            if doc_ids is None:
-                doc_ids = [c["doc_id"] for c in sorted(answer.get("contexts") or [], key=lambda c: c.get("rank", 0))]
+            doc_ids = sample.retrieved if sample.retrieved is not None else sample.context_ids  # the top k
             ranking = {doc_id: 1.0 / rank for rank, doc_id in enumerate(list(doc_ids)[:k], 1)}
-            runs.setdefault((answer["architecture"], answer["llm"]), {})[answer["qid"]] = ranking
+            runs.setdefault((sample.architecture, sample.llm), {})[sample.qid] = ranking
         metrics = [m.name for m in self.metrics_for(self.config)]
         rows = []
         for (architecture, llm), run in runs.items():

@@ -27,16 +27,14 @@ class LLMTrace(Judge):
         judges["trace_llm"] = llm if on else None
 
     def prepare(self) -> None:
-        self.llm = self.runner.llm(self.config.judges.trace_llm)
+        self.llm = self.context.llm(self.config.judges.trace_llm)
         # one answer per model of the judge's pool at once (llm.track() is per thread, so each
         # answer still accounts its own calls)
         self.workers = self.llm.workers
 
-    def score_one(self, answer):
+    def score_one(self, sample):
         with self.llm.track() as calls:
-            judgement = llm_judge(
-                self.llm, answer["question"], [c["text"] for c in answer["contexts"]], answer["answer"]
-            )
+            judgement = llm_judge(self.llm, sample.question, list(sample.contexts), sample.answer)
         return (
             [(m, getattr(judgement.scores, m), judgement.error or "") for m in TRACE_METRICS],
             self.llm.usage(calls),

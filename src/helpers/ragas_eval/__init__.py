@@ -30,7 +30,6 @@ RAGAS_CHOICES = RAGAS_METRICS + RAGAS_OPTIONAL
 _LAZY = {
     "RagasJudge": "runner",
     "RagasResult": "runner",
-    "RagasSample": "runner",
     "classify_failure": "runner",
     "samples_from_records": "runner",
     "build_metrics": "prompts",

@@ -29,6 +29,7 @@ from ragas.dataset_schema import SingleTurnSample
 from ragas.exceptions import RagasOutputParserException
 from ragas.prompt.utils import extract_json
 
+from helpers.data.contracts import Sample
 from helpers.llm import LLM, LLMError
 from helpers.ragas_eval.adapters import (
     JUDGE_CALLS,
@@ -55,20 +56,10 @@ _REFUSAL = re.compile(
 )
 
 
-@dataclass
-class RagasSample:
-    qid: str
-    question: str
-    answer: str | None
-    contexts: list[str]
-    reference: str | None = None
-    generation_error: str | None = None
-
-
-def samples_from_records(records, references: dict[str, str] | None = None) -> list[RagasSample]:
+def samples_from_records(records, references: dict[str, str] | None = None) -> list[Sample]:
     """RAGAS samples from `helpers.generation.AnswerRecord`s: the contexts exactly as prompted."""
     references = references or {}
-    return [RagasSample(r.qid, r.question, r.answer, r.context_texts, references.get(r.qid), r.error) for r in records]
+    return [Sample(r.qid, r.question, r.answer, r.context_texts, references.get(r.qid), r.error) for r in records]
 
 
 @dataclass
@@ -220,7 +211,7 @@ class RagasJudge:
             concurrency = judge.workers if isinstance(judge, LLM) else 1  # LLM.workers: the one rule
         self.concurrency = max(1, concurrency)
 
-    async def _score_one(self, sample: RagasSample, name: str, gate: asyncio.Semaphore) -> dict:
+    async def _score_one(self, sample: Sample, name: str, gate: asyncio.Semaphore) -> dict:
         row = {
             "qid": sample.qid,
             "metric": name,
@@ -239,8 +230,7 @@ class RagasJudge:
         missing = [need for need in needs if not getattr(sample, need)]
         if missing:
             why = {
-                "answer": "no answer"
-                + (f" (generation failed: {sample.generation_error[:200]})" if sample.generation_error else ""),
+                "answer": "no answer" + (f" (generation failed: {sample.error[:200]})" if sample.error else ""),
                 "contexts": "no retrieved contexts",
                 "reference": "no reference answer",
             }
@@ -277,7 +267,7 @@ class RagasJudge:
             row["detail"] = json.dumps([{"role": r, **o} for r, o in outputs], ensure_ascii=False)
             return row
 
-    async def ascore(self, samples: list[RagasSample]) -> RagasResult:
+    async def ascore(self, samples: list[Sample]) -> RagasResult:
         gate = asyncio.Semaphore(self.concurrency)
         before = len(self.judge.calls) if isinstance(self.judge, LLM) else 0
         start = time.perf_counter()
@@ -302,7 +292,7 @@ class RagasJudge:
         )
         return result
 
-    async def _ascore_on_own_loop(self, samples: list[RagasSample]) -> RagasResult:
+    async def _ascore_on_own_loop(self, samples: list[Sample]) -> RagasResult:
         """`ascore` on a loop of `score`'s own: the judge's blocking calls run in the loop's
         default executor (WorkbenchChatModel uses asyncio.to_thread), whose min(32, cores + 4)
         threads would cap the calls in flight at 6 on 2 cores, so the loop gets one thread per
@@ -311,7 +301,7 @@ class RagasJudge:
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, thread_name_prefix="ragas"))
         return await self.ascore(samples)
 
-    def score(self, samples: list[RagasSample]) -> RagasResult:
+    def score(self, samples: list[Sample]) -> RagasResult:
         """Synchronous; also works where an event loop is already running (Jupyter): the
         scoring then runs on its own loop in a worker thread."""
         try:

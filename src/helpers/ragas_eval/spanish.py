@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from helpers.ragas_eval.runner import RagasJudge, RagasSample
+from helpers.data.contracts import Sample
+from helpers.ragas_eval.runner import RagasJudge
 
 Q_CITAS = "¿Cuál es la cantidad ideal de controles prenatales?"
 CTX_CITAS = (
@@ -59,14 +60,14 @@ CTX_PESO_2 = "IMC entre 25 y 29,9 kg/m2 = ganancia entre 7 a 10 Kg; IMC > 30 kg/
 class WorkedExample:
     name: str
     metric: str
-    sample: RagasSample
+    sample: Sample
     expected_verdicts: list[int] | None  # in order; None where the metric has no verdicts
     expected_score: float | None
     seed_score: float | None  # the number printed in the seed document
 
 
 def seed_examples() -> list[WorkedExample]:
-    s = RagasSample
+    s = Sample
     return [
         WorkedExample(
             "faithful (paraphrase)",

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.data import load_ragbench
-from helpers.ragas_eval.runner import RagasSample
+from helpers.data.contracts import Sample
 from helpers.stats import auroc, bootstrap_ci
 
 
@@ -52,8 +52,8 @@ def sample_ragbench(
     return out
 
 
-def ragbench_samples(frame: pd.DataFrame) -> list[RagasSample]:
-    return [RagasSample(row.qid, row.question, row.response, list(row.documents)) for row in frame.itertuples()]
+def ragbench_samples(frame: pd.DataFrame) -> list[Sample]:
+    return [Sample(row.qid, row.question, row.response, list(row.documents)) for row in frame.itertuples()]
 
 
 def hallucination_auroc(labels_adherent, faithfulness) -> float:
