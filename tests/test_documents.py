@@ -2,6 +2,7 @@
 never lost), questions files with their errors, and a run over the folder end to end."""
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -301,10 +302,18 @@ def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
 @pytest.mark.slow
 def test_judge_eval_labels_command(documents_run, capsys):
     from helpers.__main__ import main
+    from helpers.experiment.run_labels import RunLabels
+    from helpers.explore.label_panels import parse_keys
 
-    if not (documents_run / "labels.csv").exists():
-        pytest.skip("needs the labels of the test above")
-    assert main(["judge-eval", "--labels", documents_run.name]) == 0
+    # its own copy of the run, labelled here: xdist may run this before the labelling test above
+    copy = documents_run.parent / f"{documents_run.name}-judge-eval"
+    if not copy.exists():
+        shutil.copytree(documents_run, copy, ignore=shutil.ignore_patterns("labels.csv"))
+    store = RunLabels(copy.name, annotator="ana")
+    for i, item in enumerate(store.items):  # one "no" per two answers: both classes present
+        keys = ("n" if i % 2 else "y") + "y" + ("p" if item["qid"] in store.references else "")
+        store.save(item, **parse_keys(keys, item["qid"] in store.references))
+    assert main(["judge-eval", "--labels", copy.name]) == 0
     out = capsys.readouterr().out
     assert "labelled by 1 annotator(s)" in out and "adherence_score" in out
     assert main(["judge-eval", "--labels", "no-such-run"]) == 2
