@@ -160,8 +160,12 @@ class Judge:
     def __init__(self, options: BaseModel | dict | None = None, *, context: JudgeContext | None = None):
         self.options = self.Options(**options) if isinstance(options, dict) else options or self.Options()
         self.context = context or JudgeContext()
-        self.config = self.context.config  # the run's config; None outside a run
         self.workers, self.artefact = 1, None  # samples scored at once; which trained model judged
+
+    @property
+    def config(self) -> "RunConfig | None":
+        """The run's config (None outside a run)."""
+        return self.context.config
 
     @property
     def language(self) -> str:
@@ -226,7 +230,7 @@ class Judge:
     def score(self, samples: list[Sample]) -> list[dict]:
         """Long rows (architecture, llm, judge, qid, metric, value, reason) of the samples it
         wants: what a judge with `stored = False` contributes to scores.parquet, and a way to
-        score outside a run. Raises on a failed sample (judge_samples records it and goes on)."""
+        score outside a run. Raises on a failed sample (judge_sample records it and goes on)."""
         rows = []
         for sample in filter(self.wants, samples):
             values, _ = self.score_sample(sample)
