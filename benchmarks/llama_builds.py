@@ -33,7 +33,7 @@ def measure(run: Path, prompts: int) -> dict:
     from llama_cpp import Llama
 
     from helpers.generation import build_messages
-    from helpers.llm.local_weights import llama_kernels, resolve_local_model
+    from helpers.local_models.local_weights import llama_kernels, resolve_local_model
 
     records = [json.loads(line) for line in (run / "records.jsonl").open()]
     answers = [r for r in records if r.get("kind") == "answer"][:prompts]

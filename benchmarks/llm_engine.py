@@ -4,20 +4,20 @@
 
 The prompts are the default benchmark's answer prompts (the guideline's questions, BM25's top 5
 contexts, the Spanish answer prompt, 160 tokens at temperature 0). Sides:
-- weights as shipped (Q4_1) or re-encoded as Q8_0 (helpers.llm.local_weights), flash attention
+- weights as shipped (Q4_1) or re-encoded as Q8_0 (helpers.local_models.local_weights), flash attention
   off or on: seconds for all answers, prompt tokens/s, ms per generated token;
 - threads: one model on every core, or one model per core on one thread each (two at once),
   called from worker threads as the runner does; and ms per token from the main thread or another;
 - OpenMP waiting (each in a fresh process, idle and beside one busy process): libgomp's default,
   OMP_WAIT_POLICY=PASSIVE, and GOMP_SPINCOUNT=1000 (helpers.offline's default): ms per token.
-- models: the bundled SmolLM2-135M and Qwen2.5-Coder-1.5B (helpers.llm.split_models) side by side
+- models: the bundled SmolLM2-135M and Qwen2.5-Coder-1.5B (helpers.local_models.split_models) side by side
   through the LLM layer as a run calls them, each in a fresh process (so peak RSS is its own):
   load seconds, prompt tokens/s, ms per generated token, seconds per answer, peak RSS, and for the
   1.5B model its layouts (one model on both cores, or two one-thread models) and prompt blocks.
 Answers identical to the shipped engine's (Q4_1, no flash attention) are counted: the engines
 agree to rounding, not bit for bit. And answers given after other prompts (the KV of a shared
 prefix reused) are compared with answers from an empty context, for llama-cpp-python's own reuse
-and for the backend's reuse of whole prompt blocks (helpers.llm.llama_prefix).
+and for the backend's reuse of whole prompt blocks (helpers.local_models.llama_prefix).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import helpers  # noqa: F401  (offline defaults)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.generation import answer_stops, build_messages, select_contexts
-from helpers.llm.local_weights import bundled_gguf, q8_0_copy
+from helpers.local_models.local_weights import bundled_gguf, q8_0_copy
 from helpers.retrieval.architectures.sparse import BM25
 
 
@@ -135,12 +135,12 @@ def calling_thread_side(path) -> dict:
 def prefix_reuse_side(path, batch: list) -> dict:
     """Answers given after other prompts, without a reset in between, against answers from an
     empty context: llama-cpp-python's own reuse (the longest shared prefix, flash attention off
-    and on) and the backend's reuse of whole blocks (helpers.llm.llama_prefix, flash attention
+    and on) and the backend's reuse of whole blocks (helpers.local_models.llama_prefix, flash attention
     on): how many agree, seconds, and prompt tokens reused. Two prompt sets: the answer prompts
     (they share the system prompt and the template) and one context with every question (they
     share the context as well, as ragas's prompts share their instructions)."""
     from helpers.llm.config import PROMPT_BLOCK
-    from helpers.llm.llama_prefix import block_aligned_llama
+    from helpers.local_models.llama_prefix import block_aligned_llama
 
     shared = [
         [batch[0][0], {"role": "user", "content": batch[0][1]["content"] + "\n" + m[1]["content"][-150:]}]

@@ -241,7 +241,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from helpers.judges.models.trace_trees import OfflineJudge
-    from helpers.llm.split_models import assemble
+    from helpers.local_models.split_models import assemble
 
     subsets = [s.strip() for s in args.subsets.split(",") if s.strip()]
     rows = pd.concat(

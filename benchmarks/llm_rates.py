@@ -81,7 +81,7 @@ def floor(rates: dict, summary: dict) -> dict:
 
     answering = sum(s["seconds"] for s in summary["timeline"] if s["step"].startswith("answer "))
     every = seconds(input_tokens)  # every prompt token computed (the floor)
-    computed = seconds(input_tokens - reused)  # reused prompt blocks (helpers.llm.llama_prefix) are not
+    computed = seconds(input_tokens - reused)  # reused prompt blocks (helpers.local_models.llama_prefix) are not
     return {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,

@@ -1,4 +1,4 @@
-"""The prompt store (helpers.llm.llama_prefix.PromptStore) on the default run: the same config run
+"""The prompt store (helpers.local_models.llama_prefix.PromptStore) on the default run: the same config run
 cold twice, side by side in one invocation, without the store (`prompt_store_mb: 0`: each model
 reuses only its previous prompt's blocks) and with it, then the answers compared word for word.
 
@@ -72,8 +72,8 @@ def reusable_tokens(records: list[dict], config: dict) -> dict:
     from llama_cpp import Llama
 
     from helpers.generation import build_messages
-    from helpers.llm.llama_prefix import shared_prefix
-    from helpers.llm.local_weights import resolve_local_model
+    from helpers.local_models.llama_prefix import shared_prefix
+    from helpers.local_models.local_weights import resolve_local_model
 
     llm = next(x for x in config["llms"] if x["name"] == config["generation_llm"])
     block = llm.get("prompt_block", 64)

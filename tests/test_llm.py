@@ -391,7 +391,7 @@ def test_engine_settings_enter_the_cache_key_and_the_q8_0_copy_is_the_same_model
     these settings existed. The Q8_0
     copy of the bundled Q4_1 file is built once (named by its source's sha256) and answers as the
     shipped file does on a plain question."""
-    from helpers.llm.local_weights import bundled_gguf, chosen_weights, q8_0_copy
+    from helpers.local_models.local_weights import bundled_gguf, chosen_weights, q8_0_copy
 
     def key(**config):
         return LLM({"provider": "local", **config}, cache=cache).key_for(HELLO)
@@ -440,7 +440,7 @@ def test_local_models_answer_side_by_side_and_alike():
     import threading
 
     from helpers.llm import backends
-    from helpers.llm.local_weights import local_layout
+    from helpers.local_models.local_weights import local_layout
 
     config = LLMConfig(provider="local", max_tokens=12, cache="off", local_workers=2)
     assert local_layout(config) == (2, max(1, (__import__("os").cpu_count() or 1) // 2))
@@ -487,7 +487,7 @@ def test_local_models_answer_side_by_side_and_alike():
 
 
 def test_a_prompt_sharing_blocks_with_an_earlier_one_reuses_them_and_says_how_many():
-    """The backend's prompt store (helpers.llm.llama_prefix): a second question over the same
+    """The backend's prompt store (helpers.local_models.llama_prefix): a second question over the same
     contexts reuses the first prompt's whole blocks; the call's record and the usage count them,
     so a run's compute floor can leave them out (benchmarks/llm_rates.py). No cache: both calls
     reach the model."""

@@ -1,4 +1,4 @@
-"""Split local models (helpers.llm.split_models): assembly from fake parts (wheels and an installed
+"""Split local models (helpers.local_models.split_models): assembly from fake parts (wheels and an installed
 package), the size and hash checks, a missing or corrupt part, a file changed after assembly;
 the real Qwen parts only in a slow test, skipped when they are not installed or cached."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers.errors import UserError
-from helpers.llm.split_models import (
+from helpers.local_models.split_models import (
     QWEN_CODER_1_5B,
     ModelAssemblyError,
     SplitModel,
@@ -115,7 +115,7 @@ def test_unknown_names_list_the_valid_ones():
     with pytest.raises(ModelAssemblyError, match="qwen2.5-coder-1.5b"):
         split_model("qwen-7b")
     from helpers.llm.errors import LLMError
-    from helpers.llm.local_weights import resolve_local_model
+    from helpers.local_models.local_weights import resolve_local_model
 
     with pytest.raises(LLMError, match=r"\['qwen2.5-coder-1.5b', 'smollm2', 'smollm2-135m'\]"):
         resolve_local_model("no-such-model")
@@ -159,7 +159,7 @@ def test_two_workers_assemble_once(tmp_path, monkeypatch):
     import threading
     import time
 
-    from helpers.llm import split_models
+    from helpers.local_models import split_models
 
     spec = _spec(package="fakelockedqwen-part{i}")
     wheels = _wheels(tmp_path / "w", spec)

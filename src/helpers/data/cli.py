@@ -1,5 +1,8 @@
-"""Commands for a user's own documents: `ingest`, `testset`, and `run --documents` (helpers.__main__).
+"""Commands of data, registered on the package CLI by `add_cli` (helpers.__main__): the datasets
+(`prepare-data`, `summary`) and a user's own documents (`ingest`, `testset`, and `run --documents`'s options).
 
+python -m helpers prepare-data [DATASET ...]       fill data/raw/ (checksums verified)
+python -m helpers summary                          every dataset's sizes and chunk statistics
 python -m helpers ingest DIR                       the ingest report and corpus statistics
 python -m helpers testset DIR --n 50               a reviewed-to-be test set written by the LLM
 python -m helpers run --documents DIR [--questions FILE] [--config FILE]
@@ -11,10 +14,12 @@ import argparse
 import hashlib
 import json
 import re
+import sys
+import time
 from pathlib import Path
 
 from helpers import paths
-from helpers.data import load_dataset
+from helpers.data import load_dataset, prepare_data, summarize_all
 from helpers.data.documents import ingest
 from helpers.data.stats import chunk_statistics
 from helpers.experiment.config import ExperimentConfig, load_config
@@ -24,6 +29,34 @@ from helpers.testset import generate_testset
 # the test set is written by the 1.5B model: the bundled 135M one wrote no question that passed the
 # filters (0 kept of 12 candidates on the test fixture; its questions copy or ignore the passage)
 TESTSET_CONFIG = "configs/local-qwen.yaml"
+
+
+def _prepare_data(args: argparse.Namespace) -> int:
+    report = prepare_data(args.datasets or None, strict=False)
+    missing = 0
+    for dataset, files in report.items():
+        statuses = sorted(set(s.split(":")[0] for s in files.values()))
+        print(f"{dataset:14s} {len(files):3d} file(s): {', '.join(statuses)}")
+        for status in files.values():
+            if status.startswith("missing"):
+                missing += 1
+                print(f"  {status}", file=sys.stderr)
+    return 1 if missing else 0
+
+
+def _summary(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    start = time.perf_counter()
+    rows, ragbench_rows = summarize_all()
+    print("Datasets (BEIR contracts):")
+    print(pd.DataFrame(rows).to_string(index=False))
+    print("\nRAGBench subsets and splits:")
+    print(pd.DataFrame(ragbench_rows).to_string(index=False))
+    print("\nObstetrics guideline chunks (characters):")
+    print(json.dumps(chunk_statistics(load_dataset("obstetrics").corpus), indent=2))
+    print(f"\nsummary took {time.perf_counter() - start:.1f} s")
+    return 0
 
 
 def _chunking_args(parser: argparse.ArgumentParser) -> None:
@@ -146,6 +179,11 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
 
 
 def add_cli(sub) -> None:
+    prep = sub.add_parser("prepare-data", help="fill data/raw/ (checksums verified)")
+    prep.add_argument("datasets", nargs="*", help="raw datasets to prepare (default: all)")
+    prep.set_defaults(func=_prepare_data)
+    summ = sub.add_parser("summary", help="summarise every dataset")
+    summ.set_defaults(func=_summary)
     ing = sub.add_parser("ingest", help="read a folder of documents: the ingest report and chunk statistics")
     ing.add_argument("path", help="a folder, a file or a glob ('docs/**/*.pdf')")
     _chunking_args(ing)

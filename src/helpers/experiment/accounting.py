@@ -32,7 +32,7 @@ def versions() -> dict:
         except metadata.PackageNotFoundError:
             out[name] = None
     if out.get("llama-cpp-python"):
-        from helpers.llm.local_weights import llama_kernels
+        from helpers.local_models.local_weights import llama_kernels
 
         out["llama.cpp kernels"] = llama_kernels() or "avx2"
     return out

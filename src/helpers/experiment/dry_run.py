@@ -28,8 +28,8 @@ from helpers.inputs import inside
 from helpers.judges import active_judges
 from helpers.llm import LLM
 from helpers.llm.limits import RateLimiter
-from helpers.llm.local_weights import resolve_local_model
 from helpers.llm.responder import SchemaResponder, estimate_tokens
+from helpers.local_models.local_weights import resolve_local_model
 
 DEFAULT_SAMPLE = 3
 

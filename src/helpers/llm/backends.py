@@ -14,8 +14,11 @@ from urllib.parse import urlparse
 from helpers.llm.config import LLMConfig
 from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
 from helpers.llm.keys import check_destination, is_loopback, read_api_key
-from helpers.llm.llama_prefix import PromptStore, block_aligned_llama
-from helpers.llm.local_weights import (
+from helpers.llm.protocol import Completion, cut_at_stop  # noqa: F401 (the contract's types, imported from here too)
+from helpers.llm.providers import ProviderEntry, provider, register_provider
+from helpers.llm.transformers_backend import TransformersBackend
+from helpers.local_models.llama_prefix import PromptStore, block_aligned_llama
+from helpers.local_models.local_weights import (
     chosen_weights,
     local_key_fields,
     local_layout,
@@ -23,9 +26,6 @@ from helpers.llm.local_weights import (
     q8_0_copy,
     resolve_local_model,
 )
-from helpers.llm.protocol import Completion, cut_at_stop  # noqa: F401 (the contract's types, imported from here too)
-from helpers.llm.providers import ProviderEntry, provider, register_provider
-from helpers.llm.transformers_backend import TransformersBackend
 from helpers.redaction import redact
 
 # ----------------------------------------------------------------------------- local models
@@ -41,7 +41,7 @@ _STORES: dict[tuple, PromptStore] = {}  # one prompt store per pool: its models 
 
 class LlamaCppBackend:
     """llama-cpp-python over the GGUF file: up to `workers` models per process, each on
-    `threads` threads, each serving one call at a time (helpers.llm.local_weights.local_layout)."""
+    `threads` threads, each serving one call at a time (helpers.local_models.local_weights.local_layout)."""
 
     def __init__(self, config: LLMConfig):
         self.path, self.n_ctx = resolve_local_model(config.model), config.n_ctx
@@ -111,7 +111,7 @@ class LlamaCppBackend:
             schema = (response_format.get("json_schema") or {}).get("schema")
             grammar = {"response_format": {"type": "json_object", **({"schema": schema} if schema else {})}}
         with self._model() as model:
-            # the model reuses only whole blocks of its previous prompt (helpers.llm.llama_prefix):
+            # the model reuses only whole blocks of its previous prompt (helpers.local_models.llama_prefix):
             # which model took which call before never changes an answer, so a resumed run agrees
             out = model.create_chat_completion(
                 messages=messages,

@@ -65,7 +65,7 @@ class LLM:
     def workers(self) -> int:
         """How many calls to run at once, as the provider's registry entry says: the config's
         `concurrency` for a server; for the local model, the number of llama.cpp models loaded side
-        by side (helpers.llm.local_weights.local_workers)."""
+        by side (helpers.local_models.local_weights.local_workers)."""
         entry = provider(self.config.provider)
         return entry.workers(self.config) if entry.workers else self.config.concurrency
 

@@ -12,7 +12,7 @@ from helpers.llm.providers import PROVIDERS, provider
 
 # OpenAI's chat API (and Groq's, which mirrors it) accept at most 4 stop sequences.
 MAX_STOP_SEQUENCES = 4
-# llama-cpp prompt blocks (helpers.llm.llama_prefix), chosen in benchmarks/llm_engine.py
+# llama-cpp prompt blocks (helpers.local_models.llama_prefix), chosen in benchmarks/llm_engine.py
 PROMPT_BLOCK = 64
 
 
@@ -43,7 +43,7 @@ class LLMConfig(BaseModel):
         description=(
             "llama-cpp only: models loaded side by side, each answering one call at a time on "
             "cores // local_workers threads. None: one per core (at most 4) for the bundled smollm2, "
-            "1 for any other file (helpers.llm.local_weights.local_layout)"
+            "1 for any other file (helpers.local_models.local_weights.local_layout)"
         ),
     )
     prompt_block: int | None = Field(
@@ -53,7 +53,7 @@ class LLMConfig(BaseModel):
         description=(
             "llama-cpp only: prompts are evaluated in blocks of this many tokens, and a call reuses "
             "the KV of the whole blocks it shares with its model's previous prompt, which leaves "
-            "every answer as from an empty context (helpers.llm.llama_prefix). None: no reuse, "
+            "every answer as from an empty context (helpers.local_models.llama_prefix). None: no reuse, "
             "every prompt evaluated whole in llama-cpp-python's batches of 512"
         ),
     )
@@ -63,7 +63,7 @@ class LLMConfig(BaseModel):
         description=(
             "llama-cpp only: memory for the KV of earlier prompts, so a prompt reuses the whole blocks it "
             "shares with any prompt its pool answered, not only its model's previous one (about 28 KB a "
-            "token for the 1.5B model; answers unchanged, helpers.llm.llama_prefix). 0: the previous prompt only"
+            "token for the 1.5B model; answers unchanged, helpers.local_models.llama_prefix). 0: the previous prompt only"
         ),
     )
     temperature: float = Field(0.0, ge=0, le=2)

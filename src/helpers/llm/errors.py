@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from helpers.errors import UserError
+from helpers.errors import LLMError, UserError
 
-
-class LLMError(RuntimeError):
-    """A call failed for good (after retries, or not retryable)."""
-
-    kind = "error"
+__all__ = ["LLMError", "RetryableError", "MissingKeyError", "KeyPolicyError", "CacheMissError"]
 
 
 class RetryableError(LLMError):

