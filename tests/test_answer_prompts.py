@@ -167,9 +167,9 @@ def test_a_run_answers_with_its_prompt_and_scores_refusals(tmp_path):
 
 
 def test_a_language_without_prompts_is_a_recorded_fallback():
-    from helpers.answer_prompts import PROMPT_LANGUAGES, prompt_fallback, prompt_language
+    from helpers.languages import corpus_language, prompt_languages
 
-    assert PROMPT_LANGUAGES == ("es", "en")
-    assert prompt_language("fr") == "en"
-    assert prompt_fallback("fr") == "prompts in English for fr: the prompts exist in es, en"
-    assert prompt_fallback("es") is None and prompt_fallback("en") is None and prompt_fallback(None) is None
+    assert prompt_languages() == ("es", "en")
+    assert corpus_language("fr").prompt_code == "en"
+    assert corpus_language("fr").fallback == "prompts in English for fr: the prompts exist in es, en"
+    assert all(corpus_language(code).fallback is None for code in ("es", "en", None))

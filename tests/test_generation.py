@@ -14,10 +14,10 @@ from helpers.generation import (
     build_messages,
     estimate_tokens,
     generate_answers,
-    prompt_language,
     records_frame,
     select_contexts,
 )
+from helpers.languages import corpus_language
 from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 from helpers.llm.scripted import ScriptedBackend
@@ -53,7 +53,7 @@ def test_prompt_per_language_with_numbered_contexts():
     assert es[1]["content"].endswith("Pregunta: ¿Cuántas citas?\nRespuesta:")
     en = build_messages("How many?", ["one"], "fr")  # every non-Spanish language: English
     assert "Answer in English" in en[0]["content"] and "[1] one" in en[1]["content"]
-    assert prompt_language("es-CO") == "es" and prompt_language("en") == "en"
+    assert corpus_language("es-CO").prompt_code == "es" and corpus_language("en").prompt_code == "en"
     assert "no context" in build_messages("q", [], "en")[1]["content"]
 
 

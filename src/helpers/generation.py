@@ -4,8 +4,8 @@
     records = generate_answers(llm, ds.queries, run, ds.corpus, language=ds.language, k=5)
 
 The prompt is a setting (helpers.answer_prompts: cite-sentences by default), with one text per
-language: Spanish corpora get Spanish instructions (and so Spanish answers), every other language
-gets English ones. Contexts are numbered [1]..[k] in ranking order so the
+language (helpers.languages): Spanish corpora get Spanish instructions (and so Spanish answers),
+every other language gets English ones. Contexts are numbered [1]..[k] in ranking order so the
 answer can cite them. A token budget caps how much context goes into the prompt (see
 `estimate_tokens`). Every answer gets an `AnswerRecord`; a failed generation is recorded with its
 error and `answer=None`, and the batch goes on. Works with every provider of `helpers.llm`.
@@ -18,27 +18,22 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from helpers.answer_prompts import AnswerPrompt, get_prompt, prompt_language
+from helpers.answer_prompts import AnswerPrompt, get_prompt
+from helpers.languages import corpus_language, prompt_languages
 from helpers.llm import LLM, LLMError
 
-# Characters per token, measured with SmolLM2's tokenizer (the bundled model; 49k-token BPE) on
-# 175 guideline chunks (Spanish: 2.73) and 200 covidqa documents (English: 4.72). Larger-vocabulary
-# tokenizers (Llama 3, GPT-4o) split Spanish into fewer tokens, so these ratios over-estimate
-# for them: the budget errs on the safe side. English uses the usual rule of thumb, 4.
-CHARS_PER_TOKEN = {"es": 2.7, "en": 4.0}
-DEFAULT_CHARS_PER_TOKEN = 3.0  # other languages: between the two
 MIN_TRUNCATED_TOKENS = 40  # a context cut shorter than this is dropped instead
 
 # The prompts live in helpers.answer_prompts (a registry: `generation.prompt` in a config);
 # PROMPTS keeps the default's texts by language for code that reads them.
-PROMPTS = {lang: get_prompt().texts(lang) for lang in ("es", "en")}
+PROMPTS = {lang: get_prompt().texts(lang) for lang in prompt_languages()}
 
 
 def estimate_tokens(text: str, language: str = "en") -> int:
-    """Tokens in `text`, estimated as ceil(characters / chars-per-token) with the ratios above.
+    """Tokens in `text`, estimated as ceil(characters / chars-per-token), the language's measured
+    ratio (helpers.languages: Spanish 2.7, English 4; a language without texts of its own, English's).
     An estimate, not a tokenizer: cheap, provider-independent, and conservative for Spanish."""
-    ratio = CHARS_PER_TOKEN.get(prompt_language(language) if language else "en", DEFAULT_CHARS_PER_TOKEN)
-    return math.ceil(len(text) / ratio)
+    return math.ceil(len(text) / corpus_language(language).chars_per_token)
 
 
 @dataclass
@@ -88,7 +83,7 @@ def select_contexts(
     The first one that does not fit is cut at a word boundary if at least MIN_TRUNCATED_TOKENS
     remain; later ones are dropped. Returns (contexts, dropped doc ids)."""
     ranked = sorted(ranking.items(), key=lambda item: -item[1])[:k]
-    ratio = CHARS_PER_TOKEN.get(prompt_language(language), DEFAULT_CHARS_PER_TOKEN)
+    ratio = corpus_language(language).chars_per_token
     contexts, dropped, used = [], [], 0
     for doc_id, score in ranked:
         text = " ".join(str(corpus[doc_id]["text"]).split())

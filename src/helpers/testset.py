@@ -45,7 +45,7 @@ from pydantic import BaseModel
 from tqdm import tqdm
 
 from helpers.errors import UserError
-from helpers.generation import prompt_language
+from helpers.languages import corpus_language
 from helpers.llm.structured import complete_json
 from helpers.question_checks import agreement, copy_overlap, grounding, looks_like_references, self_reference
 from helpers.retrieval.architectures.sparse import BM25
@@ -55,10 +55,6 @@ from helpers.text import words  # lower-cased \w+ words, one definition
 KINDS = ("single", "two", "unanswerable")
 DEFAULT_MIX = {"single": 0.6, "two": 0.25, "unanswerable": 0.15}
 FILTERS = ("parsed", "standalone", "grounded", "not_a_copy", "not_a_duplicate")
-NOT_IN_DOCUMENTS = {
-    "es": "Los documentos no contienen esta información.",
-    "en": "The documents do not contain this information.",
-}
 
 
 class QA(BaseModel):
@@ -69,40 +65,6 @@ class QA(BaseModel):
 class Verdict(BaseModel):
     answered: bool
     answer: str = ""
-
-
-PROMPTS = {
-    "es": {
-        "system": "Eres un experto que escribe preguntas de examen sobre documentos. Responde solo con JSON.",
-        "single": "Pasaje:\n{passages}\n\nEscribe UNA pregunta concreta, con tus propias palabras (sin copiar "
-        "frases del pasaje ni mencionarlo), que el pasaje responde, y su respuesta breve tomada del pasaje. "
-        'JSON: {{"question": "...", "answer": "..."}}',
-        "two": "Pasaje A:\n{passage_a}\n\nPasaje B:\n{passage_b}\n\nEscribe UNA pregunta, con tus propias palabras, "
-        "cuya respuesta necesite información de los DOS pasajes, y su respuesta breve. "
-        'JSON: {{"question": "...", "answer": "..."}}',
-        "unanswerable": "Pasaje:\n{passages}\n\nEscribe UNA pregunta sobre el mismo tema que un lector podría hacer "
-        "pero que el pasaje NO responde (por ejemplo, un dato que no aparece). "
-        'JSON: {{"question": "...", "answer": "no consta"}}',
-        "check": "Pasajes:\n{passages}\n\nPregunta: {question}\n\n¿Responden los pasajes a la pregunta? Si la "
-        "responden, da la respuesta breve tomada de ellos. "
-        'JSON: {{"answered": true, "answer": "..."}} o {{"answered": false, "answer": ""}}',
-    },
-    "en": {
-        "system": "You are an expert writing exam questions about documents. Reply with JSON only.",
-        "single": "Passage:\n{passages}\n\nWrite ONE specific question, in your own words (do not copy sentences "
-        "of the passage nor mention it), that the passage answers, and its short answer taken from the passage. "
-        'JSON: {{"question": "...", "answer": "..."}}',
-        "two": "Passage A:\n{passage_a}\n\nPassage B:\n{passage_b}\n\nWrite ONE question, in your own words, whose "
-        "answer needs information from BOTH passages, and its short answer. "
-        'JSON: {{"question": "...", "answer": "..."}}',
-        "unanswerable": "Passage:\n{passages}\n\nWrite ONE question on the same topic that a reader might ask but "
-        "that the passage does NOT answer (e.g. a fact it does not give). "
-        'JSON: {{"question": "...", "answer": "not given"}}',
-        "check": "Passages:\n{passages}\n\nQuestion: {question}\n\nDo the passages answer the question? If they "
-        "do, give the short answer taken from them. "
-        'JSON: {{"answered": true, "answer": "..."}} or {{"answered": false, "answer": ""}}',
-    },
-}
 
 
 @dataclass
@@ -291,8 +253,8 @@ def generate_testset(
     unknown = set(mix) - set(KINDS)
     if unknown:
         raise UserError(f"testset mix names unknown kinds {sorted(unknown)}; valid: {', '.join(KINDS)}")
-    lang = prompt_language(language)
-    prompts = PROMPTS[lang]
+    lang = corpus_language(language)  # its texts: the prompts (JSON replies) and the unanswerable's reference
+    prompts = lang.testset
     pool = [d for d, doc in corpus.items() if len(doc["text"]) >= min_chars and not looks_like_references(doc["text"])]
     pool = pool or list(corpus)
     rng = random.Random(seed)
@@ -323,7 +285,7 @@ def generate_testset(
             continue
         item.question = " ".join(made.value.question.split())
         if kind == "unanswerable":  # checked against the corpus's best passages: none may answer it
-            item.reference = NOT_IN_DOCUMENTS[lang]
+            item.reference = lang.not_in_documents
             check_texts = [corpus[d]["text"] for d in bm25.retrieve({"q": item.question}, 3).get("q", {})]
         else:
             item.reference = " ".join(made.value.answer.split())

@@ -6,7 +6,8 @@
   prefixes, the offline TRACe judge's features (its trained trees depend on exactly these);
 - `Tokenizer(language)`: for matching, shared by BM25, the LLM verdict judge's sentence picker and
   the search panel: lower-cased, accents folded, stop words removed and Snowball-stemmed
-  (PyStemmer), for every language both bm25s and PyStemmer cover.
+  (PyStemmer), for every language both bm25s and PyStemmer cover (helpers.languages names their
+  stemmers and stop-word lists).
 """
 
 from __future__ import annotations
@@ -14,25 +15,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from helpers.languages import corpus_language
+
 WORD = re.compile(r"\w+")
 # a number with its thousands or decimal marks, or a run of letters (no digits, no underscore)
 NUMBER_OR_LETTERS = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
-
-# ISO 639-1 code -> (PyStemmer's Snowball stemmer, bm25s's stop-word list)
-_LANGUAGES = {
-    "en": ("english", "EN"),
-    "es": ("spanish", "SPANISH"),
-    "fr": ("french", "FRENCH"),
-    "de": ("german", "GERMAN"),
-    "it": ("italian", "ITALIAN"),
-    "pt": ("portuguese", "PORTUGUESE"),
-    "nl": ("dutch", "DUTCH"),
-    "da": ("danish", "DANISH"),
-    "sv": ("swedish", "SWEDISH"),
-    "no": ("norwegian", "NORWEGIAN"),
-    "ru": ("russian", "RUSSIAN"),
-    "tr": ("turkish", "TURKISH"),
-}
 
 
 class _CombiningMarks(dict):
@@ -77,14 +64,14 @@ class Tokenizer:
         import Stemmer
 
         self.language = language
-        if language not in _LANGUAGES:
+        lang = corpus_language(language)  # its stemmer and stop words (helpers.languages)
+        if lang.stemmer is None:
             # a language neither library covers: words lower-cased and accent-folded, no stemming,
             # no stop words (BM25 still works, with somewhat lower recall on inflected forms)
             self._stemmer, self.stopwords = None, []
             return
-        stemmer_name, stop_name = _LANGUAGES[language]
-        self._stemmer = Stemmer.Stemmer(stemmer_name)
-        stopwords = getattr(bm25s.stopwords, f"STOPWORDS_{stop_name}")
+        self._stemmer = Stemmer.Stemmer(lang.stemmer)
+        stopwords = getattr(bm25s.stopwords, f"STOPWORDS_{lang.stop_words}")
         self.stopwords = sorted({fold_accents(w.lower()) for w in stopwords})
 
     def __call__(self, texts: list[str]) -> list[list[str]]:

@@ -23,7 +23,6 @@ import yaml
 from tqdm import tqdm
 
 from helpers import paths
-from helpers.answer_prompts import prompt_fallback
 from helpers.data import load_dataset
 from helpers.data.contracts import Sample
 from helpers.data.documents import cite
@@ -39,6 +38,7 @@ from helpers.generation import generate_answer, select_contexts
 from helpers.inputs import inside
 from helpers.judges import JUDGES, SCORE_COLUMNS, active_judges, score_row
 from helpers.judges.base import JudgeContext, judge_sample
+from helpers.languages import corpus_language
 from helpers.llm import LLM
 from helpers.retrieval.registry import build_retriever, needs_llm
 
@@ -375,7 +375,7 @@ class Experiment:
                 for j in self._judges()
                 if any(r.get("artefact") for r in score_records if r["judge"] == j)
             },
-            "prompt_fallback": prompt_fallback(self.config.generation.language or data.language)
+            "prompt_fallback": corpus_language(self.config.generation.language or data.language).fallback
             if self.config.generate
             else None,
             "llm_usage": self._llm_totals(),  # this process's calls

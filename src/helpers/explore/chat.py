@@ -21,22 +21,8 @@ from dataclasses import dataclass, field
 
 from helpers.explore.answer import AnswerView, answer_and_judge
 from helpers.explore.search import ExploreError, Workbench, explain
+from helpers.languages import Language, corpus_language, get_language, prompt_languages
 
-# the condense-question prompt (LangChain's CONDENSE_QUESTION_PROMPT, tightened so a small model
-# replies with the question only), in the corpus language
-CONDENSE = {
-    "en": (
-        "Rewrite the follow-up question as a standalone question that can be understood without the "
-        "conversation. Reply with the question only.\n\nConversation:\n{history}\n\n"
-        "Follow-up question: {question}\nStandalone question:"
-    ),
-    "es": (
-        "Reescribe la pregunta de seguimiento como una pregunta independiente, que se entienda sin la "
-        "conversación. Responde solo con la pregunta.\n\nConversación:\n{history}\n\n"
-        "Pregunta de seguimiento: {question}\nPregunta independiente:"
-    ),
-}
-SPEAKERS = {"en": ("User", "Assistant"), "es": ("Usuario", "Asistente")}
 HISTORY_TURNS = 3  # the last turns the rewrite sees: enough for a follow-up, short for a small model
 CONDENSE_TOKENS = 64
 
@@ -73,12 +59,14 @@ class Chat:
         self.turns: list[Turn] = []
 
     @property
-    def language(self) -> str:
+    def language(self) -> Language:
+        """The corpus's language: the condense prompt (LangChain's CONDENSE_QUESTION_PROMPT, tightened
+        so a small model replies with the question only) and the speakers are its (helpers.languages)."""
         data = self.bench.data
-        return "es" if data is not None and data.language == "es" else "en"
+        return corpus_language(data.language if data is not None else None)
 
     def history(self) -> str:
-        user, assistant = SPEAKERS[self.language]
+        user, assistant = self.language.speakers
         lines = []
         for turn in self.turns[-HISTORY_TURNS:]:
             lines += [f"{user}: {turn.question}", f"{assistant}: {(turn.view.answer or '').strip()}"]
@@ -89,7 +77,7 @@ class Chat:
         LLM's rewrite from the conversation, its first line without quotes or labels."""
         if not self.turns:
             return question, ""
-        prompt = CONDENSE[self.language].format(history=self.history(), question=question)
+        prompt = self.language.condense.format(history=self.history(), question=question)
         try:
             result = self.bench.llm(self.condense_llm).complete(
                 [{"role": "user", "content": prompt}], max_tokens=CONDENSE_TOKENS, temperature=0.0
@@ -99,8 +87,9 @@ class Chat:
         text = (result.text or "").strip()
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         rewrite = lines[0] if lines else ""
-        for label in ("Standalone question:", "Pregunta independiente:"):
-            rewrite = rewrite.removeprefix(label).strip()
+        # the prompt's last line, the answer's label, in any language (a model may answer in another)
+        for code in prompt_languages():
+            rewrite = rewrite.removeprefix(get_language(code).condense.rsplit("\n", 1)[-1]).strip()
         rewrite = rewrite.strip("\"'«»“”").strip()
         if not rewrite:
             return question, "the rewrite came back empty; searched as typed"

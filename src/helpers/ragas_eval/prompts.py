@@ -4,7 +4,8 @@ ragas 0.4.3's prompts are English (instruction + English few-shot examples + the
 With Spanish inputs a judge tends to (a) write the extracted statements / generated questions in
 English, which lowers answer relevancy (cross-language cosine similarity is lower even with a
 multilingual embedder) and makes statement-vs-context matching a translation task, and (b) judge
-wording instead of meaning. For `language="es"` each prompt therefore gets:
+wording instead of meaning. For `language="es"` each prompt therefore gets (the `ragas` field of
+helpers.languages.es, where a new language writes its own):
   * one extra sentence in its instruction: keep statements/questions in the input's language,
     never translate, and judge meaning (paraphrases and synonyms count as support);
   * one hand-written Spanish few-shot example (general medicine, deliberately not taken from the
@@ -22,45 +23,18 @@ from __future__ import annotations
 
 import contextvars
 
-from ragas.metrics._answer_correctness import (
-    AnswerCorrectness,
-    ClassificationWithReason,
-    CorrectnessClassifier,
-    QuestionAnswerGroundTruth,
-    StatementsWithReason,
-)
-from ragas.metrics._answer_relevance import (
-    ResponseRelevanceInput,
-    ResponseRelevanceOutput,
-    ResponseRelevancePrompt,
-    ResponseRelevancy,
-)
+from ragas.metrics._answer_correctness import AnswerCorrectness, CorrectnessClassifier
+from ragas.metrics._answer_relevance import ResponseRelevancePrompt, ResponseRelevancy
 from ragas.metrics._context_precision import (
-    QAC,
     ContextPrecisionPrompt,
     LLMContextPrecisionWithoutReference,
     LLMContextPrecisionWithReference,
-    Verification,
 )
-from ragas.metrics._context_recall import (
-    QCA,
-    ContextRecallClassification,
-    ContextRecallClassificationPrompt,
-    ContextRecallClassifications,
-    LLMContextRecall,
-)
-from ragas.metrics._faithfulness import (
-    Faithfulness,
-    NLIStatementInput,
-    NLIStatementOutput,
-    NLIStatementPrompt,
-    StatementFaithfulnessAnswer,
-    StatementGeneratorInput,
-    StatementGeneratorOutput,
-    StatementGeneratorPrompt,
-)
+from ragas.metrics._context_recall import ContextRecallClassificationPrompt, LLMContextRecall
+from ragas.metrics._faithfulness import Faithfulness, NLIStatementPrompt, StatementGeneratorPrompt
 
 from helpers.errors import UserError
+from helpers.languages import Language, corpus_language
 from helpers.llm.structured import RESPONSE_SCHEMA
 from helpers.ragas_eval import RAGAS_CHOICES
 from helpers.ragas_eval import RAGAS_METRICS as METRIC_NAMES
@@ -133,168 +107,26 @@ class _Traced:
         return output
 
 
-def _traced(base, role: str, parse_retries: int, language: str | None):
+def _traced(base, role: str, parse_retries: int, language: Language):
     cls = type(base.__name__, (_Traced, base), {})  # same class name: same ragas prompt name
     prompt = cls()
     prompt.role, prompt.parse_retries = role, parse_retries
-    if language == "es":
-        extra_instruction, example = SPANISH[role]
+    if language.ragas:  # the language's adjustments (helpers.languages: Spanish's), its example after ragas's
+        extra_instruction, example_input, example_output = language.ragas[role]
         prompt.instruction = base.instruction + " " + extra_instruction
-        prompt.examples = list(base.examples) + [example]
-        prompt.language = "spanish"
+        prompt.examples = list(base.examples) + [
+            (base.input_model(**example_input), base.output_model(**example_output))
+        ]
+        prompt.language = language.name
     return prompt
-
-
-# ----------------------------------------------------------------------------- Spanish adjustments
-SPANISH = {
-    "statements": (
-        "The question and answer may be in Spanish: write every statement in the language of the "
-        "answer, without translating it.",
-        (
-            StatementGeneratorInput(
-                question="¿Qué es la hipertensión arterial y cómo se diagnostica?",
-                answer="Es la elevación persistente de la presión arterial. Se diagnostica cuando la presión es "
-                "de 140/90 mmHg o más en dos tomas separadas.",
-            ),
-            StatementGeneratorOutput(
-                statements=[
-                    "La hipertensión arterial es la elevación persistente de la presión arterial.",
-                    "La hipertensión arterial se diagnostica cuando la presión es de 140/90 mmHg o más en dos "
-                    "tomas separadas.",
-                ]
-            ),
-        ),
-    ),
-    "verdicts": (
-        "The context and statements may be in Spanish: copy each statement word for word in its own "
-        "language, and judge meaning, not wording: a statement that says what the context says in "
-        "other words (synonyms, paraphrase, another word order) gets 1; one the context does not "
-        "support or contradicts gets 0.",
-        (
-            NLIStatementInput(
-                context="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad. Está "
-                "contraindicada en personas con alergia grave a una dosis previa.",
-                statements=[
-                    "La vacuna contra la influenza se aplica anualmente.",
-                    "La vacuna contra la influenza se aplica desde el nacimiento.",
-                    "Quien tuvo una reacción alérgica grave a una dosis previa no debe recibir la vacuna.",
-                ],
-            ),
-            NLIStatementOutput(
-                statements=[
-                    StatementFaithfulnessAnswer(
-                        statement="La vacuna contra la influenza se aplica anualmente.",
-                        reason="'Cada año' significa lo mismo que 'anualmente'.",
-                        verdict=1,
-                    ),
-                    StatementFaithfulnessAnswer(
-                        statement="La vacuna contra la influenza se aplica desde el nacimiento.",
-                        reason="El contexto dice a partir de los 6 meses, no desde el nacimiento.",
-                        verdict=0,
-                    ),
-                    StatementFaithfulnessAnswer(
-                        statement="Quien tuvo una reacción alérgica grave a una dosis previa no debe recibir la vacuna.",
-                        reason="'Contraindicada' dice lo mismo con otras palabras.",
-                        verdict=1,
-                    ),
-                ]
-            ),
-        ),
-    ),
-    "question": (
-        "The answer may be in Spanish: write the question in the same language as the answer. An answer "
-        "saying that the information was not found in the documents is noncommittal.",
-        (
-            ResponseRelevanceInput(
-                response="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad."
-            ),
-            ResponseRelevanceOutput(
-                question="¿Con qué frecuencia y desde qué edad se aplica la vacuna contra la influenza?", noncommittal=0
-            ),
-        ),
-    ),
-    "context_verdict": (
-        "The question, context and answer may be in Spanish: judge by meaning, whatever the wording, "
-        "whether the context was useful in arriving at the answer.",
-        (
-            QAC(
-                question="¿Desde qué edad se aplica la vacuna contra la influenza?",
-                context="La vacuna contra la influenza se aplica cada año a partir de los 6 meses de edad.",
-                answer="A partir de los 6 meses de edad.",
-            ),
-            Verification(reason="El contexto da la edad de inicio que está en la respuesta.", verdict=1),
-        ),
-    ),
-    "correctness": (
-        "The question, answer and ground truth may be in Spanish: keep every statement in its own "
-        "language (do not translate it) and judge meaning, not wording: an answer statement that "
-        "says what a ground-truth statement says in other words is TP; one that gives another "
-        "number, time or thing than the ground truth is FP.",
-        (
-            QuestionAnswerGroundTruth(
-                question="¿Desde qué edad se aplica la vacuna contra la influenza?",
-                answer=["La vacuna se aplica desde el nacimiento.", "Se aplica cada año."],
-                ground_truth=[
-                    "La vacuna se aplica a partir de los 6 meses de edad.",
-                    "La vacuna se aplica anualmente.",
-                ],
-            ),
-            ClassificationWithReason(
-                TP=[
-                    StatementsWithReason(
-                        statement="Se aplica cada año.", reason="'Cada año' dice lo mismo que 'anualmente'."
-                    )
-                ],
-                FP=[
-                    StatementsWithReason(
-                        statement="La vacuna se aplica desde el nacimiento.",
-                        reason="La verdad de referencia dice a partir de los 6 meses, no desde el nacimiento.",
-                    )
-                ],
-                FN=[
-                    StatementsWithReason(
-                        statement="La vacuna se aplica a partir de los 6 meses de edad.",
-                        reason="La respuesta no da la edad de inicio correcta.",
-                    )
-                ],
-            ),
-        ),
-    ),
-    "classifications": (
-        "The context and answer may be in Spanish: keep each sentence of the answer in its own language "
-        "(do not translate it) and judge by meaning: a sentence is attributed when the context states "
-        "the same facts, even in other words.",
-        (
-            QCA(
-                question="¿Cómo se diagnostica la hipertensión arterial?",
-                context="La hipertensión se diagnostica con cifras de 140/90 mmHg o más en dos tomas separadas.",
-                answer="Se diagnostica con 140/90 mmHg o más en dos tomas. Debe confirmarse con un monitoreo "
-                "ambulatorio de 24 horas.",
-            ),
-            ContextRecallClassifications(
-                classifications=[
-                    ContextRecallClassification(
-                        statement="Se diagnostica con 140/90 mmHg o más en dos tomas.",
-                        reason="El contexto da el mismo umbral y las dos tomas.",
-                        attributed=1,
-                    ),
-                    ContextRecallClassification(
-                        statement="Debe confirmarse con un monitoreo ambulatorio de 24 horas.",
-                        reason="El contexto no menciona el monitoreo ambulatorio.",
-                        attributed=0,
-                    ),
-                ]
-            ),
-        ),
-    ),
-}
 
 
 def build_metrics(
     names=METRIC_NAMES, *, llm=None, embeddings=None, language: str = "en", strictness: int = 3, parse_retries: int = 1
 ) -> dict:
     """{name: ragas metric} for the names in METRIC_NAMES, with traced prompts; `language="es"`
-    adds the Spanish adjustments above (any other language: ragas's prompts unchanged).
+    adds the Spanish adjustments (helpers.languages.es `RAGAS`; a language without adjustments:
+    ragas's prompts unchanged).
 
     Scores follow ragas 0.4.3 (Es et al. 2023, arXiv:2309.15217; ragas docs "Available metrics"):
       faithfulness      = supported statements / statements extracted from the answer
@@ -309,7 +141,7 @@ def build_metrics(
     unknown = set(names) - set(RAGAS_CHOICES)
     if unknown:
         raise UserError(f"unknown RAGAS metrics {sorted(unknown)}; valid: {list(RAGAS_CHOICES)}")
-    lang = "es" if (language or "").lower().startswith("es") else None
+    lang = corpus_language(language)
     metrics = {}
     for name in names:
         if name == "faithfulness":

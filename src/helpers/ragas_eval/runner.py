@@ -30,6 +30,7 @@ from ragas.exceptions import RagasOutputParserException
 from ragas.prompt.utils import extract_json
 
 from helpers.data.contracts import Sample
+from helpers.languages import FALLBACK, get_language, prompt_languages
 from helpers.llm import LLM, LLMError
 from helpers.ragas_eval.adapters import (
     JUDGE_CALLS,
@@ -49,9 +50,14 @@ NEEDS = {
     "context_recall": ("contexts", "reference"),
     "answer_correctness": ("answer", "reference"),
 }
+# a judge that refuses, in any language with texts of its own (helpers.languages `judge_refusal`),
+# English's first as it was written (any order matches the same outputs)
 _REFUSAL = re.compile(
-    r"\b(I'?m sorry|I am sorry|I can(?:no|')t (?:help|assist|comply|provide)|as an AI|"
-    r"lo siento|no puedo (?:ayudar|responder|hacer))",
+    r"\b("
+    + "|".join(
+        get_language(code).judge_refusal for code in sorted(prompt_languages(), key=lambda code: code != FALLBACK)
+    )
+    + ")",
     re.I,
 )
 

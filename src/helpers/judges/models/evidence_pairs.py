@@ -26,6 +26,7 @@ from helpers import paths
 from helpers.data import DataError
 from helpers.finetune import Pair
 from helpers.judges.models.trace_features import content, names, tokens
+from helpers.languages import corpus_language
 from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences, normalize_key, split_sentences
 
 NLI_DIR = paths.RAW_DIR / "nli"
@@ -117,11 +118,6 @@ def nli_pairs(nli_dir: str | Path | None = None) -> list[Pair]:
 
 # ---- RAGBench support pairs and synthetic negatives
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
-_NEGATABLE = re.compile(r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may)\b")
-_NEGATED = re.compile(r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may) not\b")
-# Spanish: the negation goes before the verb ("no se recomienda", "no debe")
-_NEGATABLE_ES = re.compile(r"\b(se recomienda|es|son|debe|deben|puede|pueden|est[aá]n?|fue|tiene|tienen|hay)\b")
-_NEGATED_ES = re.compile(r"\bno (se recomienda|es|son|debe|deben|puede|pueden|est[aá]n?|fue|tiene|tienen|hay)\b")
 _NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z][\w-]+")
 
 
@@ -154,7 +150,9 @@ def perturb(
         )
         if elsewhere:
             options["name"] = (old, elsewhere)
-    negatable, negated = (_NEGATABLE_ES, _NEGATED_ES) if language == "es" else (_NEGATABLE, _NEGATED)
+    # the language's verbs and where its negation goes (helpers.languages: `negatable`, `negated`, `negate`)
+    lang = corpus_language(language)
+    negatable, negated = re.compile(lang.negatable), re.compile(lang.negated)
     if negatable.search(sentence):
         options["negation"] = ("", [])
     if not options and other_sentence and other_sentence != sentence:
@@ -169,9 +167,7 @@ def perturb(
         return sentence.replace(old, rng.choice(candidates), 1), kind
     if negated.search(sentence):
         return negated.sub(lambda m: m.group(1), sentence, count=1), kind
-    if language == "es":
-        return negatable.sub(lambda m: "no " + m.group(1), sentence, count=1), kind
-    return negatable.sub(lambda m: m.group(1) + " not", sentence, count=1), kind
+    return negatable.sub(lambda m: lang.negate.format(m.group(1)), sentence, count=1), kind
 
 
 def support_pairs(frame, *, synthetic: bool = True, seed: int = 0) -> list[Pair]:

@@ -1,5 +1,6 @@
 """Architectures composed from others: Hybrid(dense, bm25), HyDE(dense, llm),
-MultiQuery(base, llm), Rerank(base, scorer). Each is run in, run out."""
+MultiQuery(base, llm), Rerank(base, scorer). Each is run in, run out. The LLM's prompts are the
+corpus language's (helpers.languages: `hyde`, `multi_query`)."""
 
 from __future__ import annotations
 
@@ -7,23 +8,9 @@ import re
 
 import numpy as np
 
+from helpers.languages import corpus_language
 from helpers.retrieval.architectures.base import RetrievalError, Retriever, top_k
 from helpers.retrieval.architectures.fusion import fuse, rrf
-
-PROMPTS = {
-    "hyde": {
-        "es": "Escribe un pasaje breve (3-4 frases) de una guía clínica que responda a la pregunta.\n"
-        "Pregunta: {query}\nPasaje:",
-        "en": "Write a short passage (3-4 sentences) of a reference document that answers the question.\n"
-        "Question: {query}\nPassage:",
-    },
-    "multi_query": {
-        "es": "Reescribe la pregunta de {n} formas distintas, con otras palabras, para buscar en documentos. "
-        "Escribe una pregunta por línea, sin numerar y sin nada más.\nPregunta: {query}",
-        "en": "Rewrite the question in {n} different ways, with other words, for searching documents. "
-        "Write one question per line, no numbering, nothing else.\nQuestion: {query}",
-    },
-}
 
 
 class Hybrid(Retriever):
@@ -84,7 +71,7 @@ class HyDE(Retriever):
             self.dense.index(corpus)
 
     def _passage(self, qid: str, query: str) -> str | None:
-        prompt = PROMPTS["hyde"].get(self.language, PROMPTS["hyde"]["en"]).format(query=query)
+        prompt = corpus_language(self.language).hyde.format(query=query)
         try:
             text = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=self.max_tokens).text
         except Exception as exc:  # any LLM failure: fall back to the query alone, recorded
@@ -149,7 +136,7 @@ class MultiQuery(Retriever):
             self.base.index(corpus)
 
     def _rewrite(self, qid, query) -> list[str]:
-        prompt = PROMPTS["multi_query"].get(self.language, PROMPTS["multi_query"]["en"]).format(n=self.n, query=query)
+        prompt = corpus_language(self.language).multi_query.format(n=self.n, query=query)
         try:
             text = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=self.max_tokens).text
         except Exception as exc:  # any LLM failure: original query only, recorded

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.languages import corpus_language
 from helpers.retrieval.architectures.base import doc_text
 from helpers.retrieval.architectures.sparse import BM25
 from helpers.retrieval.embedders.models import CachedEmbedder, build_embedder
@@ -64,8 +65,9 @@ class FeatureExtractor:
 
     def __init__(self, corpus: dict, language: str, *, embedder=None):
         self.corpus, self.language = corpus, language
-        # its own BM25 with the default k1/b: the features the model was trained on
-        self.bm25 = BM25("es" if language == "es" else "en").index(corpus)
+        # its own BM25 with the default k1/b: the features the model was trained on (Spanish and English
+        # corpora); another language gets the tokeniser of the language whose texts it has (English's)
+        self.bm25 = BM25(corpus_language(language).prompt_code).index(corpus)
         if embedder is None or isinstance(embedder, str):
             embedder = CachedEmbedder(build_embedder(embedder, language))
         self.dense = embedder

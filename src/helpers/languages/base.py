@@ -1,0 +1,84 @@
+"""`Language`: everything the package writes, matches or measures differently by language, in one
+object (one per language: helpers.languages.es, helpers.languages.en; the registry is
+helpers.languages).
+
+Why one object: these texts and settings were spread over ten modules (answer prompts, the token
+budget, BM25, HyDE and multi-query, the test-set writer, chat, RAGAS, the judges); a new language
+meant finding every table. Now it is one module filling every field below, which
+tests/test_languages.py checks (every text filled, with English's placeholders).
+
+Every text is kept byte for byte as it was written: the LLM response cache keys on the prompts, and
+a config with a non-default answer prompt keeps the prompts' texts in its run id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class AnswerTexts:
+    """One answer prompt (helpers.answer_prompts registers it by name) in one language."""
+
+    system: str
+    user: str  # has {contexts} (the numbered contexts) and {question}
+    # how this prompt has the model say the documents do not hold the answer (the refusal metric
+    # matches them on words, helpers.answer_prompts.is_refusal)
+    refusals: tuple[str, ...]
+    answer_label: str = ""  # the answer follows this label (what comes before is kept apart); "": none
+
+
+@dataclass(frozen=True)
+class Language:
+    """One language. The text fields are format strings where they say so (their placeholders are
+    English's: tests/test_languages.py compares them)."""
+
+    code: str  # ISO 639-1, lower case: the module's name ("es")
+    name: str  # in English, lower case ("spanish"): RAGAS's prompt language
+    # ---- retrieval
+    stemmer: str | None  # PyStemmer's Snowball algorithm for BM25 (helpers.text.Tokenizer); None: no stemming
+    stop_words: str | None  # the bm25s list, bm25s.stopwords.STOPWORDS_<stop_words>; None: none
+    embedder: str  # the embedder (helpers.retrieval.embedders.models.EMBEDDERS) when a config names none
+    # characters per token of the corpus's text, the generation's context budget (helpers.generation)
+    chars_per_token: float
+    # ---- answers (helpers.answer_prompts, helpers.generation)
+    no_answer: str  # the sentence the answer prompts ask for when no context holds the answer
+    answer_prompts: dict[str, AnswerTexts]  # every prompt helpers.answer_prompts registers, by name
+    # where an answer ends: the prompt's own labels, which a small model that has answered writes again
+    # to start another exchange (at most 4: OpenAI's and Groq's limit)
+    answer_stops: tuple[str, ...]
+    no_context: str  # what the prompt holds instead of contexts when none was retrieved
+    # ---- query rewriting (helpers.retrieval.architectures.composed)
+    hyde: str  # HyDE: write a passage that answers {query}
+    multi_query: str  # multi-query: rewrite {query} in {n} ways, one per line
+    # ---- chat (helpers.explore.chat)
+    # the condense-question prompt: {history} and the follow-up {question} -> a standalone question; its
+    # last line is the label the model's reply may repeat (removed from the reply)
+    condense: str
+    speakers: tuple[str, str]  # (user, assistant) in the history the condense prompt shows
+    # ---- the test-set writer (helpers.testset), JSON replies: system (no placeholder); single and
+    # unanswerable ({passages}); two ({passage_a}, {passage_b}); check ({passages}, {question})
+    testset: dict[str, str]
+    not_in_documents: str  # an unanswerable question's reference answer
+    # ---- judges
+    # a judge LLM refusing to judge, as regex alternatives (helpers.ragas_eval.runner: an output that
+    # is a refusal, not a parse failure); matched case-insensitively after a word boundary
+    judge_refusal: str
+    # the evidence model's negation negatives (helpers.judges.models.evidence_pairs.perturb), regexes
+    # with one group, the verb: `negatable` finds a verb to negate, `negate` negates it ("{} not",
+    # "no {}"), and `negated` finds one already negated (the negative then drops the negation)
+    negatable: str
+    negated: str
+    negate: str
+    # RAGAS's prompts (helpers.ragas_eval.prompts), by role: (a sentence added to the instruction,
+    # one few-shot example's input fields, its output fields). Empty: RAGAS's English prompts as
+    # they are (English, and every language that gets English's texts)
+    ragas: dict[str, tuple[str, dict, dict]] = field(default_factory=dict)
+    # ---- set by the registry (helpers.languages), never in a language's module
+    prompts_from: str = ""  # the code of the language whose texts these are, when not its own
+    fallback: str | None = None  # that fallback as the run says it (summary.json `prompt_fallback`)
+
+    @property
+    def prompt_code(self) -> str:
+        """The language the texts are written in: this one's code, or the fallback's ("en")."""
+        return self.prompts_from or self.code
