@@ -257,6 +257,7 @@ def test_run_over_the_folder_end_to_end(documents_run):
 def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
     from sklearn.metrics import cohen_kappa_score
 
+    from helpers.experiment.label_format import COLUMNS
     from helpers.experiment.run_labels import RunLabels, judge_agreement
     from helpers.explore.label_panels import LabelPanel, parse_keys
 
@@ -286,6 +287,7 @@ def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
     assert store.next_item() is None and RunLabels(run_id, annotator="ana").progress() == (6, 6)  # reloaded
     assert RunLabels(run_id, annotator="ben").next_item() is not None  # per annotator
     saved = pd.read_csv(documents_run / "labels.csv", dtype=str, keep_default_na=False)
+    assert tuple(saved.columns) == COLUMNS  # the one labels format (helpers.experiment.label_format)
     assert len(saved) == 6 and set(saved["annotator"]) == {"ana"} and saved["labelled_at"].str.len().min() > 0
     assert set(saved.loc[saved["qid"] == "c2", "correct"]) == {""}  # no reference: no 'correct'
     table = judge_agreement(run_id)

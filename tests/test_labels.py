@@ -46,6 +46,37 @@ def test_load_labels_checks_values_columns_and_duplicates(tmp_path):
         load_labels(tmp_path / "none.csv")
 
 
+def test_one_labels_format_for_the_panel_the_sheets_and_estimate(tmp_path):
+    """The panel's labels.csv, a shipped sheet and `estimate --labels` read one format
+    (helpers.experiment.label_format): an earlier panel file's `llm` column is read as `model`, an
+    empty label is "not labelled" (an error only where a sheet needs it filled), a bad value names
+    its row and column."""
+    from helpers.experiment.estimates import read_labels
+    from helpers.experiment.label_format import COLUMNS, read_answer_labels
+
+    panel = [
+        {"architecture": "bm25", "llm": "local", "qid": "q1", "supported": "Yes ", "answers": "yes", "correct": ""},
+        {"architecture": "dense", "llm": "local", "qid": "q1", "supported": "no", "answers": "no", "correct": "no"},
+    ]
+    frame = read_answer_labels(_sheet(tmp_path, panel))
+    assert set(COLUMNS) <= set(frame.columns)
+    assert frame["model"].tolist() == ["local", "local"] and frame["supported"].tolist() == ["yes", "no"]
+    assert frame["correct"].tolist() == ["", "no"] and frame["note"].tolist() == ["", ""]
+    labels, column = read_labels(tmp_path / "labels.csv")
+    assert column == "correct" and labels.to_dict("records") == [{"item": "q1", "architecture": "dense", "label": 0.0}]
+    with pytest.raises(
+        UserError, match=r"labels.csv: row 2, column 'correct': '' is not one of \['yes', 'partly', 'no'\]"
+    ):
+        load_labels(tmp_path / "labels.csv")  # a sheet needs every answer's `correct`
+    panel[1]["answers"] = "partly"
+    with pytest.raises(UserError, match=r"labels.csv: row 3, column 'answers': 'partly' is not one of \['yes', 'no'\]"):
+        read_answer_labels(_sheet(tmp_path, panel))
+    with pytest.raises(UserError, match=r"x.csv: missing column\(s\) \['model'\]; a labels file has \['model'"):
+        read_answer_labels(_sheet(tmp_path, [{"architecture": "a", "qid": "q"}], name="x.csv"))
+    shipped = read_answer_labels(LABELS_DIR / "obstetrics-qwen2.5-coder-1.5b.csv", filled=("supported", "correct"))
+    assert len(shipped) == 60 and set(shipped["model"]) == {"qwen2.5-coder-1.5b"}
+
+
 def test_label_summary_counts_and_scores(tmp_path):
     summary = label_summary(load_labels(_sheet(tmp_path, _rows())))
     row = summary[summary["architecture"] == "bm25"].iloc[0]

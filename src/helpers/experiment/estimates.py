@@ -22,7 +22,8 @@ import pandas as pd
 
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, natural_key, run_config, run_dir
-from helpers.experiment.label_sheets import LABEL_SCORE, load_labels
+from helpers.experiment.label_format import ALIASES, LABEL_SCORE
+from helpers.experiment.label_sheets import load_labels
 from helpers.experiment.store import RunStore
 from helpers.ppi import METHOD_TEXT, MIN_LABELS, paired_difference, three_estimates
 
@@ -93,8 +94,9 @@ def metric_scores(scores: Scores, metric: str | None) -> tuple[str, pd.DataFrame
 
 
 def read_labels(path: str | Path, *, column: str | None = None) -> tuple[pd.DataFrame, str]:
-    """(labels, the column used): item, architecture (where the file has one, with llm joined as the
-    scores join it), label. The labelling panel's labels.csv (architecture, llm, qid) or any CSV with
+    """(labels, the column used): item, architecture (where the file has one, with the answering model
+    joined as the scores join their llm), label. A labels file (helpers.experiment.label_format: the
+    panel's labels.csv, a shipped sheet) or any CSV with
     an `id` column. column: default `correct`, else `label`. Empty cells are not labelled; a value
     outside yes / partly / no (or 1 / 0.5 / 0) is an error naming the row. Several annotators of one
     answer: the mean of their labels."""
@@ -108,10 +110,10 @@ def read_labels(path: str | Path, *, column: str | None = None) -> tuple[pd.Data
     columns = list(frame.columns)
     if "id" in frame.columns:
         frame = frame.rename(columns={"id": "item"})
-    elif {"architecture", "qid"} <= set(frame.columns):
-        frame = frame.rename(columns={"qid": "item"})
-        if "llm" in frame.columns and frame["llm"].nunique() > 1:
-            frame["architecture"] = frame["architecture"] + " / " + frame["llm"]
+    elif {"architecture", "qid"} <= set(frame.columns):  # the labels format (helpers.experiment.label_format)
+        frame = frame.rename(columns={"qid": "item", **{a: n for a, n in ALIASES.items() if n not in frame.columns}})
+        if "model" in frame.columns and frame["model"].nunique() > 1:
+            frame["architecture"] = frame["architecture"] + " / " + frame["model"]
     else:
         raise UserError(
             f"{path}: no `id` column (nor the labelling panel's architecture and qid); columns: {list(frame.columns)}"

@@ -21,21 +21,20 @@ import pandas as pd
 
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, natural_key, run_dir
+from helpers.experiment.label_format import KEY_COLUMNS, LABEL_SCORE, LABELS, read_answer_labels
 from helpers.experiment.store import RunStore
 from helpers.judges import grounding_metrics, judge_class
 from helpers.judges.external import standalone_judges
 from helpers.judges.validity import agreement
 from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 
-LABELS = ("yes", "partly", "no")
 # What a labelled sheet keeps in the repository: the answer and where its contexts came from, not
 # the guideline's text or the seed's questions (data stays in data/; `answers_sheet` shows them)
 COMMITTED_COLUMNS = (
     "model", "architecture", "qid", "context_pages", "context_ids", "answer", "supported", "correct", "note",
 )  # fmt: skip
-LABEL_SCORE = {"yes": 1.0, "partly": 0.5, "no": 0.0}
-LABEL_COLUMNS = ("supported", "correct")
-KEY_COLUMNS = ("model", "architecture", "qid")
+# the labels a sheet must hold (the format's `answers` column is the panel's: optional here)
+SHEET_LABELS = ("supported", "correct")
 # Judge scores where higher means "better supported"; the AUROC is for detecting "supported: no",
 # so each is negated (a lower score should mean an unsupported answer). Source: the run's scores.
 JUDGE_SCORES = {(judge, metric): label for judge, metric, label in grounding_metrics()}
@@ -80,24 +79,10 @@ def answers_sheet(
 
 
 def load_labels(path: str | Path) -> pd.DataFrame:
-    """A labelled sheet (CSV), checked: the key and label columns present, every label one of
-    yes / partly / no, no answer labelled twice. Errors name the file, row and column."""
-    path = Path(path)
-    if not path.exists():
-        raise UserError(f"{path}: labels file not found")
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in (*KEY_COLUMNS, *LABEL_COLUMNS) if c not in frame.columns]
-    if missing:
-        raise UserError(f"{path}: missing column(s) {missing}; a sheet from answers_sheet() has them all")
-    for column in LABEL_COLUMNS:
-        frame[column] = frame[column].str.strip().str.lower()
-        bad = frame.index[~frame[column].isin(LABELS)]
-        if len(bad):
-            row = int(bad[0])
-            raise UserError(
-                f"{path}: row {row + 2}, column '{column}': {frame.at[row, column]!r} is not one of "
-                f"{list(LABELS)} ({len(bad)} such row(s))"
-            )
+    """A labelled sheet (CSV, helpers.experiment.label_format), checked: the key columns and
+    `supported` and `correct` present and filled, each label one of yes / partly / no, no answer
+    labelled twice. Errors name the file, row and column."""
+    frame = read_answer_labels(path, required=SHEET_LABELS, filled=SHEET_LABELS)
     duplicated = frame.duplicated(list(KEY_COLUMNS), keep="first")
     if duplicated.any():
         row = int(frame.index[duplicated][0])
@@ -114,7 +99,7 @@ def label_summary(labels: pd.DataFrame, *, confidence: float = 0.95, seed: int =
     ]
     for (model, architecture), frame in groups:
         row = {"model": model, "architecture": architecture, "answers": len(frame)}
-        for column in LABEL_COLUMNS:
+        for column in SHEET_LABELS:
             counts = frame[column].value_counts()
             row.update({f"{column}_{label}": int(counts.get(label, 0)) for label in LABELS})
             estimate, low, high = bootstrap_ci(
@@ -209,7 +194,7 @@ def label_figure(summary: pd.DataFrame):
     architectures = list(dict.fromkeys(frame["architecture"]))
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
     width = 0.8 / max(1, len(models))
-    for ax, column in zip(axes, LABEL_COLUMNS):
+    for ax, column in zip(axes, SHEET_LABELS):
         for i, model in enumerate(models):
             rows = frame[frame["model"] == model].set_index("architecture").reindex(architectures)
             x = np.arange(len(architectures)) + (i - (len(models) - 1) / 2) * width

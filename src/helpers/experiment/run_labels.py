@@ -7,10 +7,11 @@ that run measured against them: the judges judged on the user's own data.
     store.judges_revealed(item)                    # the judges' verdicts: shown only once labelled
     judge_agreement("documents-mydocs-1a2b3c4d")   # AUROC (supported vs not), kappa, n, intervals
 
-Labels: `supported` (is every claim backed by the answer's own contexts? yes / partly / no),
-`answers` (does it answer the question? yes / no), `correct` (against the reference answer, where
-the question has one: yes / partly / no; empty otherwise). Each row keeps the annotator and the
-time; a second annotator's labels of the same answer are rows of their own.
+Labels, in the one labels format (helpers.experiment.label_format): `supported` (is every claim
+backed by the answer's own contexts? yes / partly / no), `answers` (does it answer the question?
+yes / no), `correct` (against the reference answer, where the question has one: yes / partly / no;
+empty otherwise). Each row keeps the annotator and the time; a second annotator's labels of the
+same answer are rows of their own.
 """
 
 from __future__ import annotations
@@ -27,14 +28,13 @@ from helpers.data import load_dataset
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_dir
 from helpers.experiment.estimates import DEFAULT_METRIC, estimate_table, read_labels, read_scores
-from helpers.experiment.label_sheets import KEY_COLUMNS, LABELS, judges_vs_labels
+from helpers.experiment.label_format import CHOICES, COLUMNS, KEY_COLUMNS, LABELS, read_answer_labels
+from helpers.experiment.label_sheets import judges_vs_labels
 from helpers.experiment.store import RunStore
 from helpers.inputs import load_yaml
 from helpers.judges import grounding_metrics
 
-LABELS_FILE = "labels.csv"
-COLUMNS = ("architecture", "llm", "qid", "supported", "answers", "correct", "annotator", "labelled_at", "note")
-CHOICES = {"supported": LABELS, "answers": ("yes", "no"), "correct": LABELS}
+LABELS_FILE = "labels.csv"  # in the one labels format (helpers.experiment.label_format)
 
 
 class RunLabels:
@@ -69,11 +69,7 @@ class RunLabels:
     def _load(self) -> pd.DataFrame:
         if not self.path.exists():
             return pd.DataFrame(columns=list(COLUMNS))
-        frame = pd.read_csv(self.path, dtype=str, keep_default_na=False)
-        missing = [c for c in COLUMNS if c not in frame.columns]
-        if missing:
-            raise UserError(f"{self.path}: missing column(s) {missing}; it is written by RunLabels.save")
-        return frame
+        return read_answer_labels(self.path)
 
     def key(self, item: dict) -> tuple[str, str, str]:
         return item["architecture"], item["llm"], item["qid"]
@@ -82,7 +78,7 @@ class RunLabels:
         annotator = self.annotator if annotator is None else annotator
         rows = self.labels[
             (self.labels["architecture"] == item["architecture"])
-            & (self.labels["llm"] == item["llm"])
+            & (self.labels["model"] == item["llm"])
             & (self.labels["qid"] == item["qid"])
             & (self.labels["annotator"] == annotator)
         ]
@@ -165,7 +161,9 @@ class RunLabels:
         if correct and item["qid"] not in self.references:
             raise UserError(f"question {item['qid']} has no reference answer: leave 'correct' empty")
         row = dict(
-            zip(("architecture", "llm", "qid"), self.key(item)),
+            model=item["llm"],
+            architecture=item["architecture"],
+            qid=item["qid"],
             **values,
             annotator=self.annotator,
             labelled_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -173,13 +171,14 @@ class RunLabels:
         )
         keep = ~(
             (self.labels["architecture"] == row["architecture"])
-            & (self.labels["llm"] == row["llm"])
+            & (self.labels["model"] == row["model"])
             & (self.labels["qid"] == row["qid"])
             & (self.labels["annotator"] == self.annotator)
         )
         self.labels = pd.concat([self.labels[keep], pd.DataFrame([row])], ignore_index=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        self.labels.to_csv(tmp, index=False, quoting=csv.QUOTE_MINIMAL)
+        extra = [c for c in self.labels.columns if c not in COLUMNS]
+        self.labels[[*COLUMNS, *extra]].to_csv(tmp, index=False, quoting=csv.QUOTE_MINIMAL)
         tmp.replace(self.path)
         return row
 
@@ -202,15 +201,14 @@ class RunLabels:
 
 
 def labels_frame(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
-    """The run's labels.csv in the shape judges_vs_labels takes (model = the answering LLM's name)."""
+    """The run's labels.csv (helpers.experiment.label_format), as judges_vs_labels takes it."""
     path = run_dir(run_id, results_dir) / LABELS_FILE
     if not path.exists():
         raise UserError(
             f"{path}: no labels yet; label the answers in notebook 09's labelling panel "
             "(helpers.explore.label_panels.LabelPanel) first"
         )
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    return frame.rename(columns={"llm": "model"})
+    return read_answer_labels(path)
 
 
 def judge_agreement(

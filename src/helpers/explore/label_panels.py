@@ -26,7 +26,8 @@ import matplotlib.pyplot as plt
 
 from helpers.errors import UserError
 from helpers.experiment.estimates_figure import estimates_figure
-from helpers.experiment.run_labels import CHOICES, RunLabels
+from helpers.experiment.label_format import CHOICES
+from helpers.experiment.run_labels import RunLabels
 from helpers.explore.panels import Panel, guarded
 from helpers.explore.views import STYLE, message_html
 from helpers.figures import png_bytes
