@@ -1,6 +1,6 @@
 """llama-cpp-python's own OpenAI-compatible server (`python -m llama_cpp.server`) against the
 project's `python -m helpers serve-llm` (helpers.llm.server), on the same GGUF file, for what the
-tests ask of a local stand-in (tests/test_security_server.py): bearer token, Host (DNS rebinding)
+tests ask of a local stand-in (tests/llm/test_security_server.py): bearer token, Host (DNS rebinding)
 and Origin (cross-site) guards, 400 for bad bodies and fields, a body cap checked before the body is
 read, idle clients dropped, plain chat completions at temperature 0 (text, latency), the HTTP layer
 alone (GET /v1/models) and 4 requests at once (a first burst, then the timed one).

@@ -1,4 +1,4 @@
-"""A LangChain app's retriever, as a user's package would build it, for tests/test_langchain_retriever.py:
+"""A LangChain app's retriever, as a user's package would build it, for tests/retrieval/test_langchain_retriever.py:
 LangChain's in-memory vector store over the workbench's bundled multilingual e5 (real embeddings),
 and LangChain's BM25Retriever (rank_bm25)."""
 

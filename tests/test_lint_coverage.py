@@ -25,3 +25,13 @@ def test_ruff_sees_every_tracked_python_file():
     missing = sorted(set(tracked) - seen)
     assert not missing, f"ruff skips {len(missing)} file(s): {missing[:10]}"
     assert any(p.startswith("src/helpers/data/") for p in seen)
+
+
+def test_test_folders_mirror_the_package():
+    """A sub-package's tests live in tests/<sub-package>/ (tests of root modules and of the project
+    as a whole at tests/'s top), so a module's tests are found where the module is."""
+    folders = sorted(p.name for p in (PROJECT / "tests").iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders and all((PROJECT / "src" / "helpers" / name).is_dir() for name in folders), folders
+    packages = {p.name for p in (PROJECT / "src" / "helpers").iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    top = {p.stem.removeprefix("test_") for p in (PROJECT / "tests").glob("test_*.py")}
+    assert not top & packages, f"tests of a sub-package at tests/'s top: {sorted(top & packages)}"

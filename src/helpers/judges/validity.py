@@ -25,7 +25,7 @@ package, SHIPPED_CSV: a versioned artefact, made from the sheets in benchmarks/l
 
     python -m helpers judge-eval --labels benchmarks/labels --out src/helpers/judges/validity.csv
 
-and checked against them by tests/test_correctness.py. Nothing writes into src/ unless asked.
+and checked against them by tests/judges/test_correctness.py. Nothing writes into src/ unless asked.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ helpers.languages).
 Why one object: these texts and settings were spread over ten modules (answer prompts, the token
 budget, BM25, HyDE and multi-query, the test-set writer, chat, RAGAS, the judges); a new language
 meant finding every table. Now it is one module filling every field below, which
-tests/test_languages.py checks (every text filled, with English's placeholders).
+tests/languages/test_languages.py checks (every text filled, with English's placeholders).
 
 Every text is kept byte for byte as it was written: the LLM response cache keys on the prompts, and
 a config with a non-default answer prompt keeps the prompts' texts in its run id.
@@ -31,7 +31,7 @@ class AnswerTexts:
 @dataclass(frozen=True)
 class Language:
     """One language. The text fields are format strings where they say so (their placeholders are
-    English's: tests/test_languages.py compares them)."""
+    English's: tests/languages/test_languages.py compares them)."""
 
     code: str  # ISO 639-1, lower case: the module's name ("es")
     name: str  # in English, lower case ("spanish"): RAGAS's prompt language

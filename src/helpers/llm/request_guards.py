@@ -2,8 +2,8 @@
 Origin, bearer token), how the body is framed (Content-Length, JSON) and what a chat request may
 ask for (messages, n, max_tokens, sampling). Each returns the checked value or raises
 RequestError, which the server answers in OpenAI's error shape; none touches a socket, so each is
-tested on its own (tests/test_request_guards.py) and, through a real server, in
-tests/test_security_server.py.
+tested on its own (tests/llm/test_request_guards.py) and, through a real server, in
+tests/llm/test_security_server.py.
 
 Why each guard exists (any web page the user visits can send requests to 127.0.0.1):
 - Host: DNS rebinding; Origin: cross-site POSTs from a browser; a bearer token off loopback;

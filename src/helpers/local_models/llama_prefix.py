@@ -11,7 +11,7 @@ multiples of `block` from position 0, and a call reuses only whole blocks, the o
 the prefix it shares with the previous *prompt* (the generated tokens were computed one by one).
 Every block is then computed from the same tokens, the same earlier KV and the same batch
 boundaries as from an empty context, so the answer is the same bit for bit whichever prompts the
-model answered before (checked in tests/test_llama_prefix.py and benchmarks/llm_engine.py). RAGAS's
+model answered before (checked in tests/local_models/test_llama_prefix.py and benchmarks/llm_engine.py). RAGAS's
 prompts, which share long instructions, gain most.
 
 A `PromptStore` extends the reuse from the model's previous prompt to every prompt the models of

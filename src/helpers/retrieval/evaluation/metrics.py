@@ -4,7 +4,7 @@
 Why not ranx itself: ranx keeps runs in numba typed dicts and lists whose methods numba cannot cache
 on disk, so every process compiles them again, 7-9 s on 2 cores, for any number of queries. That was
 half of a warm rerun of the default config (10 questions) and is paid by every CLI process. The same
-numbers in NumPy take milliseconds; `tests/test_retrieval_metrics.py` checks them against ranx on
+numbers in NumPy take milliseconds; `tests/retrieval/test_retrieval_metrics.py` checks them against ranx on
 random runs, metric by metric.
 
 Conventions (ranx's): documents ranked by score, highest first (ties keep the run's order); a

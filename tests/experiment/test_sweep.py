@@ -247,7 +247,7 @@ def test_a_sweep_on_a_ray_cluster_survives_a_killed_worker(tmp_path, raw_ready, 
 
 
 @pytest.mark.parametrize(
-    "path", sorted(Path(__file__).parents[1].joinpath("configs", "sweeps").glob("*.yaml")), ids=lambda p: p.stem
+    "path", sorted(Path(__file__).parents[2].joinpath("configs", "sweeps").glob("*.yaml")), ids=lambda p: p.stem
 )
 def test_shipped_sweeps_expand(path, raw_ready):
     runs = expand(*load_sweep(path))

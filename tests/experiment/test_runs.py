@@ -244,7 +244,7 @@ def test_api_keys_appear_nowhere_a_run_writes(server_url, tmp_path):
         assert set(trace) == {"bm25"} and {"utilization", "average", "num_samples", "individual_scores"} <= set(
             trace["bm25"]
         ), name
-    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "00-data.ipynb"
+    notebook = Path(__file__).resolve().parents[2] / "notebooks" / "00-data.ipynb"
     executed = tmp_path / "executed.ipynb"
     nb_run = subprocess.run(
         [

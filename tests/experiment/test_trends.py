@@ -10,7 +10,7 @@ from helpers.experiment.config import ConfigError
 from helpers.experiment.trends import config_diff, run_index, trend, trend_figure
 from runs import retrieval_runs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = (4, 5, 6)  # three runs that differ in one setting: how many questions
 
 

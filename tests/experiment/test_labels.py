@@ -15,7 +15,7 @@ from helpers.errors import UserError
 from helpers.experiment.label_sheets import judges_vs_labels, label_figure, label_summary, load_labels
 from helpers.stats import cohen_kappa as stats_kappa
 
-LABELS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "labels"
+LABELS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "labels"
 
 
 def _sheet(tmp_path, rows, name="labels.csv") -> Path:

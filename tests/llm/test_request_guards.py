@@ -1,6 +1,6 @@
 """serve-llm's request guards (helpers.llm.request_guards) without a socket: each accepts a good
 request and refuses a bad one with its status, error type, field and message. The same guards
-behind a real server, against raw clients: tests/test_security_server.py."""
+behind a real server, against raw clients: tests/llm/test_security_server.py."""
 
 import pytest
 

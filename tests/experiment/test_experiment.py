@@ -1,4 +1,4 @@
-"""The experiment runner: config errors and figures (whole runs: tests/test_runs.py)."""
+"""The experiment runner: config errors and figures (whole runs: tests/experiment/test_runs.py)."""
 
 import json
 import os
@@ -33,7 +33,7 @@ def test_unknown_key_is_named(tmp_path):
         load_config(tmp_path / "missing.yaml")
 
 
-@pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "configs").glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[2] / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_shipped_configs_load(path):
     config = load_config(path)
     assert config.architectures and config.llms

@@ -20,7 +20,7 @@ from helpers.judges.external import judge_answers, read_answers, standalone_judg
 from helpers.judges.models.reference_match import number_match, numbers
 from helpers.stats import auroc, cohen_kappa
 
-LABELS = sorted(glob.glob(str(Path(__file__).resolve().parents[1] / "benchmarks" / "labels" / "obstetrics-*.csv")))
+LABELS = sorted(glob.glob(str(Path(__file__).resolve().parents[2] / "benchmarks" / "labels" / "obstetrics-*.csv")))
 Q3_REFERENCE = "después de la semana 16 – 18"
 
 

@@ -15,7 +15,7 @@ import pytest
 from browser import browser_page, jupyter_server, missing_browser
 from runs import retrieval_runs
 
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 NOTEBOOK = "08-explore.ipynb"
 ARTIFACTS = Path(os.environ.get("HELPERS_TEST_ARTIFACTS", PROJECT / "build" / "test-artifacts"))
 QUESTION = "¿Cuándo debe ser la primera visita prenatal?"

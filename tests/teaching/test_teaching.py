@@ -11,7 +11,7 @@ import pytest
 from helpers.teaching import EXERCISES, check
 from helpers.teaching.exercises import _load_topics
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 _load_topics()
 
 
