@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from helpers.experiment.config import ConfigError, load_config
+from helpers.judges import JUDGES
 from runs import TINY, write_config
 
 
@@ -27,8 +28,9 @@ def test_unknown_key_is_named(tmp_path):
         load_config(write_config(tmp_path, bad))
     with pytest.raises(ConfigError, match=r"unknown architecture\(s\) \['colbert'\]; valid names"):
         load_config(write_config(tmp_path, dict(TINY, architectures=["colbert"])))
-    with pytest.raises(ConfigError, match=r"ragas_architectures names \['dense'\], not in architectures"):
-        load_config(write_config(tmp_path, dict(TINY, judges={**TINY["judges"], "ragas_architectures": ["dense"]})))
+    with pytest.raises(ConfigError, match=r"judges.ragas.architectures names \['dense'\], not in architectures"):
+        judges = {**TINY["judges"], "ragas": {"llm": "local", "architectures": ["dense"]}}
+        load_config(write_config(tmp_path, dict(TINY, judges=judges)))
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "missing.yaml")
 
@@ -37,7 +39,7 @@ def test_unknown_key_is_named(tmp_path):
 def test_shipped_configs_load(path):
     config = load_config(path)
     assert config.architectures and config.llms
-    for name in (config.generation_llm, config.judges.ragas, config.judges.trace_llm):
+    for name in (config.generation_llm, *(judge.llm_name(config) for judge in JUDGES.values())):
         if name:
             config.llm(name)  # every LLM a config names is defined in its llms
 

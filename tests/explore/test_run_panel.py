@@ -55,10 +55,10 @@ def test_a_config_asking_more_questions_than_the_dataset_gives_is_refused(tmp_pa
 
 def test_the_judge_llm_is_chosen_apart_from_the_answering_one():
     config = panel_config("smoke", llm="local", judge="trace_llm", judge_llm="judge")
-    assert config.generation_llm == "local" and config.judges.trace_llm == "judge"
+    assert config.generation_llm == "local" and config.judges.options("trace_llm") == {"llm": "judge"}
     assert {llm.name for llm in config.llms} >= {"local", "judge"}
     same = panel_config("smoke", llm="local", judge="trace_llm")
-    assert same.judges.trace_llm == "local"  # by default the answering LLM judges
+    assert same.judges.options("trace_llm") == {"llm": "local"}  # by default the answering LLM judges
     with pytest.raises(ExploreError, match="no LLM named 'nosuch'"):
         panel_config("smoke", judge="trace_llm", judge_llm="nosuch")
 

@@ -65,7 +65,7 @@ def _config(**judges):
 def test_a_judge_registered_here_runs_end_to_end(registered, tmp_path):
     config = _config(length={"max_words": 5}, out_of_range=True)
     assert [j.name for j in active_judges(config)] == ["retrieval", "length", "out_of_range"]
-    assert config.judges.other == {"length": {"max_words": 5}, "out_of_range": {}}
+    assert config.judges.options("length") == {"max_words": 5} and config.judges.on("out_of_range")
     summary = Experiment(config, results_dir=tmp_path).run()
     scores = quality_scores(__import__("pandas").read_parquet(tmp_path / summary["run_id"] / "scores.parquet"))
     toy = scores[scores.metric == "length/short_enough"]
@@ -83,7 +83,8 @@ def test_a_judge_registered_here_runs_end_to_end(registered, tmp_path):
     from helpers.explore.runs import panel_config
     from helpers.judges.base import JUDGES as registry
 
-    assert "length" in registry and panel_config("smoke", judge="length").judges.other == {"length": {}}
+    panel = panel_config("smoke", judge="length")
+    assert "length" in registry and [name for name in registry if panel.judges.on(name)] == ["length"]
 
 
 def test_unknown_judges_and_bad_options_are_named(registered):

@@ -40,7 +40,7 @@ def test_200_samples_under_5_percent_failures_are_all_accounted_for(raw_ready, t
     ledger = tmp_path / "ledger.jsonl"
     flags = STAND_IN + ["--simulate-latency", "20", "--fail-rate", "0.05", "--seed", "7", "--ledger", str(ledger)]
     with local_server(extra_args=flags) as url:
-        raw = hosted(url, 200, ragas_questions=None)
+        raw = hosted(url, 200)
         raw["judges"]["ragas"] = None  # RAGAS at this scale: benchmarks/hosted.py; TRACe's LLM judge here
         summary = Experiment(ExperimentConfig(**raw), results_dir=tmp_path / "results").run()
     records = [json.loads(line) for line in (tmp_path / "results" / summary["run_id"] / "records.jsonl").open()]

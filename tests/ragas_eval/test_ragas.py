@@ -237,11 +237,13 @@ def test_context_precision_without_a_reference_judges_the_contexts_against_the_a
 
 
 def test_unknown_ragas_metric_is_named_with_the_valid_ones():
-    from helpers.experiment.config import JudgesConfig
+    from helpers.experiment.judges_config import JudgesConfig
 
     with pytest.raises(ValueError, match="unknown RAGAS metric.*'answer_corectness'.*answer_correctness"):
-        JudgesConfig(ragas_metrics=["faithfulness", "answer_corectness"])
-    assert JudgesConfig(ragas_metrics=["answer_correctness"]).ragas_metrics == ["answer_correctness"]
+        JudgesConfig({"ragas_metrics": ["faithfulness", "answer_corectness"]})
+    with pytest.raises(ValueError, match="unknown RAGAS metric.*'answer_corectness'.*answer_correctness"):
+        JudgesConfig({"ragas": {"llm": "local", "metrics": ["answer_corectness"]}})
+    assert JudgesConfig({"ragas_metrics": ["answer_correctness"]}).options("ragas")["metrics"] == ["answer_correctness"]
 
 
 def test_answer_relevancy_asks_n_samples_and_follows_the_formula():

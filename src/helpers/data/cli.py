@@ -145,8 +145,9 @@ def documents_config(folder, questions, base_config: str | Path, qids: list[str]
     raw.update(
         name=f"documents-{slug}", run_id=None, dataset={"name": "documents", "options": options, "questions": qids}
     )
-    if raw["judges"].get("ragas_questions") is not None:
-        raw["judges"]["ragas_questions"] = list(qids or data.queries)[: max(1, len(raw["judges"]["ragas_questions"]))]
+    ragas = raw["judges"].get("ragas")
+    if ragas and ragas.get("questions") is not None:
+        ragas["questions"] = list(qids or data.queries)[: max(1, len(ragas["questions"]))]
     return ExperimentConfig(**raw)
 
 

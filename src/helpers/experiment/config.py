@@ -6,14 +6,13 @@ import hashlib
 import json
 import random
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from helpers.errors import UserError
+from helpers.experiment.judges_config import JudgesConfig
 from helpers.inputs import load_yaml, safe_name
 from helpers.llm.config import LLMConfig
-from helpers.ragas_eval import RAGAS_CHOICES, RAGAS_METRICS
 from helpers.retrieval.architectures.options import RetrievalOptions
 from helpers.retrieval.registry import ARCHITECTURES, LANGCHAIN, architecture
 
@@ -70,92 +69,6 @@ class RetrievalConfig(RetrievalOptions):
 
 class NamedLLM(LLMConfig):
     name: str = "local"
-
-
-class JudgesConfig(Strict):
-    offline: bool = Field(True, description="TRACe with the offline judge (python -m helpers train-judge)")
-    trace_llm: str | None = Field(None, description="name of the LLM that judges TRACe (None: off)")
-    ragas: str | None = Field("local", description="name of the LLM that judges RAGAS (None: off)")
-    ragas_metrics: list[str] = Field(
-        default_factory=lambda: list(RAGAS_METRICS),
-        description=f"RAGAS metrics to score; the four by default, any of {list(RAGAS_CHOICES)}",
-    )
-    ragas_questions: list[str] | None = Field(
-        None, description="qids scored with RAGAS, for every architecture (RAGAS is slow on the local model); None: all"
-    )
-    ragas_architectures: list[str] | None = Field(None, description="architectures scored with RAGAS; None: all")
-    ragas_timeout_s: float = Field(
-        180.0,
-        gt=0,
-        description=(
-            "seconds one RAGAS metric of one sample may take before it is NaN ('timeout'); a slow local "
-            "judge needs more: context precision makes one call per context, and the 1.5B model on 2 "
-            "cores took over 180 s for 5 contexts"
-        ),
-    )
-    ragas_evidence: bool | None = Field(
-        None,
-        description=(
-            "RAGAS faithfulness with the evidence model as its verdict step (judge 'ragas_evidence', every "
-            "answer); statements from the `ragas` LLM, schema-constrained, else the answer's sentences. "
-            "None: on when an evidence model is trained (make evidence-model)"
-        ),
-    )
-    ragas_evidence_statements: Literal["llm", "sentences"] = Field(
-        "llm",
-        description=(
-            "statements for ragas_evidence: from the `ragas` LLM (one schema-constrained call per answer; "
-            "the answer's sentences where it fails), or the answer's sentences (no LLM call)"
-        ),
-    )
-    other: dict[str, dict] = Field(
-        default_factory=dict,
-        description=(
-            "judges from the registry beyond the built-in ones (helpers.judges.JUDGES), by name, with "
-            "their options: written `judges: {NAME: {options}}` like any other key"
-        ),
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _registered_judges(cls, data):
-        """`judges: {length: {}}` switches on the registered judge `length`; an unknown name is
-        an error listing the valid ones."""
-        from helpers.judges import JUDGES  # the judges load pandas, scipy: config stays light
-
-        if not isinstance(data, dict):
-            return data
-        extra = {k: v for k, v in data.items() if k not in cls.model_fields}
-        unknown = sorted(k for k in extra if k not in JUDGES)
-        if unknown:
-            raise ValueError(
-                f"unknown key 'judges.{unknown[0]}' (check its spelling): neither a setting "
-                f"({', '.join(k for k in cls.model_fields if k != 'other')}) nor a registered "
-                f"judge (valid names: {sorted(JUDGES)})"
-            )
-        other = dict(data.get("other") or {})
-        for name, options in extra.items():
-            options = {} if options is True else options
-            if options is False or options is None:
-                continue
-            other[name] = JUDGES[name].Options(**options).model_dump(mode="json")
-        return {**{k: v for k, v in data.items() if k in cls.model_fields}, "other": other}
-
-    @model_serializer(mode="wrap")
-    def _without_empty_other(self, handler):
-        # saved configs and run ids stay as they were before registered judges existed
-        data = handler(self)
-        if not data.get("other"):
-            data.pop("other", None)
-        return data
-
-    @field_validator("ragas_metrics")
-    @classmethod
-    def _known_ragas_metrics(cls, names: list[str]) -> list[str]:
-        unknown = [n for n in names if n not in RAGAS_CHOICES]
-        if unknown:
-            raise ValueError(f"unknown RAGAS metric(s) {unknown}; valid: {list(RAGAS_CHOICES)}")
-        return names
 
 
 class GenerationConfig(Strict):
@@ -241,7 +154,10 @@ class ExperimentConfig(Strict):
         None, description="LLM (by name) for answers, HyDE and rewrites; default the first"
     )
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
-    judges: JudgesConfig = Field(default_factory=JudgesConfig)
+    judges: JudgesConfig = Field(
+        default_factory=lambda: JudgesConfig({}),
+        description="judges: {NAME: {options}} (helpers.experiment.judges_config); NAME: false turns one off",
+    )
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     decisions: DecisionsConfig = Field(default_factory=DecisionsConfig)
     generate: bool = Field(
@@ -278,10 +194,10 @@ class ExperimentConfig(Strict):
 
     @model_validator(mode="after")
     def _ragas_architectures_run(self):
-        extra = set(self.judges.ragas_architectures or []) - set(self.architectures)
+        extra = set(self.judges.options("ragas").get("architectures") or []) - set(self.architectures)
         if extra:
             raise ValueError(
-                f"judges.ragas_architectures names {sorted(extra)}, not in architectures {self.architectures}"
+                f"judges.ragas.architectures names {sorted(extra)}, not in architectures {self.architectures}"
             )
         return self
 
@@ -327,9 +243,9 @@ class ExperimentConfig(Strict):
         exclude = {"run_id": True, "figures": True, "decisions": True, "llms": {"__all__": {"prompt_store_mb"}}}
         if self.generation == GenerationConfig():
             exclude["generation"] = True
-        digest = hashlib.sha256(
-            json.dumps(self.model_dump(exclude=exclude), sort_keys=True, default=str).encode()
-        ).hexdigest()[:8]
+        payload = self.model_dump(exclude=exclude)
+        payload["judges"] = self.judges.id_form()  # the judges' form before issue 47: ids unchanged
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:8]
         return f"{self.name}-{digest}"
 
 

@@ -148,7 +148,7 @@ def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_
         llm_name = judge_cls.llm_name(config)
         if not judge_cls.stored or not llm_name:
             continue  # no LLM, no cost
-        judge = judge_cls(config.judges.other.get(judge_cls.name, {}), context=probe.judge_context(data))
+        judge = judge_cls(config.judges.options(judge_cls.name), context=probe.judge_context(data))
         candidates = [
             (done.records.get(answer_key(a, gen, q)) if done else None)
             or {"key": answer_key(a, gen, q), "architecture": a, "qid": q, "llm": gen}

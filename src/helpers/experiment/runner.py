@@ -230,7 +230,7 @@ class Experiment:
         """Score with one registered judge every answer it wants and has not scored yet; each
         answer's scores are stored as they finish, so a kill loses only those in flight."""
         judge = self._judges_built.get(judge_cls.name) or judge_cls(
-            self.config.judges.other.get(judge_cls.name, {}), context=self.judge_context(data)
+            self.config.judges.options(judge_cls.name), context=self.judge_context(data)
         )
         todo = [
             (a, sample)

@@ -7,7 +7,7 @@ A sweep file:
 
     name: chunking
     base: ../smoke.yaml              # a config path (relative to this file) or an inline config
-    set: {judges: {ragas: null}}     # optional overrides of the base, as nested keys
+    set: {judges: {ragas: false}}    # optional overrides of the base, as nested keys
     axes:                            # dotted paths into the config -> the values to try
       dataset.options.chunk_size: [300, 500, 800]
       architectures: [bm25, dense]   # a name is a one-architecture list

@@ -85,7 +85,7 @@ def trend(judge: str, metric: str, *, dataset: str | None = None, results_dir: P
 
 
 def _flat(value, prefix: str = "") -> dict:
-    """{'retrieval.k': 5, 'judges.offline': True, ...}: a config as dotted keys."""
+    """{'retrieval.k': 5, 'judges.ragas.llm': 'local', ...}: a config as dotted keys."""
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():

@@ -174,19 +174,19 @@ class Judge:
     # ---- what the config switches on
     @classmethod
     def enabled(cls, config: "RunConfig") -> bool:
-        """Registered judges are on when the config names them in `judges` (built-in judges read
-        their own settings)."""
-        return cls.name in config.judges.other
+        """On when the config's `judges` section turns it on (helpers.experiment.judges_config)."""
+        return config.judges.on(cls.name)
+
+    @classmethod
+    def options_of(cls, config: "RunConfig") -> BaseModel:
+        """This judge's options in `config` (its `Options`, the defaults where the config has none)."""
+        return cls.Options(**config.judges.options(cls.name))
 
     @classmethod
     def switch(cls, judges: dict, on: bool, llm: str | None = None) -> None:
         """Turn this judge on or off in a config's raw `judges` section (the run panel's choice);
         `llm`: the LLM it judges with, for judges that use one."""
-        other = judges.setdefault("other", {})
-        if on:
-            other.setdefault(cls.name, {})
-        else:
-            other.pop(cls.name, None)
+        judges[cls.name] = (judges.get(cls.name) or {}) if on else False
 
     @classmethod
     def metrics_for(cls, config: "RunConfig | None" = None) -> tuple[Metric, ...]:

@@ -15,7 +15,7 @@ An answer is judged correct at `correctness >= THRESHOLD`, the tuning pairs' kap
     judges: {correctness: {}}     # every question with a reference answer; others score NaN
 
 With an LLM judge, RAGAS's answer correctness measures the same thing by the LLM's statement
-verdicts: `judges: {ragas: NAME, ragas_metrics: [answer_correctness]}` (judge `ragas`), checked
+verdicts: `judges: {ragas: {llm: NAME, metrics: [answer_correctness]}}` (judge `ragas`), checked
 against the same "correct" hand labels by judge-eval.
 """
 

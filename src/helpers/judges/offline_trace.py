@@ -20,14 +20,6 @@ class OfflineTrace(Judge):
         Metric("adherence_score", grounding=True, quality=False, description="P(every sentence supported)"),
     )
 
-    @classmethod
-    def enabled(cls, config) -> bool:
-        return config.judges.offline
-
-    @classmethod
-    def switch(cls, judges, on, llm=None):
-        judges["offline"] = on
-
     def prepare(self) -> None:
         from helpers.judges.models.trace_trees import OfflineJudge  # trees and, when trained, a torch model
 

@@ -1,12 +1,13 @@
 """RAGAS (Es et al. 2023) faithfulness, answer relevancy, context precision and recall, with an
 LLM as judge (helpers.ragas_eval.runner); answer correctness against the reference when
-`judges.ragas_metrics` names it."""
+`judges.ragas.metrics` names it."""
 
 from __future__ import annotations
 
 import queue
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from helpers.judges.base import Judge, Metric, register
 from helpers.ragas_eval import RAGAS_CHOICES, RAGAS_METRICS
@@ -26,40 +27,69 @@ METRICS = tuple(
 )
 
 
+class RagasOptions(BaseModel):
+    """`judges: {ragas: {llm: local, metrics: [...], questions: null, architectures: null, timeout_s: 180}}`."""
+
+    model_config = ConfigDict(extra="forbid")
+    llm: str = Field("local", description="name of the LLM (in llms) that judges RAGAS")
+    metrics: list[str] = Field(
+        default_factory=lambda: list(RAGAS_METRICS),
+        description=f"RAGAS metrics to score; the four by default, any of {list(RAGAS_CHOICES)}",
+    )
+    questions: list[str] | None = Field(
+        None, description="qids scored with RAGAS, for every architecture (RAGAS is slow on the local model); None: all"
+    )
+    architectures: list[str] | None = Field(None, description="architectures scored with RAGAS; None: all")
+    timeout_s: float = Field(
+        180.0,
+        gt=0,
+        description=(
+            "seconds one RAGAS metric of one sample may take before it is NaN ('timeout'); a slow local "
+            "judge needs more: context precision makes one call per context, and the 1.5B model on 2 "
+            "cores took over 180 s for 5 contexts"
+        ),
+    )
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, names: list[str]) -> list[str]:
+        unknown = [n for n in names if n not in RAGAS_CHOICES]
+        if unknown:
+            raise ValueError(f"unknown RAGAS metric(s) {unknown}; valid: {list(RAGAS_CHOICES)}")
+        return names
+
+
 @register
 class Ragas(Judge):
     name, label = "ragas", "RAGAS judge"
     uses_llm = True
     metrics = METRICS
-
-    @classmethod
-    def enabled(cls, config) -> bool:
-        return bool(config.judges.ragas)
+    Options = RagasOptions
 
     @classmethod
     def metrics_for(cls, config=None):
-        chosen = config.judges.ragas_metrics if config is not None else RAGAS_METRICS
+        chosen = cls.options_of(config).metrics if config is not None else RAGAS_METRICS
         return tuple(m for m in METRICS if m.name in chosen)
 
     @classmethod
     def llm_name(cls, config) -> str | None:
-        return config.judges.ragas
+        return cls.options_of(config).llm if cls.enabled(config) else None
 
     @classmethod
     def switch(cls, judges, on, llm=None):
-        judges["ragas"] = llm if on else None
+        judges["ragas"] = {**(judges.get("ragas") or {}), "llm": llm} if on else False
 
     def wants(self, sample):
-        cfg = self.config.judges
-        return (cfg.ragas_questions is None or sample.qid in cfg.ragas_questions) and (
-            cfg.ragas_architectures is None or sample.architecture in cfg.ragas_architectures
+        options = self.options
+        return (options.questions is None or sample.qid in options.questions) and (
+            options.architectures is None or sample.architecture in options.architectures
         )
 
     def prepare(self) -> None:
         from helpers.ragas_eval.runner import RagasJudge  # imports ragas (seconds)
 
-        cfg = self.config.judges
-        llm = self.context.llm(cfg.ragas)
+        options = self.options
+        llm = self.context.llm(options.llm)
         # as many answers at once as the judge takes calls at once (the local model: one per
         # model of its pool), so fewer models wait while a sample's metrics finish one by one
         # (default run, 3 samples on 2 models: 252 s one by one, 203 s two at a time, 239 s all
@@ -69,10 +99,10 @@ class Ragas(Judge):
         for i in range(self.workers):
             self.judges.put(
                 RagasJudge(
-                    llm if i == 0 else self.context.llm(cfg.ragas, copy=True),
+                    llm if i == 0 else self.context.llm(options.llm, copy=True),
                     language=self.language,
-                    metrics=cfg.ragas_metrics,
-                    timeout_s=cfg.ragas_timeout_s,
+                    metrics=options.metrics,
+                    timeout_s=options.timeout_s,
                 )
             )
 

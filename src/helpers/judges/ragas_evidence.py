@@ -5,10 +5,30 @@ from __future__ import annotations
 
 import contextlib
 import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from helpers.judges.base import Judge, Metric, register
 from helpers.judges.models.evidence import EvidenceModel
 from helpers.judges.models.evidence_faithfulness import EvidenceFaithfulness
+from helpers.judges.ragas import Ragas  # the statements come from the RAGAS judge's LLM
+
+
+class RagasEvidenceOptions(BaseModel):
+    """`judges: {ragas_evidence: {enabled: null, statements: llm}}`."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool | None = Field(
+        None, description="None: on when an evidence model is trained (make evidence-model); true: always"
+    )
+    statements: Literal["llm", "sentences"] = Field(
+        "llm",
+        description=(
+            "the answer's statements: from the `ragas` judge's LLM (one schema-constrained call per answer; "
+            "the answer's sentences where it fails), or the answer's sentences (no LLM call)"
+        ),
+    )
 
 
 @register
@@ -16,20 +36,23 @@ class RagasEvidence(Judge):
     name, label = "ragas_evidence", "RAGAS faithfulness (evidence model)"
     uses_llm = True
     metrics = (Metric("faithfulness", grounding=True),)
+    Options = RagasEvidenceOptions
 
     @classmethod
     def enabled(cls, config) -> bool:
-        setting = config.judges.ragas_evidence
+        if not config.judges.on(cls.name):
+            return False
+        setting = cls.options_of(config).enabled
         return EvidenceModel.exists() if setting is None else setting  # None: on when one is trained
 
     @classmethod
     def llm_name(cls, config) -> str | None:
-        cfg = config.judges
-        return cfg.ragas if cfg.ragas and cfg.ragas_evidence_statements == "llm" else None
+        llm = Ragas.llm_name(config)
+        return llm if llm and cls.options_of(config).statements == "llm" else None
 
     @classmethod
     def switch(cls, judges, on, llm=None):
-        judges["ragas_evidence"] = on
+        judges["ragas_evidence"] = {"enabled": True} if on else False
 
     def prepare(self) -> None:
         evidence = EvidenceModel.load()

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from helpers.judges.base import Judge, register
 from helpers.judges.models.trace_annotator import llm_judge
 from helpers.judges.offline_trace import TRACE
 from helpers.trace.scoring import METRICS as TRACE_METRICS
+
+
+class TraceLLMOptions(BaseModel):
+    """`judges: {trace_llm: {llm: NAME}}` (or `trace_llm: NAME`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    llm: str = Field(description="name of the LLM (in llms) that annotates TRACe")
 
 
 @register
@@ -13,21 +22,18 @@ class LLMTrace(Judge):
     name, label = "trace_llm", "TRACe LLM judge"
     uses_llm = True
     metrics = TRACE
-
-    @classmethod
-    def enabled(cls, config) -> bool:
-        return bool(config.judges.trace_llm)
+    Options = TraceLLMOptions
 
     @classmethod
     def llm_name(cls, config) -> str | None:
-        return config.judges.trace_llm
+        return cls.options_of(config).llm if cls.enabled(config) else None
 
     @classmethod
     def switch(cls, judges, on, llm=None):
-        judges["trace_llm"] = llm if on else None
+        judges["trace_llm"] = {"llm": llm} if on else False
 
     def prepare(self) -> None:
-        self.llm = self.context.llm(self.config.judges.trace_llm)
+        self.llm = self.context.llm(self.options.llm)
         # one answer per model of the judge's pool at once (llm.track() is per thread, so each
         # answer still accounts its own calls)
         self.workers = self.llm.workers

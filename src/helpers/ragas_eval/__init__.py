@@ -21,7 +21,7 @@ import importlib
 
 # The RAGAS metric names as ragas 0.4.3 names its columns, in the seed benchmark's order: the default.
 RAGAS_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
-# Asked for by name in `judges.ragas_metrics`: answer correctness against the reference (the LLM's
+# Asked for by name in `judges.ragas.metrics`: answer correctness against the reference (the LLM's
 # take on what the offline `correctness` judge measures; two statement calls and one verdict call).
 RAGAS_OPTIONAL = ("answer_correctness",)
 RAGAS_CHOICES = RAGAS_METRICS + RAGAS_OPTIONAL
