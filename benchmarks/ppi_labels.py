@@ -25,7 +25,8 @@ import pandas as pd
 
 from helpers.experiment.estimates import Scores, estimate_table
 from helpers.experiment.estimates_figure import estimates_figure
-from helpers.experiment.label_sheets import LABEL_SCORE, labelled_sheets, sheet_scores
+from helpers.experiment.label_format import LABEL_SCORE
+from helpers.experiment.label_sheets import labelled_sheets, sheet_scores
 from helpers.ppi import METHODS, three_estimates
 
 ROOT = Path(__file__).resolve().parents[1]
