@@ -21,6 +21,8 @@ Commands:
   judge          score answers from elsewhere (your own RAG system's): judge FILE [--judges a,b]
   estimate       a judge's scores plus a person's labels: labels-only, judge-only and prediction-powered
                  estimates with intervals, per architecture and paired difference: estimate RUN_ID|SCORES.csv
+  diagnose       why answers fail: every wrong answer blamed on retrieval or generation, per
+                 architecture, with intervals: diagnose RUN_ID|SCORES.csv [--labels FILE] [--json]
   judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset, or vs a person's
                  labels of a run (--labels RUN_ID)
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
@@ -47,7 +49,7 @@ from helpers.redaction import redact
 # its line in the docstring above, and a row in docs/commands.md: test_every_command_is_listed).
 # Front ends only: a `cli` module sits in the top layer whatever its package (tools/import_graph.py).
 COMMAND_MODULES = (
-    "helpers.experiment.cli",  # run, report, sweep, estimate
+    "helpers.experiment.cli",  # run, report, sweep, estimate, diagnose
     "helpers.data.cli",  # prepare-data, summary, ingest, testset
     "helpers.retrieval.cli",  # retrieval-eval, tune-fusion, train-reranker, prefill-embeddings, train-cross-encoder
     "helpers.trace.cli",  # train-judge, train-evidence, judge-eval

@@ -256,3 +256,29 @@ def test_a_table_judge_eval_wrote_is_read_before_the_shipped_one(tmp_path, monke
     assert validity.validity_csv() == tmp_path / "validity.csv"
     assert validity.source() == f"{tmp_path / 'validity.csv'}, written by judge-eval --labels"
     assert not validity.trusted("correctness/correctness")
+
+
+def test_answers_of_several_architectures_are_judged_then_diagnosed(tmp_path, capsys):
+    """`helpers judge` keeps an `architecture` column (ids unique per architecture), and `helpers
+    diagnose` reads its CSV: the right answer is correct, the wrong one with the reference's fact in
+    its contexts is generation's, the one whose contexts lack it is retrieval's."""
+    wrong = "El primer control prenatal se hace en la semana 30 de gestación."
+    rows = [
+        {"id": "q2", "architecture": "a", "question": "¿Semana ideal del primer control?", "answer": GUIDELINE_Q2}
+        | {"contexts": [GUIDELINE_Q2], "reference": GUIDELINE_Q2},
+        {"id": "q2", "architecture": "b", "question": "¿Semana ideal del primer control?", "answer": wrong}
+        | {"contexts": [GUIDELINE_Q2], "reference": GUIDELINE_Q2},
+        {"id": "q2", "architecture": "c", "question": "¿Semana ideal del primer control?", "answer": wrong}
+        | {"contexts": [OTHER], "reference": GUIDELINE_Q2},
+    ]
+    out = tmp_path / "scores.csv"
+    answers = _write(tmp_path / "mine.jsonl", rows)
+    assert main(["judge", str(answers), "--judges", "correctness,context_recall", "--out", str(out)]) == 0
+    assert list(pd.read_csv(out).columns) == ["id", "architecture", "judge", "metric", "value", "reason"]
+    capsys.readouterr()
+    assert main(["diagnose", str(out), "--json"]) == 0
+    verdicts = {a["architecture"]: a["verdict"] for a in json.loads(capsys.readouterr().out)["answers"]}
+    assert verdicts == {"a": "correct", "b": "generation", "c": "retrieval"}
+    rows[1]["architecture"] = "a"
+    with pytest.raises(UserError, match="'q2' is also the id of architecture 'a' of line 1; ids must be unique"):
+        read_answers(_write(tmp_path / "twice.jsonl", rows))

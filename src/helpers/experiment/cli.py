@@ -92,6 +92,11 @@ def _run(args: argparse.Namespace) -> int:
         )
     print()
     print("\n".join(headline_lines(summary["run_id"])))  # with --until-decided: what it decided
+    from helpers.experiment.diagnosis import format_table, run_diagnosis  # pandas, scipy: only when this runs
+
+    diagnosed = run_diagnosis(summary["run_id"], confidence=config.statistics.confidence)
+    if diagnosed is not None:  # answers with references: where the wrong ones were lost
+        print("\n" + format_table(diagnosed[0]))
     if summary.get("prompt_fallback"):  # the corpus's language has no prompts of its own
         print(summary["prompt_fallback"])
     print(
@@ -249,6 +254,29 @@ def _estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diagnose(args: argparse.Namespace) -> int:
+    from helpers.experiment import diagnosis  # pandas, scipy: loaded only when this runs
+
+    answers = diagnosis.verdicts(diagnosis.read_source(args.source))
+    if answers.empty:
+        raise UserError(f"{args.source}: no answer has a correctness score (no reference): nothing to diagnose")
+    table = diagnosis.verdict_table(answers, confidence=args.confidence)
+    agreement = diagnosis.agreement(answers, args.labels) if args.labels else None
+    if args.json:
+        out = diagnosis.to_json(table, answers) | {"cuts": diagnosis.bands_json(diagnosis.SHIPPED)}
+        if agreement is not None:
+            confusion, kappa, n = agreement
+            out["agreement"] = {"kappa": kappa, "n": n, "confusion": confusion.to_dict()}
+        print(json.dumps(out, indent=2, default=lambda value: value.item()))  # numpy numbers
+        return 0
+    print(diagnosis.format_table(table))
+    if agreement is not None:
+        confusion, kappa, n = agreement
+        print(f"\nAgainst the labels in {args.labels} (Cohen's kappa {kappa:.2f} on {n} answers both decide):")
+        print(confusion.to_string())
+    return 0
+
+
 def add_cli(subparsers) -> None:
     run = subparsers.add_parser("run", help="run an experiment from a YAML config (resumable)")
     run.add_argument("config", nargs="?", help="e.g. configs/default.yaml")
@@ -322,3 +350,15 @@ def add_cli(subparsers) -> None:
     )
     est.add_argument("--figure", help="also draw the three intervals as one figure (PNG or PDF) at this path")
     est.set_defaults(func=_estimate)
+    diag = subparsers.add_parser(
+        "diagnose", help="why answers fail: each wrong answer blamed on retrieval or generation, per architecture"
+    )
+    diag.add_argument("source", help="a run id (its folder under results/), or the CSV `helpers judge --out` writes")
+    diag.add_argument("--json", action="store_true", help='one JSON object: {"answers": [...], "architectures": [...]}')
+    diag.add_argument(
+        "--labels",
+        help="a person's labels (id or qid, [architecture,] correct, reference_in_contexts: yes / partly / no; "
+        "or a shipped sheet, its contexts sheet's `context` beside it): the verdicts' agreement with them",
+    )
+    diag.add_argument("--confidence", type=float, default=0.95, help="of each share's interval (Clopper-Pearson)")
+    diag.set_defaults(func=_diagnose)

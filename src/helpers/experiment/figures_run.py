@@ -31,6 +31,8 @@ from helpers.experiment.analysis import (  # noqa: E402
     statistics_settings,
     summary,
 )
+from helpers.experiment.diagnosis import run_diagnosis  # noqa: E402
+from helpers.experiment.diagnosis_figure import verdict_figure  # noqa: E402
 from helpers.experiment.estimates_figure import estimates_figure  # noqa: E402
 from helpers.experiment.run_labels import run_estimates  # noqa: E402
 from helpers.figures import (  # first: it selects the headless backend before pyplot loads
@@ -375,6 +377,17 @@ def build_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | 
         fig = estimates_figure(*estimates, confidence=statistics_settings(config).confidence)
         written["estimates"] = save_figure(
             fig, f"{run_id}-estimates", run_ids=[run_id], data_sources=[str(directory / "labels.csv")], out_dir=out_dir
+        )["png"]
+        plt.close(fig)
+    diagnosed = run_diagnosis(run_id, results_dir, confidence=statistics_settings(config).confidence)
+    if diagnosed is not None:  # answers with references: why the wrong ones failed
+        fig = verdict_figure(diagnosed[0], confidence=statistics_settings(config).confidence)
+        written["verdicts"] = save_figure(
+            fig,
+            f"{run_id}-verdicts",
+            run_ids=[run_id],
+            data_sources=[str(directory / "scores.parquet")],
+            out_dir=out_dir,
         )["png"]
         plt.close(fig)
     seed = seed_table(scores)

@@ -111,9 +111,13 @@ def read_answers(path: str | Path) -> list[dict]:
             if row.get(column) is None or not str(row[column]).strip():
                 raise _row_error(path, where, column, "empty; every row needs one")
         qid = str(row["id"]).strip()
-        if qid in seen:
-            raise _row_error(path, where, "id", f"{qid!r} is also the id of {seen[qid]}; ids must be unique")
-        seen[qid] = where
+        architecture = str(row.get("architecture") or "").strip() or None  # answers of several systems
+        if (qid, architecture) in seen:
+            also = f" of architecture {architecture!r}" if architecture else ""
+            raise _row_error(
+                path, where, "id", f"{qid!r} is also the id{also} of {seen[qid, architecture]}; ids must be unique"
+            )
+        seen[qid, architecture] = where
         reference = row.get("reference")
         answers.append(
             {
@@ -122,6 +126,7 @@ def read_answers(path: str | Path) -> list[dict]:
                 "answer": "" if row.get("answer") is None else str(row["answer"]),
                 "contexts": _contexts(path, where, row["contexts"]),
                 "reference": str(reference).strip() if reference is not None and str(reference).strip() else None,
+                "architecture": architecture,
             }
         )
     return answers
@@ -141,7 +146,17 @@ def standalone_judges() -> list[str]:
 
 def samples(answers: list[dict]) -> list[Sample]:
     """read_answers' records as the samples every judge scores."""
-    return [Sample(a["qid"], a["question"], a["answer"], a["contexts"], a["reference"]) for a in answers]
+    return [
+        Sample(
+            a["qid"],
+            a["question"],
+            a["answer"],
+            a["contexts"],
+            a["reference"],
+            architecture=a.get("architecture") or "external",
+        )
+        for a in answers
+    ]
 
 
 def judge_answers(answers: list[dict], judges: list[str] | None = None, *, language: str | None = None) -> pd.DataFrame:
@@ -167,8 +182,14 @@ def judge_answers(answers: list[dict], judges: list[str] | None = None, *, langu
             continue
         for sample in filter(judge.wants, samples(answers)):
             values, _, _ = judge_sample(judge, sample)
-            rows += [{"id": sample.qid, "judge": name, "metric": m, "value": v, "reason": r} for m, v, r in values]
-    return pd.DataFrame(rows, columns=LONG_COLUMNS)
+            rows += [
+                {"id": sample.qid, "architecture": sample.architecture, "judge": name, "metric": m, "value": v}
+                | {"reason": r}
+                for m, v, r in values
+            ]
+    # an `architecture` column only where the answers had one (helpers diagnose groups by it)
+    grouped = any(a.get("architecture") for a in answers)
+    return pd.DataFrame(rows, columns=["id", "architecture", *LONG_COLUMNS[1:]] if grouped else LONG_COLUMNS)
 
 
 def summarize_scores(scores: pd.DataFrame, *, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:

@@ -1,0 +1,338 @@
+"""Why an answer is wrong: one verdict per answer that has a reference, from judges that agree with
+people (issue 49), and per architecture how many answers fall in each, with intervals.
+
+    correct        the answer agrees with the reference (correctness judge)
+    retrieval      wrong, and the reference's statements are not in the contexts (context_recall
+                   judge): the retriever lost it; the evidence names the statements not found
+    generation     wrong although the contexts hold the reference's statements: the generator lost
+                   it; the evidence names the context that held them
+    refused        said "not in the documents" although the contexts hold the answer
+    unanswerable   said "not in the documents", and the contexts do not hold it: right to refuse
+    cannot tell    a judge's score falls between its two cuts (`Band`): never a forced guess
+
+RAGChecker (Ru et al., NeurIPS 2024 D&B) splits the same way, claim by claim, with a strong LLM;
+here the claims are the reference's statements that `context_recall` attributes to the contexts,
+and the answer's agreement is the `correctness` judge's (both without an LLM, both checked against
+hand labels: helpers/judges/validity.csv).
+
+    table, answers = diagnose_run("obstetrics-default-8eb4bca9")
+    print(format_table(table))
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest
+
+from helpers.errors import UserError
+
+VERDICTS = ("correct", "retrieval", "generation", "refused", "unanswerable", "cannot tell")
+WRONG = ("retrieval", "generation")
+CORRECTNESS = ("correctness", "correctness")
+RECALL = ("context_recall", "context_recall")
+
+
+@dataclass(frozen=True)
+class Band:
+    """A judge's score read three ways: at or above `high` yes, at or below `low` no, between them
+    "cannot tell". `source` says where the cuts come from."""
+
+    low: float
+    high: float
+    source: str
+
+    def read(self, value: float | None) -> bool | None:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        if value >= self.high:
+            return True
+        if value <= self.low:
+            return False
+        return None
+
+
+def band_from_labels(scores, positive, *, precision: float = 0.9, source: str = "labels") -> Band:
+    """Cuts where people's labels say the judge is right `precision` of the time: `high`, the lowest
+    score above which (inclusive) at least that share of the answers is labelled positive; `low`, the
+    highest score below which (inclusive) at least that share is labelled negative. Where no cut
+    reaches the precision, the band is empty on that side (high above every score, low below every
+    one); crossing cuts meet at the midpoint."""
+    scores, positive = np.asarray(scores, float), np.asarray(positive, bool)
+    keep = ~np.isnan(scores)
+    scores, positive = scores[keep], positive[keep]
+    if len(scores) < 2 or positive.all() or not positive.any():
+        raise UserError(f"{source}: the cuts need labelled answers of both kinds ({len(scores)} labelled)")
+    cuts = np.unique(scores)
+    high = next((t for t in cuts if positive[scores >= t].mean() >= precision), np.inf)
+    low = next((t for t in cuts[::-1] if (~positive[scores <= t]).mean() >= precision), -np.inf)
+    if low >= high:
+        low = high = (low + high) / 2
+    return Band(float(low), float(high), source)
+
+
+# Shipped cuts, fitted at precision 0.95 on the hand labels of the default run's 60 answers
+# (benchmarks/labels: the answers sheet's `correct` against the correctness judge, the contexts
+# sheet's `context` against context_recall) by `python benchmarks/diagnosis_bands.py`; the verdicts
+# agree with the labels' at kappa 0.84 with each question held out of the fit (0.97 in-sample):
+# docs/measurements/diagnosis.md. Correctness's cuts meet: no answer is "cannot tell" on it.
+_SOURCE = "shipped: fitted on the default run's 60 hand-labelled answers (benchmarks/diagnosis_bands.py)"
+SHIPPED = {
+    "correct": Band(0.5761623631917797, 0.5761623631917797, _SOURCE),
+    "holds": Band(0.9520570106992229, 0.9836560759853521, _SOURCE),
+}
+
+
+def _statements(reason: str) -> tuple[list[str], list[str]]:
+    """(statements found with their context, statements not found) from context_recall's reason."""
+    found, missing = [], []
+    for part in (reason if isinstance(reason, str) else "").split("; "):
+        m = re.match(r"statement (\d+): (in context \[(\d+)\]|not found)", part)
+        if m:
+            (found if m.group(3) else missing).append(
+                f"statement {m.group(1)} in context [{m.group(3)}]" if m.group(3) else f"statement {m.group(1)}"
+            )
+    return found, missing
+
+
+def verdict(correctness: float | None, recall: float | None, recall_reason: str, refused: bool, bands: dict):
+    """(verdict, evidence) of one answer: the two judges' scores read through their bands."""
+    correct, holds = bands["correct"].read(correctness), bands["holds"].read(recall)
+    found, missing = _statements(recall_reason)
+    where = f"context recall {recall:.2f}" if recall is not None and not math.isnan(recall) else "no context recall"
+    if refused:
+        if holds is None:
+            return "cannot tell", f"refused; {where}: between the cuts"
+        if holds:
+            return "refused", f"refused although {', '.join(found) or 'the contexts hold it'} ({where})"
+        return "unanswerable", f"refused, and the contexts lack {', '.join(missing) or 'the answer'} ({where})"
+    score = f"correctness {correctness:.2f}" if correctness is not None and not math.isnan(correctness) else ""
+    if correct is None:
+        return "cannot tell", f"{score or 'no correctness score'}: between the cuts"
+    if correct:
+        return "correct", score
+    if holds is None:
+        return "cannot tell", f"wrong ({score}); {where}: between the cuts"
+    if holds:
+        return "generation", f"wrong ({score}) although {', '.join(found) or 'the contexts hold it'} ({where})"
+    return "retrieval", f"wrong ({score}); not in the contexts: {', '.join(missing) or 'the reference'} ({where})"
+
+
+def verdicts(wide: pd.DataFrame, bands: dict | None = None) -> pd.DataFrame:
+    """One row per answer of `wide` (id, architecture, correctness, context_recall, recall_reason,
+    refused): id, architecture, verdict, evidence. Answers without a correctness score (no
+    reference) are left out."""
+    bands = bands or SHIPPED
+    rows = []
+    for r in wide.itertuples():
+        if r.correctness is None or math.isnan(r.correctness):
+            continue
+        v, evidence = verdict(r.correctness, r.context_recall, r.recall_reason, bool(r.refused), bands)
+        rows.append({"id": r.id, "architecture": r.architecture, "verdict": v, "evidence": evidence})
+    return pd.DataFrame(rows, columns=["id", "architecture", "verdict", "evidence"])
+
+
+def verdict_table(answers: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Per architecture and verdict: n answers, count, share and its Clopper-Pearson interval."""
+    rows = []
+    for architecture, group in answers.groupby("architecture", sort=False):
+        n = len(group)
+        for name in VERDICTS:
+            k = int((group["verdict"] == name).sum())
+            ci = binomtest(k, n).proportion_ci(confidence, method="exact")
+            rows.append(
+                {"architecture": architecture, "n": n, "verdict": name, "count": k, "share": k / n, "low": ci.low}
+                | {"high": ci.high}
+            )
+    return pd.DataFrame(rows, columns=["architecture", "n", "verdict", "count", "share", "low", "high"])
+
+
+def advice(table: pd.DataFrame) -> list[str]:
+    """The sentence a user needs per architecture: where its wrong answers were lost."""
+    lines = []
+    for architecture, group in table.groupby("architecture", sort=False):
+        count = dict(zip(group["verdict"], group["count"]))
+        wrong = count["retrieval"] + count["generation"]
+        if not wrong:
+            lines.append(f"{architecture}: no answer judged wrong ({count['cannot tell']} cannot tell)")
+            continue
+        if count["generation"] >= count["retrieval"]:
+            fix = "change the prompt or the generator, not the retriever"
+        else:
+            fix = "change the retriever (k, chunking, rerank), not the prompt"
+        lines.append(
+            f"{architecture}: {count['generation']} of {wrong} wrong answers had the fact in their contexts: {fix}"
+        )
+    return lines
+
+
+def format_table(table: pd.DataFrame, bands: dict | None = None) -> str:
+    bands = bands or SHIPPED
+    wide = table.pivot_table(index="architecture", columns="verdict", values="count", aggfunc="sum", sort=False)
+    wide = wide[list(VERDICTS)].astype(int)
+    wide.insert(0, "n", table.groupby("architecture", sort=False)["n"].first())
+    cuts = ", ".join(f"{name} {b.low:.2f}-{b.high:.2f}" for name, b in bands.items())
+    return "\n".join(
+        [
+            "Why answers fail (answers per verdict; between a judge's cuts: cannot tell):",
+            wide.to_string(),
+            *advice(table),
+            f"cuts ({cuts}): {bands['correct'].source}",
+        ]
+    )
+
+
+def to_json(table: pd.DataFrame, answers: pd.DataFrame) -> dict:
+    return {"answers": answers.to_dict("records"), "architectures": table.to_dict("records")}
+
+
+def bands_json(bands: dict) -> dict:
+    return {name: asdict(band) for name, band in bands.items()}
+
+
+def wide_from_scores(scores: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """The two judges' scores of each answer side by side (long scores in, one row per answer out)."""
+
+    def pick(judge_metric, column):
+        judge, metric = judge_metric
+        part = scores[(scores["judge"] == judge) & (scores["metric"] == metric)]
+        return part.set_index(key)[column]
+
+    if pick(CORRECTNESS, "value").empty:
+        raise UserError(
+            "no correctness scores: diagnosis needs references and the correctness judge "
+            "(judges: {correctness: {}, context_recall: {}}; `helpers judge FILE --judges correctness,context_recall`)"
+        )
+    wide = pd.DataFrame({"correctness": pick(CORRECTNESS, "value")})
+    wide["context_recall"] = pick(RECALL, "value")
+    wide["recall_reason"] = pick(RECALL, "reason")
+    return wide
+
+
+def read_scores_csv(path: str | Path) -> pd.DataFrame:
+    """A `helpers judge --out` CSV as diagnose reads it: id, architecture (when the answers had one),
+    correctness, context_recall, its reason, and refused (from the refusal judge, where it ran)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such run id under results/, nor a scores CSV (`helpers judge FILE --out F`)")
+    scores = pd.read_csv(path, dtype={"id": str}, keep_default_na=True)
+    missing = [c for c in ("id", "judge", "metric", "value") if c not in scores.columns]
+    if missing:
+        raise UserError(f"{path}: missing column(s) {missing}; diagnose reads the CSV `helpers judge --out` writes")
+    if "architecture" not in scores.columns:
+        scores["architecture"] = "answers"
+    scores["architecture"] = scores["architecture"].fillna("answers").astype(str)
+    wide = wide_from_scores(scores, ["id", "architecture"])
+    refusal = scores[(scores["judge"] == "refusal") & scores["metric"].isin(["refusal", "false_refusal"])]
+    refused = refusal.set_index(["id", "architecture"])["value"].groupby(level=[0, 1]).max()
+    wide["refused"] = refused.reindex(wide.index).fillna(0).astype(bool)
+    return wide.reset_index()
+
+
+def read_run(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
+    """A run's answers as diagnose reads them: the two judges' scores from scores.parquet, refused
+    from each answer's text (helpers.answer_prompts.is_refusal, with the run's prompt)."""
+    from helpers.answer_prompts import get_prompt, is_refusal
+    from helpers.experiment.analysis import load_scores, run_config, run_dir
+    from helpers.experiment.store import RunStore
+
+    scores = load_scores(run_id, results_dir)
+    several = scores["llm"].nunique() > 1  # then an answer is named by its LLM too
+    wide = wide_from_scores(scores, ["architecture", "llm", "qid"]).reset_index()
+    config = run_config(run_id, results_dir)
+    prompt = get_prompt(config.generation.prompt if config else "cite-sentences")
+    refused = {
+        (r["architecture"], r["llm"], r["qid"]): is_refusal(r.get("answer"), prompt, r.get("language") or "en")
+        for r in RunStore(run_dir(run_id, results_dir)).of_kind("answer")
+    }
+    wide["refused"] = [refused.get(k, False) for k in zip(wide["architecture"], wide["llm"], wide["qid"])]
+    wide["id"] = wide["qid"] + ("|" + wide["llm"] if several else "")
+    return wide
+
+
+def read_source(source: str, results_dir: Path | None = None) -> pd.DataFrame:
+    """A run id (a folder of results/) or a `helpers judge --out` CSV."""
+    from helpers.experiment.analysis import run_dir
+
+    if str(source).endswith(".csv") or Path(source).is_file():
+        return read_scores_csv(source)
+    if (run_dir(source, results_dir) / "scores.parquet").exists():
+        return read_run(source, results_dir)
+    raise UserError(
+        f"{source}: neither a run with scores under results/ nor a scores CSV; give a run id "
+        "(`python -m helpers run CONFIG`) or the CSV `python -m helpers judge FILE --out F.csv` writes"
+    )
+
+
+def person_verdicts(labels: pd.DataFrame) -> pd.Series:
+    """A person's verdict from their labels: `correct` yes -> correct; otherwise `reference_in_contexts`
+    yes -> generation, no -> retrieval; partly or empty -> cannot tell."""
+
+    def one(correct: str, holds: str) -> str:
+        if correct == "yes":
+            return "correct"
+        if correct in ("no", "partly"):
+            return {"yes": "generation", "no": "retrieval"}.get(holds, "cannot tell")
+        return "cannot tell"
+
+    return pd.Series(
+        [one(c, h) for c, h in zip(labels["correct"], labels["reference_in_contexts"])], index=labels.index
+    )
+
+
+def agreement(answers: pd.DataFrame, labels_path: str | Path) -> tuple[pd.DataFrame, float, int]:
+    """(confusion table ours x person's, Cohen's kappa, answers compared) on the answers a person
+    labelled (columns id or qid, architecture where the answers have one, correct and
+    reference_in_contexts: yes / partly / no; for a shipped answers sheet, the `context` label of
+    the contexts sheet beside it, contexts-NAME.csv, stands for the latter), over the answers both read as correct, retrieval or generation."""
+    from sklearn.metrics import cohen_kappa_score
+
+    path = Path(labels_path)
+    if not path.is_file():
+        raise UserError(f"{path}: labels file not found")
+    labels = pd.read_csv(path, dtype=str, keep_default_na=False)
+    beside = path.with_name(f"contexts-{path.name}")  # a shipped answers sheet's contexts sheet
+    if "reference_in_contexts" not in labels.columns and "context" not in labels.columns and beside.is_file():
+        contexts = pd.read_csv(beside, dtype=str, keep_default_na=False)
+        labels = labels.merge(
+            contexts[["architecture", "qid", "context", "contexts_holding"]], on=["architecture", "qid"]
+        )
+    if "contexts_holding" in labels.columns and "reference_in_contexts" not in labels.columns:  # a shipped sheet
+        labels = labels.rename(columns={"context": "reference_in_contexts"})
+    labels = labels.rename(columns={"qid": "id"})
+    missing = [c for c in ("id", "correct", "reference_in_contexts") if c not in labels.columns]
+    if missing:
+        raise UserError(
+            f"{path}: missing column(s) {missing}; labels for diagnose have id, correct and reference_in_contexts "
+            "(yes / partly / no)"
+        )
+    for column in ("correct", "reference_in_contexts"):
+        labels[column] = labels[column].str.strip().str.lower()
+    keys = ["id", "architecture"] if "architecture" in labels.columns else ["id"]
+    merged = answers.merge(labels.assign(person=person_verdicts(labels))[[*keys, "person"]], on=keys, how="inner")
+    if merged.empty:
+        raise UserError(
+            f"{path}: no labelled answer matches an answer here (by {' and '.join(keys)}; e.g. ours "
+            f"{answers[keys].head(3).to_dict('records')}, labels {labels[keys].head(3).to_dict('records')})"
+        )
+    confusion = pd.crosstab(merged["verdict"], merged["person"], rownames=["ours"], colnames=["person's"])
+    decided = merged[merged["verdict"].isin(("correct", *WRONG)) & merged["person"].isin(("correct", *WRONG))]
+    kappa = float(cohen_kappa_score(decided["verdict"], decided["person"])) if len(decided) > 1 else float("nan")
+    return confusion, kappa, len(decided)
+
+
+def run_diagnosis(run_id: str, results_dir: Path | None = None, *, confidence: float = 0.95):
+    """(verdict table, answers) of a run, or None when no answer has a correctness score (a run
+    without references or without the correctness judge has nothing to diagnose)."""
+    from helpers.experiment.analysis import load_scores
+
+    scores = load_scores(run_id, results_dir)
+    if not ((scores["judge"] == CORRECTNESS[0]) & (scores["metric"] == CORRECTNESS[1]) & scores["value"].notna()).any():
+        return None
+    answers = verdicts(read_run(run_id, results_dir))
+    return verdict_table(answers, confidence=confidence), answers

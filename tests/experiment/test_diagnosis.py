@@ -1,0 +1,146 @@
+"""`python -m helpers diagnose` (helpers.experiment.diagnosis): each verdict on known scores, the
+cuts from labels worked out by hand, Clopper-Pearson intervals, the JSON and the agreement with a
+person's labels, and each bad input's error."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from helpers.__main__ import main
+from helpers.errors import UserError
+from helpers.experiment.diagnosis import SHIPPED, Band, band_from_labels, verdict, verdict_table, verdicts
+
+BANDS = {"correct": Band(0.3, 0.7, "test"), "holds": Band(0.4, 0.6, "test")}
+FOUND = "statement 1: in context [2] (0.91); statement 2: not found (0.12)"
+
+
+def test_cuts_from_labels_worked_by_hand():
+    # high: from 0.7 up every answer is labelled yes (from 0.6 up, 3 of 4: 0.75 < 0.9);
+    # low: up to 0.2 every answer is labelled no (up to 0.3, 2 of 3)
+    band = band_from_labels([0.1, 0.2, 0.3, 0.6, 0.7, 0.8, 0.9], [0, 0, 1, 0, 1, 1, 1], precision=0.9)
+    assert (band.low, band.high) == (0.2, 0.7)
+    assert band.read(0.7) is True and band.read(0.2) is False and band.read(0.5) is None and band.read(None) is None
+    # at precision 0.5 high would be 0.1 (all answers) and low 0.9 (all answers): crossing cuts meet halfway
+    crossing = band_from_labels([0.1, 0.9], [0, 1], precision=0.5)
+    assert (crossing.low, crossing.high) == (0.5, 0.5)
+    with pytest.raises(UserError, match="need labelled answers of both kinds"):
+        band_from_labels([0.1, 0.2], [1, 1])
+
+
+@pytest.mark.parametrize(
+    "scores, refused, expected",
+    [
+        ((0.9, 0.1), False, ("correct", "correctness 0.90")),
+        (
+            (0.1, 0.2),
+            False,
+            ("retrieval", "wrong (correctness 0.10); not in the contexts: statement 2 (context recall 0.20)"),
+        ),
+        (
+            (0.1, 0.8),
+            False,
+            ("generation", "wrong (correctness 0.10) although statement 1 in context [2] (context recall 0.80)"),
+        ),
+        ((0.5, 0.8), False, ("cannot tell", "correctness 0.50: between the cuts")),
+        ((0.1, 0.5), False, ("cannot tell", "wrong (correctness 0.10); context recall 0.50: between the cuts")),
+        ((0.1, 0.8), True, ("refused", "refused although statement 1 in context [2] (context recall 0.80)")),
+        ((0.1, 0.2), True, ("unanswerable", "refused, and the contexts lack statement 2 (context recall 0.20)")),
+    ],
+)
+def test_each_verdict_and_its_evidence(scores, refused, expected):
+    assert verdict(*scores, FOUND, refused, BANDS) == expected
+
+
+def test_the_table_counts_with_exact_intervals_and_the_sentence():
+    wide = pd.DataFrame(
+        {
+            "id": ["q1", "q2", "q3", "q4", "q5"],
+            "architecture": ["a"] * 4 + ["b"],
+            "correctness": [0.9, 0.1, 0.1, 0.1, float("nan")],  # q5: no reference, left out
+            "context_recall": [0.9, 0.8, 0.8, 0.1, 0.9],
+            "recall_reason": [FOUND] * 5,
+            "refused": [False] * 5,
+        }
+    )
+    answers = verdicts(wide, BANDS)
+    assert answers["verdict"].tolist() == ["correct", "generation", "generation", "retrieval"]
+    table = verdict_table(answers).set_index("verdict")
+    assert table.loc["generation", "count"] == 2 and table.loc["generation", "n"] == 4
+    # Clopper-Pearson 95 % for 2 of 4: the beta quantiles B(0.025; 2, 3) and B(0.975; 3, 2)
+    assert table.loc["generation", ["low", "high"]].tolist() == pytest.approx([0.0676, 0.9324], abs=1e-4)
+    assert table.loc["cannot tell", ["count", "low"]].tolist() == [0, 0.0]
+    from helpers.experiment.diagnosis import advice
+
+    assert advice(verdict_table(answers)) == [
+        "a: 2 of 3 wrong answers had the fact in their contexts: change the prompt or the generator, not the retriever"
+    ]
+
+
+def _scores_csv(tmp_path, rows):
+    pd.DataFrame(rows).to_csv(tmp_path / "scores.csv", index=False)
+    return tmp_path / "scores.csv"
+
+
+def test_a_judge_csv_is_diagnosed_with_json_and_labels(tmp_path, capsys):
+    rows = []
+    for qid, arch, c, r in [
+        ("q1", "x", 0.95, 0.9),
+        ("q2", "x", 0.02, 0.99),
+        ("q3", "x", 0.01, 0.05),
+        ("q1", "y", 0.9, 0.9),
+    ]:
+        rows += [
+            {
+                "id": qid,
+                "architecture": arch,
+                "judge": "correctness",
+                "metric": "correctness",
+                "value": c,
+                "reason": "",
+            },
+            {"id": qid, "architecture": arch, "judge": "context_recall", "metric": "context_recall", "value": r}
+            | {"reason": FOUND},
+        ]
+    path = _scores_csv(tmp_path, rows)
+    assert main(["diagnose", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(a["id"], a["architecture"], a["verdict"]) for a in out["answers"]] == [
+        ("q1", "x", "correct"),
+        ("q2", "x", "generation"),
+        ("q3", "x", "retrieval"),
+        ("q1", "y", "correct"),
+    ]
+    x = {r["verdict"]: r for r in out["architectures"] if r["architecture"] == "x"}
+    assert (x["generation"]["count"], x["generation"]["n"], x["generation"]["share"]) == (1, 3, pytest.approx(1 / 3))
+    assert out["cuts"]["correct"]["high"] == SHIPPED["correct"].high
+    labels = pd.DataFrame(
+        {"id": ["q1", "q2", "q3"], "architecture": ["x"] * 3, "correct": ["yes", "no", "no"]}
+        | {"reference_in_contexts": ["yes", "yes", "yes"]}
+    )
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    assert main(["diagnose", str(path), "--labels", str(tmp_path / "labels.csv"), "--json"]) == 0
+    agreement = json.loads(capsys.readouterr().out)["agreement"]
+    assert agreement["n"] == 3 and agreement["confusion"]["generation"] == {
+        "correct": 0,
+        "generation": 1,
+        "retrieval": 1,
+    }
+    # ours: correct, generation, retrieval; the person's: correct, generation, generation -> po 2/3, pe 1/3
+    assert agreement["kappa"] == pytest.approx(0.5)
+
+
+def test_bad_inputs_are_named(tmp_path, capsys):
+    no_reference = _scores_csv(tmp_path, [{"id": "q1", "judge": "offline", "metric": "adherence", "value": 1}])
+    assert main(["diagnose", str(no_reference)]) == 2
+    assert "no correctness scores: diagnosis needs references and the correctness judge" in capsys.readouterr().err
+    assert main(["diagnose", "no-such-run"]) == 2
+    assert "no-such-run: neither a run with scores under results/ nor a scores CSV" in capsys.readouterr().err
+    rows = [{"id": "q1", "judge": "correctness", "metric": "correctness", "value": 0.9, "reason": ""}]
+    path = _scores_csv(tmp_path, rows)
+    pd.DataFrame({"id": ["z9"], "correct": ["yes"], "reference_in_contexts": ["no"]}).to_csv(tmp_path / "l.csv")
+    assert main(["diagnose", str(path), "--labels", str(tmp_path / "l.csv")]) == 2
+    assert "l.csv: no labelled answer matches an answer here (by id" in capsys.readouterr().err
+    pd.DataFrame({"id": ["q1"], "correct": ["yes"]}).to_csv(tmp_path / "m.csv", index=False)
+    assert main(["diagnose", str(path), "--labels", str(tmp_path / "m.csv")]) == 2
+    assert "m.csv: missing column(s) ['reference_in_contexts']" in capsys.readouterr().err
