@@ -30,7 +30,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
+from helpers.answer_prompts import get_prompt, is_refusal
 from helpers.errors import UserError
+from helpers.experiment.analysis import load_scores, run_config, run_dir
+from helpers.experiment.store import RunStore
 
 VERDICTS = ("correct", "retrieval", "generation", "refused", "unanswerable", "cannot tell")
 WRONG = ("retrieval", "generation")
@@ -237,9 +240,6 @@ def read_scores_csv(path: str | Path) -> pd.DataFrame:
 def read_run(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
     """A run's answers as diagnose reads them: the two judges' scores from scores.parquet, refused
     from each answer's text (helpers.answer_prompts.is_refusal, with the run's prompt)."""
-    from helpers.answer_prompts import get_prompt, is_refusal
-    from helpers.experiment.analysis import load_scores, run_config, run_dir
-    from helpers.experiment.store import RunStore
 
     scores = load_scores(run_id, results_dir)
     several = scores["llm"].nunique() > 1  # then an answer is named by its LLM too
@@ -257,7 +257,6 @@ def read_run(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
 
 def read_source(source: str, results_dir: Path | None = None) -> pd.DataFrame:
     """A run id (a folder of results/) or a `helpers judge --out` CSV."""
-    from helpers.experiment.analysis import run_dir
 
     if str(source).endswith(".csv") or Path(source).is_file():
         return read_scores_csv(source)
@@ -290,7 +289,7 @@ def agreement(answers: pd.DataFrame, labels_path: str | Path) -> tuple[pd.DataFr
     labelled (columns id or qid, architecture where the answers have one, correct and
     reference_in_contexts: yes / partly / no; for a shipped answers sheet, the `context` label of
     the contexts sheet beside it, contexts-NAME.csv, stands for the latter), over the answers both read as correct, retrieval or generation."""
-    from sklearn.metrics import cohen_kappa_score
+    from sklearn.metrics import cohen_kappa_score  # scikit-learn: loaded only when labels are given
 
     path = Path(labels_path)
     if not path.is_file():
@@ -329,7 +328,6 @@ def agreement(answers: pd.DataFrame, labels_path: str | Path) -> tuple[pd.DataFr
 def run_diagnosis(run_id: str, results_dir: Path | None = None, *, confidence: float = 0.95):
     """(verdict table, answers) of a run, or None when no answer has a correctness score (a run
     without references or without the correctness judge has nothing to diagnose)."""
-    from helpers.experiment.analysis import load_scores
 
     scores = load_scores(run_id, results_dir)
     if not ((scores["judge"] == CORRECTNESS[0]) & (scores["metric"] == CORRECTNESS[1]) & scores["value"].notna()).any():
