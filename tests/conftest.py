@@ -58,32 +58,13 @@ if WORKER:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-# The modules that take longest (seconds of one run, 2026-12-06, docs/measurements/test-suite.md),
-# handed to the two workers first: xdist otherwise orders groups by their number of tests, so a
-# module of two long tests (the browser's, 160 s) started last and kept one worker busy alone at the
-# end (`--no-loadscope-reorder` in pyproject.toml keeps this order).
-LONGEST_FIRST = (
-    "test_explore_browser",  # 160 s
-    "test_notebooks",  # 200 s in all, 10 notebooks
-    "test_sweep",  # 160 s, Ray
-    "test_runs",  # 130 s
-    "test_evidence",  # 80 s
-    "test_ragas",  # 70 s
-    "test_testset",  # 60 s
-    "test_security_storage",  # 50 s, Ray
-    "test_reranker_reproducible",  # 45 s
-)
-
-
 def pytest_collection_modifyitems(config, items):
     """Under `--dist loadgroup`, a module's tests stay on one worker (its module-scoped models,
     servers and runs are built once), and tests marked `xdist_group("ray")` (Ray heads, which take
-    every core they are given) run one after another on one worker. The longest modules go first."""
+    every core they are given) run one after another on one worker."""
     for item in items:
         if not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.module.__name__, len(rank)))  # stable: the rest as collected
 
 
 # the shared cache's SQLite stores too (its derived models, checked by sha256, may be built by a test)
