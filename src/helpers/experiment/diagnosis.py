@@ -237,11 +237,11 @@ def read_scores_csv(path: str | Path) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def read_run(run_id: str, results_dir: Path | None = None) -> pd.DataFrame:
-    """A run's answers as diagnose reads them: the two judges' scores from scores.parquet, refused
-    from each answer's text (helpers.answer_prompts.is_refusal, with the run's prompt)."""
-
-    scores = load_scores(run_id, results_dir)
+def read_run(run_id: str, results_dir: Path | None = None, *, scores: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A run's answers as diagnose reads them: the two judges' scores from scores.parquet (`scores`:
+    already read), refused from each answer's text (helpers.answer_prompts.is_refusal, with the run's
+    prompt)."""
+    scores = load_scores(run_id, results_dir) if scores is None else scores
     several = scores["llm"].nunique() > 1  # then an answer is named by its LLM too
     wide = wide_from_scores(scores, ["architecture", "llm", "qid"]).reset_index()
     config = run_config(run_id, results_dir)
@@ -328,9 +328,8 @@ def agreement(answers: pd.DataFrame, labels_path: str | Path) -> tuple[pd.DataFr
 def run_diagnosis(run_id: str, results_dir: Path | None = None, *, confidence: float = 0.95):
     """(verdict table, answers) of a run, or None when no answer has a correctness score (a run
     without references or without the correctness judge has nothing to diagnose)."""
-
     scores = load_scores(run_id, results_dir)
     if not ((scores["judge"] == CORRECTNESS[0]) & (scores["metric"] == CORRECTNESS[1]) & scores["value"].notna()).any():
         return None
-    answers = verdicts(read_run(run_id, results_dir))
+    answers = verdicts(read_run(run_id, results_dir, scores=scores))  # scores read once
     return verdict_table(answers, confidence=confidence), answers
