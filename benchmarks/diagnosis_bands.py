@@ -19,7 +19,8 @@ import json
 
 import pandas as pd
 
-from helpers.experiment.diagnosis import SHIPPED, Band, agreement, band_from_labels, read_run, verdicts
+from helpers.experiment.diagnosis import SHIPPED, Band, agreement, read_run, verdicts
+from helpers.experiment.diagnosis_cuts import band_from_labels
 from helpers.experiment.store import RunStore
 from helpers.paths import PROJECT_ROOT, RESULTS_DIR
 

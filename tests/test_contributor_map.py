@@ -80,13 +80,14 @@ def test_a_judge_module_is_found_with_no_list_edited(tmp_path, monkeypatch):
     from helpers.judges import JUDGES
 
     # the built-in judges keep the order reports list them in
-    assert list(JUDGES)[:10] == [
+    assert list(JUDGES)[:11] == [
         "offline",
         "ragas",
         "ragas_evidence",
         "evidence",
         "correctness",
         "context_recall",
+        "ragchecker",
         "citations",
         "refusal",
         "retrieval",

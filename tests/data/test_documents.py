@@ -350,6 +350,7 @@ def test_the_panel_proposes_whole_questions_balanced_and_redraws_the_intervals(d
     [
         ("yyp", True, {"supported": "yes", "answers": "yes", "correct": "partly"}),
         ("p n", False, {"supported": "partly", "answers": "no"}),
+        ("yynp", True, {"supported": "yes", "answers": "yes", "correct": "no", "reference_in_contexts": "partly"}),
     ],
 )
 def test_parse_keys(keys, reference, expected):
@@ -358,7 +359,10 @@ def test_parse_keys(keys, reference, expected):
     assert parse_keys(keys, reference) == expected
 
 
-@pytest.mark.parametrize("keys, reference, message", [("yy", True, "type 3 letters"), ("yp", False, "answers: 'p'")])
+@pytest.mark.parametrize(
+    "keys, reference, message",
+    [("yy", True, "type 3 or 4 letters"), ("yyy", False, "type 2 letters"), ("yp", False, "answers: 'p'")],
+)
 def test_parse_keys_errors(keys, reference, message):
     from helpers.errors import UserError
     from helpers.explore.label_panels import parse_keys

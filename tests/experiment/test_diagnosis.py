@@ -9,7 +9,8 @@ import pytest
 
 from helpers.__main__ import main
 from helpers.errors import UserError
-from helpers.experiment.diagnosis import SHIPPED, Band, band_from_labels, verdict, verdict_table, verdicts
+from helpers.experiment.diagnosis import SHIPPED, Band, verdict, verdict_table, verdicts
+from helpers.experiment.diagnosis_cuts import band_from_labels
 
 BANDS = {"correct": Band(0.3, 0.7, "test"), "holds": Band(0.4, 0.6, "test")}
 FOUND = "statement 1: in context [2] (0.91); statement 2: not found (0.12)"
@@ -144,3 +145,52 @@ def test_bad_inputs_are_named(tmp_path, capsys):
     pd.DataFrame({"id": ["q1"], "correct": ["yes"]}).to_csv(tmp_path / "m.csv", index=False)
     assert main(["diagnose", str(path), "--labels", str(tmp_path / "m.csv")]) == 2
     assert "m.csv: missing column(s) ['reference_in_contexts']" in capsys.readouterr().err
+
+
+def test_cuts_fitted_on_a_persons_labels_change_the_verdicts(tmp_path, capsys):
+    """Ten answers labelled `correct` (five no up to 0.25, five yes from 0.3): the correctness cut
+    is fitted at 0.25-0.30, so 0.3, 0.4 and 0.5 are correct (the shipped cut, 0.58, calls them
+    wrong); no `reference_in_contexts` labels, so context recall keeps the shipped band."""
+    scores = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7]
+    rows = [
+        {"id": f"q{i}", "judge": "correctness", "metric": "correctness", "value": c, "reason": ""}
+        for i, c in enumerate(scores)
+    ] + [
+        {"id": f"q{i}", "judge": "context_recall", "metric": "context_recall", "value": 0.99, "reason": FOUND}
+        for i in range(len(scores))
+    ]
+    path = _scores_csv(tmp_path, rows)
+    labels = pd.DataFrame({"id": [f"q{i}" for i in range(10)], "correct": ["no"] * 5 + ["yes"] * 5})
+    labels.to_csv(tmp_path / "cuts.csv", index=False)
+    assert main(["diagnose", str(path), "--json"]) == 0
+    shipped = json.loads(capsys.readouterr().out)
+    assert [a["verdict"] for a in shipped["answers"]].count("correct") == 2  # 0.6 and 0.7
+    assert main(["diagnose", str(path), "--cuts-from", str(tmp_path / "cuts.csv"), "--json"]) == 0
+    fitted = json.loads(capsys.readouterr().out)
+    assert [a["verdict"] for a in fitted["answers"]] == ["generation"] * 5 + ["correct"] * 5
+    assert (fitted["cuts"]["correct"]["low"], fitted["cuts"]["correct"]["high"]) == (0.25, 0.3)
+    assert (
+        fitted["cuts"]["correct"]["source"] == f"your labels: 10 answers labelled 'correct' in {tmp_path / 'cuts.csv'}"
+    )
+    assert fitted["cuts"]["holds"] == shipped["cuts"]["holds"]
+    assert main(["diagnose", str(path), "--cuts-from", str(tmp_path / "none.csv")]) == 2
+    assert f"--cuts-from {tmp_path / 'none.csv'}: labels file not found" in capsys.readouterr().err
+
+
+def test_several_annotators_are_pooled_yes_only_when_all_say_yes():
+    from helpers.experiment.diagnosis_cuts import match_labels
+
+    answers = pd.DataFrame({"id": ["q1", "q2", "q3"], "architecture": ["a"] * 3})
+    labels = pd.DataFrame(
+        {
+            "id": ["q1", "q1", "q2", "q2", "q3"],
+            "correct": ["yes", "yes", "yes", "no", ""],
+            "reference_in_contexts": ["yes", "partly", "no", "no", ""],
+        }
+    )
+    pooled = match_labels(answers, labels, "test").reset_index()
+    assert pooled[["id", "correct", "reference_in_contexts"]].values.tolist() == [
+        ["q1", "yes", "partly"],
+        ["q2", "partly", "no"],
+        ["q3", "", ""],
+    ]

@@ -179,6 +179,63 @@ def test_html_embeds_every_figure_as_base64_png(hand, tmp_path):
     assert len(re.findall(r"<img ", text)) == len(images)
 
 
+@pytest.fixture(scope="module")
+def diagnosed(tmp_path_factory):
+    """The hand-built run with correctness and context recall for three of bm25's answers: q1
+    right, q2 wrong with the reference's statement in context 2, q3 wrong with it nowhere."""
+    root = tmp_path_factory.mktemp("diagnosed")
+    scores, _ = build_run(root, "diag")
+    extra = []
+    for qid, correctness, recall, reason in (
+        ("q1", 0.9, 0.99, "statement 1: in context [1] (0.99)"),
+        ("q2", 0.1, 0.99, "statement 1: in context [2] (0.99)"),
+        ("q3", 0.1, 0.2, "statement 1: not found (0.20)"),
+    ):
+        extra += [
+            ("bm25", "correctness", qid, "correctness", correctness, ""),
+            ("bm25", "context_recall", qid, "context_recall", recall, reason),
+        ]
+    extra = pd.DataFrame(extra, columns=["architecture", "judge", "qid", "metric", "value", "reason"])
+    scores = pd.concat([scores, extra.assign(run_id="diag", dataset="obstetrics", llm="local")], ignore_index=True)
+    scores.to_parquet(root / "diag" / "scores.parquet")
+    return root
+
+
+def test_every_format_gives_each_answer_its_verdict(diagnosed, tmp_path):
+    report = collect("diag", results_dir=diagnosed)
+    assert report.verdicts == {
+        ("bm25", "local", "q1"): ("correct", "correctness 0.90"),
+        ("bm25", "local", "q2"): (
+            "generation",
+            "wrong (correctness 0.10) although statement 1 in context [2] (context recall 0.99)",
+        ),
+        ("bm25", "local", "q3"): (
+            "retrieval",
+            "wrong (correctness 0.10); not in the contexts: statement 1 (context recall 0.20)",
+        ),
+    }
+    (csv, _) = write_report("diag", "csv", out=tmp_path / "r.csv", results_dir=diagnosed)
+    table = pd.read_csv(csv, keep_default_na=False).set_index(["architecture", "qid"])
+    assert table.loc[("bm25", "q2"), "verdict"] == "generation" and table.loc[("hybrid", "q2"), "verdict"] == ""
+    (md,) = write_report("diag", "md", out=tmp_path / "r.md", results_dir=diagnosed)
+    text = md.read_text()
+    assert "## Why answers fail" in text and "bm25: 1 of 2 wrong answers had the fact in their contexts" in text
+    assert "**Verdict:** retrieval: wrong (correctness 0.10); not in the contexts: statement 1" in text
+    (js,) = write_report("diag", "json", out=tmp_path / "r.json", results_dir=diagnosed)
+    document = json.loads(js.read_text())
+    bm25 = {r["verdict"]: r["count"] for r in document["diagnosis"]["architectures"] if r["architecture"] == "bm25"}
+    assert (bm25["correct"], bm25["generation"], bm25["retrieval"]) == (1, 1, 1)
+    assert [r["verdict"] for r in document["records"] if r["architecture"] == "bm25"][:3] == [
+        "correct",
+        "generation",
+        "retrieval",
+    ]
+    from helpers.experiment.report_formats import to_html
+
+    page = to_html(report, figures=False)
+    assert page.count("<p class='verdict'>") == 3 and "<h2>Why answers fail</h2>" in page
+
+
 def test_bad_format_and_unknown_run_are_one_line_errors(hand, tmp_path, monkeypatch, capsys):
     root, _, _ = hand
     with pytest.raises(UserError, match=r"unknown report format 'pdf': use --format md, csv, html, json"):

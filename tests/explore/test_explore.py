@@ -305,3 +305,27 @@ def test_run_from_the_panel_logs_progresses_and_resumes_from_the_cli(tmp_path):
     assert json.loads(base64.b64decode(encoded))["run_id"] == summary["run_id"]
     assert links.count("class='hx-download'") == 4  # summary, scores, answers, the offline judge's trace.json
     assert f"download='{summary['run_id']}-trace.json'" in links
+
+
+@pytest.mark.parametrize(
+    "answer, contexts, expected",
+    [
+        ("The first prenatal visit should happen before week 12.", ("d2", "d1"), ("correct", "")),
+        ("Labour usually starts at week 40.", ("d2", "d1"), ("generation", "statement 1 in context [2]")),
+        ("Labour usually starts at week 40.", ("d2", "d4"), ("retrieval", "not in the contexts: statement 1")),
+    ],
+)
+def test_the_answer_card_heads_with_its_verdict_against_the_reference(answer, contexts, expected):
+    """Real judges (correctness, context recall) on a hand-made answer to q1, whose reference is d1's
+    sentence: right; wrong with d1 second among the contexts (the generator lost it); wrong without
+    d1 (the retriever lost it)."""
+    from helpers.explore.answer import AnswerView, verdict_for_answer
+
+    data = Dataset("tiny", "en", CORPUS, dict(QUERIES), QRELS, answers={"q1": CORPUS["d1"]["text"]})
+    view = AnswerView("bm25", "local", answer)
+    verdict_for_answer(Workbench.from_dataset(data), view, QUERIES["q1"], "q1", [CORPUS[d]["text"] for d in contexts])
+    assert view.verdict == expected[0] and expected[1] in view.verdict_evidence
+    assert view.cards_html.startswith(f"<div class='hx-card hx-verdict' data-verdict='{expected[0]}'")
+    untouched = AnswerView("bm25", "local", answer)
+    verdict_for_answer(Workbench.from_dataset(data), untouched, QUERIES["q2"], "q2", [CORPUS["d4"]["text"]])
+    assert untouched.verdict == "" and untouched.cards_html == ""  # q2 has no reference

@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
 
     diagnosed = run_diagnosis(summary["run_id"], confidence=config.statistics.confidence)
     if diagnosed is not None:  # answers with references: where the wrong ones were lost
-        print("\n" + format_table(diagnosed[0]))
+        print("\n" + format_table(diagnosed[0], diagnosed[2]))
     if summary.get("prompt_fallback"):  # the corpus's language has no prompts of its own
         print(summary["prompt_fallback"])
     print(
@@ -256,20 +256,28 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def _diagnose(args: argparse.Namespace) -> int:
     from helpers.experiment import diagnosis  # pandas, scipy: loaded only when this runs
+    from helpers.experiment.analysis import run_dir
 
-    answers = diagnosis.verdicts(diagnosis.read_source(args.source))
+    wide = diagnosis.read_source(args.source)
+    cuts_from = args.cuts_from
+    if cuts_from is None and not str(args.source).endswith(".csv"):
+        cuts_from = run_dir(args.source) / "labels.csv"  # the labelling panel's labels of the run, if any
+    elif cuts_from is not None and not Path(cuts_from).is_file():
+        raise UserError(f"--cuts-from {cuts_from}: labels file not found")
+    bands = diagnosis.bands_for(wide, cuts_from)
+    answers = diagnosis.verdicts(wide, bands)
     if answers.empty:
         raise UserError(f"{args.source}: no answer has a correctness score (no reference): nothing to diagnose")
     table = diagnosis.verdict_table(answers, confidence=args.confidence)
     agreement = diagnosis.agreement(answers, args.labels) if args.labels else None
     if args.json:
-        out = diagnosis.to_json(table, answers) | {"cuts": diagnosis.bands_json(diagnosis.SHIPPED)}
+        out = diagnosis.to_json(table, answers) | {"cuts": diagnosis.bands_json(bands)}
         if agreement is not None:
             confusion, kappa, n = agreement
             out["agreement"] = {"kappa": kappa, "n": n, "confusion": confusion.to_dict()}
         print(json.dumps(out, indent=2, default=lambda value: value.item()))  # numpy numbers
         return 0
-    print(diagnosis.format_table(table))
+    print(diagnosis.format_table(table, bands))
     if agreement is not None:
         confusion, kappa, n = agreement
         print(f"\nAgainst the labels in {args.labels} (Cohen's kappa {kappa:.2f} on {n} answers both decide):")
@@ -359,6 +367,11 @@ def add_cli(subparsers) -> None:
         "--labels",
         help="a person's labels (id or qid, [architecture,] correct, reference_in_contexts: yes / partly / no; "
         "or a shipped sheet, its contexts sheet's `context` beside it): the verdicts' agreement with them",
+    )
+    diag.add_argument(
+        "--cuts-from",
+        help="a person's labels (the same columns) to fit the judges' cuts on, where they label at least 5 answers "
+        "of each kind (default: a run's labels.csv from the labelling panel; else the shipped cuts)",
     )
     diag.add_argument("--confidence", type=float, default=0.95, help="of each share's interval (Clopper-Pearson)")
     diag.set_defaults(func=_diagnose)

@@ -23,72 +23,32 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
 from helpers.answer_prompts import get_prompt, is_refusal
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_config, run_dir
+from helpers.experiment.diagnosis_cuts import SHIPPED, Band, fit_bands, match_labels, read_diagnosis_labels, sources
 from helpers.experiment.store import RunStore
+
+__all__ = ["Band", "SHIPPED", "VERDICTS", "verdict", "verdicts", "verdict_table", "run_diagnosis", "agreement"]
 
 VERDICTS = ("correct", "retrieval", "generation", "refused", "unanswerable", "cannot tell")
 WRONG = ("retrieval", "generation")
+VERDICT_COLOURS = {  # the figure's and the answer card's
+    "correct": "#4c9a5b",
+    "retrieval": "#d1603d",
+    "generation": "#e8a33d",
+    "refused": "#7f63b8",
+    "unanswerable": "#9fb7d6",
+    "cannot tell": "#c9c9c9",
+}
 CORRECTNESS = ("correctness", "correctness")
 RECALL = ("context_recall", "context_recall")
-
-
-@dataclass(frozen=True)
-class Band:
-    """A judge's score read three ways: at or above `high` yes, at or below `low` no, between them
-    "cannot tell". `source` says where the cuts come from."""
-
-    low: float
-    high: float
-    source: str
-
-    def read(self, value: float | None) -> bool | None:
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return None
-        if value >= self.high:
-            return True
-        if value <= self.low:
-            return False
-        return None
-
-
-def band_from_labels(scores, positive, *, precision: float = 0.9, source: str = "labels") -> Band:
-    """Cuts where people's labels say the judge is right `precision` of the time: `high`, the lowest
-    score above which (inclusive) at least that share of the answers is labelled positive; `low`, the
-    highest score below which (inclusive) at least that share is labelled negative. Where no cut
-    reaches the precision, the band is empty on that side (high above every score, low below every
-    one); crossing cuts meet at the midpoint."""
-    scores, positive = np.asarray(scores, float), np.asarray(positive, bool)
-    keep = ~np.isnan(scores)
-    scores, positive = scores[keep], positive[keep]
-    if len(scores) < 2 or positive.all() or not positive.any():
-        raise UserError(f"{source}: the cuts need labelled answers of both kinds ({len(scores)} labelled)")
-    cuts = np.unique(scores)
-    high = next((t for t in cuts if positive[scores >= t].mean() >= precision), np.inf)
-    low = next((t for t in cuts[::-1] if (~positive[scores <= t]).mean() >= precision), -np.inf)
-    if low >= high:
-        low = high = (low + high) / 2
-    return Band(float(low), float(high), source)
-
-
-# Shipped cuts, fitted at precision 0.95 on the hand labels of the default run's 60 answers
-# (benchmarks/labels: the answers sheet's `correct` against the correctness judge, the contexts
-# sheet's `context` against context_recall) by `python benchmarks/diagnosis_bands.py`; the verdicts
-# agree with the labels' at kappa 0.84 with each question held out of the fit (0.97 in-sample):
-# docs/measurements/diagnosis.md. Correctness's cuts meet: no answer is "cannot tell" on it.
-_SOURCE = "shipped: fitted on the default run's 60 hand-labelled answers (benchmarks/diagnosis_bands.py)"
-SHIPPED = {
-    "correct": Band(0.5761623631917797, 0.5761623631917797, _SOURCE),
-    "holds": Band(0.9520570106992229, 0.9836560759853521, _SOURCE),
-}
 
 
 def _statements(reason: str) -> tuple[list[str], list[str]]:
@@ -179,13 +139,12 @@ def format_table(table: pd.DataFrame, bands: dict | None = None) -> str:
     wide = table.pivot_table(index="architecture", columns="verdict", values="count", aggfunc="sum", sort=False)
     wide = wide[list(VERDICTS)].astype(int)
     wide.insert(0, "n", table.groupby("architecture", sort=False)["n"].first())
-    cuts = ", ".join(f"{name} {b.low:.2f}-{b.high:.2f}" for name, b in bands.items())
     return "\n".join(
         [
             "Why answers fail (answers per verdict; between a judge's cuts: cannot tell):",
             wide.to_string(),
             *advice(table),
-            f"cuts ({cuts}): {bands['correct'].source}",
+            f"cuts: {sources(bands)}",
         ]
     )
 
@@ -251,8 +210,13 @@ def read_run(run_id: str, results_dir: Path | None = None, *, scores: pd.DataFra
         for r in RunStore(run_dir(run_id, results_dir)).of_kind("answer")
     }
     wide["refused"] = [refused.get(k, False) for k in zip(wide["architecture"], wide["llm"], wide["qid"])]
-    wide["id"] = wide["qid"] + ("|" + wide["llm"] if several else "")
+    wide["id"] = answer_ids(wide["qid"], wide["llm"], several)
     return wide
+
+
+def answer_ids(qids: pd.Series, llms: pd.Series, several: bool) -> pd.Series:
+    """How diagnose names a run's answer: its qid, and `qid|llm` where several LLMs answered."""
+    return qids.astype(str) + ("|" + llms.astype(str) if several else "")
 
 
 def read_source(source: str, results_dir: Path | None = None) -> pd.DataFrame:
@@ -286,50 +250,39 @@ def person_verdicts(labels: pd.DataFrame) -> pd.Series:
 
 def agreement(answers: pd.DataFrame, labels_path: str | Path) -> tuple[pd.DataFrame, float, int]:
     """(confusion table ours x person's, Cohen's kappa, answers compared) on the answers a person
-    labelled (columns id or qid, architecture where the answers have one, correct and
-    reference_in_contexts: yes / partly / no; for a shipped answers sheet, the `context` label of
-    the contexts sheet beside it, contexts-NAME.csv, stands for the latter), over the answers both read as correct, retrieval or generation."""
+    labelled (diagnosis_cuts.read_diagnosis_labels: id or qid, architecture where the answers have
+    one, correct and reference_in_contexts, yes / partly / no), over the answers both read as
+    correct, retrieval or generation."""
     from sklearn.metrics import cohen_kappa_score  # scikit-learn: loaded only when labels are given
 
-    path = Path(labels_path)
-    if not path.is_file():
-        raise UserError(f"{path}: labels file not found")
-    labels = pd.read_csv(path, dtype=str, keep_default_na=False)
-    beside = path.with_name(f"contexts-{path.name}")  # a shipped answers sheet's contexts sheet
-    if "reference_in_contexts" not in labels.columns and "context" not in labels.columns and beside.is_file():
-        contexts = pd.read_csv(beside, dtype=str, keep_default_na=False)
-        labels = labels.merge(
-            contexts[["architecture", "qid", "context", "contexts_holding"]], on=["architecture", "qid"]
-        )
-    if "contexts_holding" in labels.columns and "reference_in_contexts" not in labels.columns:  # a shipped sheet
-        labels = labels.rename(columns={"context": "reference_in_contexts"})
-    labels = labels.rename(columns={"qid": "id"})
-    missing = [c for c in ("id", "correct", "reference_in_contexts") if c not in labels.columns]
-    if missing:
-        raise UserError(
-            f"{path}: missing column(s) {missing}; labels for diagnose have id, correct and reference_in_contexts "
-            "(yes / partly / no)"
-        )
-    for column in ("correct", "reference_in_contexts"):
-        labels[column] = labels[column].str.strip().str.lower()
-    keys = ["id", "architecture"] if "architecture" in labels.columns else ["id"]
-    merged = answers.merge(labels.assign(person=person_verdicts(labels))[[*keys, "person"]], on=keys, how="inner")
-    if merged.empty:
-        raise UserError(
-            f"{path}: no labelled answer matches an answer here (by {' and '.join(keys)}; e.g. ours "
-            f"{answers[keys].head(3).to_dict('records')}, labels {labels[keys].head(3).to_dict('records')})"
-        )
+    labels = read_diagnosis_labels(labels_path, required=("correct", "reference_in_contexts"))
+    pooled = match_labels(answers, labels, str(labels_path))
+    merged = answers.set_index(["id", "architecture"]).join(pooled.assign(person=person_verdicts(pooled)), how="inner")
     confusion = pd.crosstab(merged["verdict"], merged["person"], rownames=["ours"], colnames=["person's"])
     decided = merged[merged["verdict"].isin(("correct", *WRONG)) & merged["person"].isin(("correct", *WRONG))]
     kappa = float(cohen_kappa_score(decided["verdict"], decided["person"])) if len(decided) > 1 else float("nan")
     return confusion, kappa, len(decided)
 
 
-def run_diagnosis(run_id: str, results_dir: Path | None = None, *, confidence: float = 0.95):
-    """(verdict table, answers) of a run, or None when no answer has a correctness score (a run
-    without references or without the correctness judge has nothing to diagnose)."""
-    scores = load_scores(run_id, results_dir)
+def bands_for(wide: pd.DataFrame, labels_path: str | Path | None) -> dict:
+    """The cuts for these answers: fitted on the labels at `labels_path` where they are enough
+    (diagnosis_cuts.fit_bands), else shipped."""
+    if labels_path is None or not Path(labels_path).is_file():
+        return dict(SHIPPED)
+    return fit_bands(wide, read_diagnosis_labels(labels_path), str(labels_path))
+
+
+def run_diagnosis(
+    run_id: str, results_dir: Path | None = None, *, confidence: float = 0.95, scores: pd.DataFrame | None = None
+):
+    """(verdict table, answers, bands) of a run, or None when no answer has a correctness score (a
+    run without references or without the correctness judge has nothing to diagnose). The cuts
+    come from the run's labels.csv (the labelling panel's) where it labels enough answers.
+    `scores`: the run's scores, already read."""
+    scores = load_scores(run_id, results_dir) if scores is None else scores
     if not ((scores["judge"] == CORRECTNESS[0]) & (scores["metric"] == CORRECTNESS[1]) & scores["value"].notna()).any():
         return None
-    answers = verdicts(read_run(run_id, results_dir, scores=scores))  # scores read once
-    return verdict_table(answers, confidence=confidence), answers
+    wide = read_run(run_id, results_dir, scores=scores)  # scores read once
+    bands = bands_for(wide, run_dir(run_id, results_dir) / "labels.csv")
+    answers = verdicts(wide, bands)
+    return verdict_table(answers, confidence=confidence), answers, bands

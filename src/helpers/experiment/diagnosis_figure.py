@@ -7,20 +7,14 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from helpers.experiment.diagnosis import VERDICT_COLOURS as COLOURS
 from helpers.experiment.diagnosis import VERDICTS, WRONG
-
-COLOURS = {
-    "correct": "#4c9a5b",
-    "retrieval": "#d1603d",
-    "generation": "#e8a33d",
-    "refused": "#7f63b8",
-    "unanswerable": "#9fb7d6",
-    "cannot tell": "#c9c9c9",
-}
+from helpers.experiment.diagnosis_cuts import sources
 
 
-def verdict_figure(table: pd.DataFrame, *, confidence: float = 0.95):
-    """`table`: diagnosis.verdict_table's rows. Returns the figure (the caller saves and closes it)."""
+def verdict_figure(table: pd.DataFrame, *, confidence: float = 0.95, bands: dict | None = None):
+    """`table`: diagnosis.verdict_table's rows; `bands`: the cuts the verdicts were read with (their
+    source is written under the figure). Returns the figure (the caller saves and closes it)."""
     architectures = list(dict.fromkeys(table["architecture"]))
     shares = table.pivot_table(index="architecture", columns="verdict", values="share", sort=False)
     shares = shares.reindex(index=architectures, columns=list(VERDICTS))
@@ -52,4 +46,6 @@ def verdict_figure(table: pd.DataFrame, *, confidence: float = 0.95):
     right.legend(fontsize=8, loc="best")
     fig.suptitle("Why answers fail: each wrong answer blamed on retrieval or on generation")
     fig.tight_layout()
+    if bands:
+        fig.text(0.01, 0.005, f"cuts: {sources(bands)}", fontsize=6, color="#555", wrap=True)
     return fig

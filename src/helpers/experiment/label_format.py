@@ -12,6 +12,7 @@ One row per labelled answer and annotator:
 | `supported` | is every claim backed by the answer's own contexts? | yes / partly / no |
 | `answers` | does it answer the question? | yes / no |
 | `correct` | does it agree with the reference answer (where the question has one)? | yes / partly / no |
+| `reference_in_contexts` | do the answer's contexts hold the reference's fact (where it has one)? `diagnose` fits its cuts on it | yes / partly / no |
 | `annotator`, `labelled_at`, `note` | who, when (ISO 8601, UTC), and why | text |
 | `answer`, `context_ids`, `context_pages` | what was labelled (the sheets keep them; the panel reads them from the run) | text |
 
@@ -30,7 +31,7 @@ from helpers.errors import UserError
 LABELS = ("yes", "partly", "no")
 LABEL_SCORE = {"yes": 1.0, "partly": 0.5, "no": 0.0}
 KEY_COLUMNS = ("model", "architecture", "qid")
-CHOICES = {"supported": LABELS, "answers": ("yes", "no"), "correct": LABELS}
+CHOICES = {"supported": LABELS, "answers": ("yes", "no"), "correct": LABELS, "reference_in_contexts": LABELS}
 LABEL_COLUMNS = tuple(CHOICES)
 PROVENANCE_COLUMNS = ("annotator", "labelled_at", "note")
 COLUMNS = (*KEY_COLUMNS, *LABEL_COLUMNS, *PROVENANCE_COLUMNS)

@@ -2,8 +2,10 @@
 md|csv|html|json [--out PATH]` (without --format: the text report of helpers.experiment.analysis).
 
 Every format holds the per-question details (question, answer, contexts, every score with its
-reason), the means with their bootstrap intervals, the paired comparisons with the baseline,
-the seed benchmark's RAGAS table and the seed guide's TRACe JSON:
+reason, and where the question has a reference the answer's verdict: correct, or lost by retrieval
+or by generation, helpers.experiment.diagnosis), the means with their bootstrap intervals, the
+paired comparisons with the baseline, why answers fail per architecture, the seed benchmark's
+RAGAS table and the seed guide's TRACe JSON:
   md    one Markdown document
   csv   the per-question table (one row per architecture x llm x question, a column per
         judge/metric and its reason) and, beside it, <name>.summary.csv (the means and intervals)
@@ -34,12 +36,14 @@ from helpers.experiment.report_tables import (
     collect,
     comparison_table,
     context_lines,
+    diagnosis_text,
     headline,
     intervals_wide,
     patterns_table,
     plain,
     score_rows,
     summary_table,
+    verdict_of,
 )
 from helpers.interpretation import bands_legend
 
@@ -53,7 +57,9 @@ def to_json(report: RunReport) -> str:
     scores = report.scores[["judge", "metric", "value", "reason"] + KEY].copy()
     grouped = {key: part.drop(columns=KEY).to_dict("records") for key, part in scores.groupby(KEY, sort=False)}
     records = [
-        {**row, "scores": grouped.get(tuple(row[k] for k in KEY), [])} for row in report.records.to_dict("records")
+        {**row, "scores": grouped.get(tuple(row[k] for k in KEY), [])}
+        | dict(zip(("verdict", "verdict_evidence"), verdict_of(report, tuple(row[k] for k in KEY))))
+        for row in report.records.to_dict("records")
     ]
     document = {
         "run_id": report.run_id,
@@ -66,8 +72,19 @@ def to_json(report: RunReport) -> str:
         "records": records,
         "seed_table": report.seed.reset_index().to_dict("records") if len(report.seed) else [],
         "trace": report.trace,
+        "diagnosis": _diagnosis_json(report),
     }
     return json.dumps(plain(document), indent=2, ensure_ascii=False)
+
+
+def _diagnosis_json(report: RunReport) -> dict | None:
+    """`helpers diagnose --json`'s object and the cuts it read with (None: nothing to diagnose)."""
+    from helpers.experiment.diagnosis import bands_json, to_json
+
+    if report.diagnosis is None:
+        return None
+    table, answers, bands = report.diagnosis
+    return to_json(table, answers) | {"cuts": bands_json(bands)}
 
 
 def _md_table(frame: pd.DataFrame, *, index: bool = True) -> str:
@@ -100,6 +117,10 @@ def to_markdown(report: RunReport) -> str:
         "",
         _md_table(comparison_table(report), index=False),
         "",
+        "## Why answers fail (each wrong answer blamed on retrieval or on generation)",
+        "",
+        f"```\n{diagnosis_text(report)}\n```" if report.diagnosis is not None else "(no answer with a reference)",
+        "",
         "## RAGAS (seed benchmark form)",
         "",
         _md_table(report.seed) if len(report.seed) else "(RAGAS not run)",
@@ -121,6 +142,9 @@ def to_markdown(report: RunReport) -> str:
                 "",
                 f"**Answer:** {answer_text(row.get('answer'))}",
             ]
+            verdict, evidence = verdict_of(report, (row["architecture"], row["llm"], qid))
+            if verdict:
+                out += ["", f"**Verdict:** {verdict}: {evidence}"]
             if isinstance(row.get("error"), str) and row["error"]:
                 out += ["", f"**Error:** {row['error']}"]
             out += ["", "**Contexts:**", ""] + [
@@ -161,7 +185,13 @@ def to_html(report: RunReport, *, figures: bool = True) -> str:
         "<h2>Paired comparisons with the baseline</h2>",
         f"<p class='muted'>Permutation tests, Holm-corrected; {level} bootstrap interval of the mean difference.</p>",
         _html_table(comparison_table(report), index=False),
+        "<h2>Why answers fail</h2>",
+        f"<pre>{esc(diagnosis_text(report))}</pre>"
+        if report.diagnosis is not None
+        else "<p>(no answer with a reference)</p>",
     ]
+    if figures and report.diagnosis is not None:
+        out.append(_verdict_figure_html(report))
     if figures:
         # matplotlib, seaborn: loaded only when this runs
         from helpers.experiment.figures_run import run_figure_pngs
@@ -189,14 +219,31 @@ def to_html(report: RunReport, *, figures: bool = True) -> str:
     return "\n".join(out + ["</body></html>"])
 
 
+def _verdict_figure_html(report: RunReport) -> str:
+    import matplotlib.pyplot as plt  # matplotlib: loaded only when this runs
+
+    from helpers.experiment.diagnosis_figure import verdict_figure
+    from helpers.figures import png_bytes
+
+    fig = verdict_figure(report.diagnosis[0], confidence=report.confidence, bands=report.diagnosis[2])
+    png = png_bytes(fig, dpi=110)
+    plt.close(fig)
+    return (
+        f"<figure><img alt='verdicts' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+        "<figcaption>verdicts</figcaption></figure>"
+    )
+
+
 def _html_answer(report: RunReport, row: dict) -> str:
     esc = html.escape
+    verdict, evidence = verdict_of(report, (row["architecture"], row["llm"], row["qid"]))
+    verdict = f"<p class='verdict'><b>Verdict:</b> {esc(verdict)}: {esc(evidence)}</p>" if verdict else ""
     error = f"<p><b>Error:</b> {esc(row['error'])}</p>" if isinstance(row.get("error"), str) and row["error"] else ""
     contexts = "".join(f"<li>{esc(line)}</li>" for line in context_lines(row["contexts"]))
     scores = score_rows(report, (row["architecture"], row["llm"], row["qid"]))
     return (
         f"<details><summary>{esc(row['architecture'])} / {esc(str(row['llm']))}: {esc(answer_text(row.get('answer'))[:120])}"
-        f"</summary><p><b>Answer:</b> {esc(answer_text(row.get('answer')))}</p>{error}<p><b>Contexts:</b></p>"
+        f"</summary><p><b>Answer:</b> {esc(answer_text(row.get('answer')))}</p>{verdict}{error}<p><b>Contexts:</b></p>"
         f"<ol>{contexts}</ol>{_html_table(scores, index=False)}</details>"
     )
 

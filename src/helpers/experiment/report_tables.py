@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +16,7 @@ import pandas as pd
 
 from helpers.experiment import analysis
 from helpers.experiment.config import ExperimentConfig
+from helpers.experiment.diagnosis import answer_ids, format_table, run_diagnosis
 from helpers.experiment.exports import trace_json
 from helpers.interpretation import detect, mean_with_band
 
@@ -38,6 +39,10 @@ class RunReport:
     seed: pd.DataFrame  # the seed benchmark's RAGAS table
     trace: dict  # the seed guide's TRACe JSON
     confidence: float
+    # why each wrong answer failed (helpers.experiment.diagnosis.run_diagnosis: verdict table, answers,
+    # cuts); None where no answer has a reference
+    diagnosis: tuple | None = None
+    verdicts: dict = field(default_factory=dict)  # (architecture, llm, qid) -> (verdict, evidence)
 
 
 def parse_contexts(value) -> list | str:
@@ -92,6 +97,8 @@ def collect(run_id: str, results_dir: Path | None = None) -> RunReport:
         scores = scores.assign(llm="")
     config = analysis.run_config(run_id, results_dir)
     summary_path = directory / "summary.json"
+    confidence = analysis.statistics_settings(config).confidence
+    diagnosis = run_diagnosis(run_id, results_dir, confidence=confidence, scores=scores)
     return RunReport(
         run_id=run_id,
         config=config,
@@ -103,7 +110,9 @@ def collect(run_id: str, results_dir: Path | None = None) -> RunReport:
         differences=analysis.difference_intervals(scores, config),
         seed=analysis.seed_table(scores),
         trace=_trace(directory, scores),
-        confidence=analysis.statistics_settings(config).confidence,
+        confidence=confidence,
+        diagnosis=diagnosis,
+        verdicts=_verdicts(diagnosis, scores),
     )
 
 
@@ -145,7 +154,37 @@ def answers_table(report: RunReport) -> pd.DataFrame:
                 reasons[[name]].rename(columns={name: f"{name} reason"}).reset_index(), on=KEY, how="left"
             )
             columns.append(f"{name} reason")
-    return _natural_rows(table)[KEY + TEXT_COLUMNS + ["contexts"] + columns]
+    verdict = ["verdict", "verdict evidence"] if report.diagnosis is not None else []
+    if verdict:
+        table[verdict] = [list(verdict_of(report, key)) for key in zip(*(table[k] for k in KEY))]
+    return _natural_rows(table)[KEY + TEXT_COLUMNS + ["contexts"] + verdict + columns]
+
+
+def verdict_of(report: RunReport, key: tuple) -> tuple[str, str]:
+    """(verdict, evidence) of one answer (key: architecture, llm, qid); empty where it has none (no
+    reference, or a run without diagnosis)."""
+    return report.verdicts.get(tuple(key), ("", ""))
+
+
+def _verdicts(diagnosis: tuple | None, scores: pd.DataFrame) -> dict:
+    """{(architecture, llm, qid): (verdict, evidence)} of a run's diagnosed answers."""
+    if diagnosis is None:
+        return {}
+    answers = diagnosis[1]
+    by_id = dict(zip(zip(answers["architecture"], answers["id"]), zip(answers["verdict"], answers["evidence"])))
+    keys = scores[KEY].drop_duplicates()
+    ids = answer_ids(keys["qid"], keys["llm"], scores["llm"].nunique() > 1)
+    return {
+        (a, llm, q): by_id[(a, name)]
+        for a, llm, q, name in zip(keys["architecture"], keys["llm"], keys["qid"], ids)
+        if (a, name) in by_id
+    }
+
+
+def diagnosis_text(report: RunReport) -> str:
+    """The verdict table, the sentence per architecture and where the cuts come from (empty: no
+    answer with a reference)."""
+    return format_table(report.diagnosis[0], report.diagnosis[2]) if report.diagnosis is not None else ""
 
 
 def summary_table(report: RunReport) -> pd.DataFrame:

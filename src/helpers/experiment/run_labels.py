@@ -150,16 +150,27 @@ class RunLabels:
     def progress(self) -> tuple[int, int]:
         return sum(self.labelled(item) is not None for item in self.items), len(self.items)
 
-    def save(self, item: dict, *, supported: str, answers: str, correct: str = "", note: str = "") -> dict:
-        """Record (or replace) this annotator's labels of `item`; the file is rewritten atomically."""
+    def save(
+        self,
+        item: dict,
+        *,
+        supported: str,
+        answers: str,
+        correct: str = "",
+        reference_in_contexts: str = "",
+        note: str = "",
+    ) -> dict:
+        """Record (or replace) this annotator's labels of `item`; the file is rewritten atomically.
+        `correct` and `reference_in_contexts` only where the question has a reference (may stay empty)."""
         values = {"supported": supported, "answers": answers, "correct": correct}
+        values["reference_in_contexts"] = reference_in_contexts
         for name, value in values.items():
-            if name == "correct" and not value:
+            if name in ("correct", "reference_in_contexts") and not value:
                 continue
             if value not in CHOICES[name]:
                 raise UserError(f"label '{name}' must be one of {list(CHOICES[name])}, got {value!r}")
-        if correct and item["qid"] not in self.references:
-            raise UserError(f"question {item['qid']} has no reference answer: leave 'correct' empty")
+            if name in ("correct", "reference_in_contexts") and item["qid"] not in self.references:
+                raise UserError(f"question {item['qid']} has no reference answer: leave '{name}' empty")
         row = dict(
             model=item["llm"],
             architecture=item["architecture"],

@@ -2,14 +2,16 @@
 with the offline TRACe judge, as highlighted sentences and four cards; with an LLM judge chosen
 (`ragas_llm`), RAGAS's four metrics for the same answer beside them (the reference, when the
 question is one of the dataset's; context precision then without it, context recall NaN with its
-reason), each card saying how far people agree with its judge."""
+reason), each card saying how far people agree with its judge. Where the question has a reference,
+the answer's verdict (helpers.experiment.diagnosis: correct, or lost by retrieval or by generation)
+heads the cards, with its evidence."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
-from helpers.explore.cards import ragas_cards_html, trace_cards_html
+from helpers.explore.cards import ragas_cards_html, trace_cards_html, verdict_card_html
 from helpers.explore.search import ExploreError, Workbench, explain
 from helpers.generation import generate_answer, select_contexts
 from helpers.llm.errors import MissingKeyError
@@ -32,6 +34,8 @@ class AnswerView:
     ragas_scores: dict = field(default_factory=dict)  # {metric: value or NaN}
     ragas_reasons: dict = field(default_factory=dict)  # {metric: why it is NaN, or RAGAS's detail}
     ragas_cards_html: str = ""
+    verdict: str = ""  # correct, retrieval, generation, ... ('' where the question has no reference)
+    verdict_evidence: str = ""
     seconds: float = 0.0
 
 
@@ -42,6 +46,38 @@ def offline_judge():
     if "offline" not in _JUDGES:
         _JUDGES["offline"] = OfflineJudge.load()
     return _JUDGES["offline"]
+
+
+def reference_judge(name: str, language: str):
+    """The correctness or context_recall judge (no LLM), prepared once per process and language."""
+    from helpers.judges.base import JudgeContext, judge_class
+
+    if (name, language) not in _JUDGES:
+        judge = judge_class(name)(context=JudgeContext(language=language))
+        judge.prepare()
+        _JUDGES[(name, language)] = judge
+    return _JUDGES[(name, language)]
+
+
+def verdict_for_answer(bench: Workbench, view: AnswerView, question: str, qid: str | None, contexts: list[str]) -> None:
+    """The answer's verdict against the question's reference (none without one), read through the
+    shipped cuts, into `view.verdict*` and at the head of `view.cards_html`."""
+    from helpers.answer_prompts import get_prompt, is_refusal
+    from helpers.data.contracts import Sample
+    from helpers.experiment.diagnosis import SHIPPED, verdict
+
+    reference = bench.data.answers.get(qid) if qid else None
+    if not reference:
+        return
+    sample = Sample(qid, question, view.answer, tuple(contexts), reference)
+    scores = {}
+    for name in ("correctness", "context_recall"):
+        values, _ = reference_judge(name, bench.data.language).score_sample(sample)
+        scores.update({metric: (value, reason) for metric, value, reason in values})
+    refused = is_refusal(view.answer, get_prompt(None), bench.data.language)
+    recall, reason = scores["context_recall"]
+    view.verdict, view.verdict_evidence = verdict(scores["correctness"][0], recall, reason, refused, SHIPPED)
+    view.cards_html = verdict_card_html(view.verdict, view.verdict_evidence) + view.cards_html
 
 
 def ragas_for_answer(bench: Workbench, view: AnswerView, question: str, qid: str | None, contexts: list[str]) -> None:
@@ -119,6 +155,10 @@ def answer_and_judge(
         view.cards_html = trace_cards_html(view.scores)
     except Exception as exc:  # e.g. no trained judge: the answer still shows
         view.error = f"the offline judge failed: {explain(exc)} (train it with `python -m helpers train-judge`)"
+    try:
+        verdict_for_answer(bench, view, comparison.question, comparison.qid, [c["text"] for c in contexts])
+    except Exception as exc:  # the verdict is a help, not the answer: say why it is missing
+        view.error = "; ".join(filter(None, [view.error, f"no verdict: {explain(exc)}"]))
     if ragas_llm:
         try:
             ragas_for_answer(bench, view, comparison.question, comparison.qid, [c["text"] for c in contexts])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import math
 
+from helpers.experiment.diagnosis import VERDICT_COLOURS
 from helpers.interpretation import NO_BAND, TRACE_METRICS, TRUSTED, band, band_table, detect, patterns_of, reading
 from helpers.judges import validity as judge_validity
 
@@ -171,3 +172,27 @@ def summary_cards_html(table) -> str:
             + "</div>"
         )
     return "".join(rows)
+
+
+VERDICT_MEANINGS = {
+    "correct": "agrees with the reference answer.",
+    "retrieval": "wrong, and the contexts do not hold the reference's fact: change the retriever, not the prompt.",
+    "generation": "wrong although the contexts hold the reference's fact: change the prompt or the generator.",
+    "refused": "said it is not in the documents, although the contexts hold it.",
+    "unanswerable": "refused, and the contexts do not hold it: right to refuse.",
+    "cannot tell": "a judge's score falls between its cuts: no forced guess.",
+}
+
+
+def verdict_card_html(verdict: str, evidence: str) -> str:
+    """The answer's verdict against its reference (helpers.experiment.diagnosis), with its
+    evidence and what it means."""
+    colour = VERDICT_COLOURS.get(verdict, "#c9c9c9")
+    return (
+        f"<div class='hx-card hx-verdict' data-verdict='{html.escape(verdict)}' style='display:inline-block;"
+        f"vertical-align:top;width:390px;margin:4px;padding:8px;border-radius:6px;border:2px solid {colour};"
+        "font-family:sans-serif;line-height:1.3'><div style='font-size:12px;color:#333'>verdict (against the reference)</div>"
+        f"<div style='font-size:20px;font-weight:bold;color:{colour}'>{html.escape(verdict)}</div>"
+        f"<div style='font-size:11px'>{html.escape(VERDICT_MEANINGS.get(verdict, ''))}</div>"
+        f"<div style='font-size:10px;color:#555;margin-top:4px'>{html.escape(evidence)}</div></div>"
+    )

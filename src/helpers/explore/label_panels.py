@@ -7,7 +7,8 @@ nothing and reopening resumes.
 
 Keyboard: the `keys` box takes the labels as letters and Enter saves and moves on: `y`/`p`/`n` for
 supported, then `y`/`n` for answers-the-question, then `y`/`p`/`n` for correct (only where there is a
-reference), e.g. `yyp` + Enter. Buttons do the same for the mouse. The judges' verdicts of an answer
+reference), e.g. `yyp` + Enter, and optionally a fourth, `y`/`p`/`n`, for "the contexts hold the
+reference's fact" (`yynp`: wrong although the fact was retrieved; `helpers diagnose` fits its cuts on it). Buttons do the same for the mouse. The judges' verdicts of an answer
 are shown only after it is labelled (no anchoring). The next answer proposed is the next of a random
 order of whole questions, balanced over architectures, the judge's least sure first
 (RunLabels.next_item); after each label the labels-only, judge-only and prediction-powered
@@ -37,13 +38,13 @@ _LETTER = {"y": "yes", "p": "partly", "n": "no"}
 
 
 def parse_keys(keys: str, has_reference: bool) -> dict:
-    """'yyp' -> {'supported': 'yes', 'answers': 'yes', 'correct': 'partly'}; UserError on bad keys."""
+    """'yyp' -> {'supported': 'yes', 'answers': 'yes', 'correct': 'partly'}, 'yynp' adds
+    'reference_in_contexts': 'partly'; UserError on bad keys."""
     letters = [c for c in keys.lower() if not c.isspace()]
-    names = ["supported", "answers"] + (["correct"] if has_reference else [])
-    if len(letters) != len(names):
-        raise UserError(
-            f"type {len(names)} letters ({', '.join(names)}), e.g. {'yyp' if has_reference else 'yy'}; got {keys!r}"
-        )
+    names = ["supported", "answers"] + (["correct", "reference_in_contexts"] if has_reference else [])
+    if len(letters) not in ({len(names), len(names) - 1} if has_reference else {len(names)}):
+        expected = f"3 or 4 letters ({', '.join(names)})" if has_reference else f"2 letters ({', '.join(names)})"
+        raise UserError(f"type {expected}, e.g. {'yyp' if has_reference else 'yy'}; got {keys!r}")
     values = {}
     for name, letter in zip(names, letters):
         value = _LETTER.get(letter)
@@ -81,6 +82,9 @@ class LabelPanel(Panel):
         self.supported = w.ToggleButtons(options=list(CHOICES["supported"]), value=None, description="supported")
         self.answers = w.ToggleButtons(options=list(CHOICES["answers"]), value=None, description="answers it")
         self.correct = w.ToggleButtons(options=list(CHOICES["correct"]), value=None, description="correct")
+        self.in_contexts = w.ToggleButtons(
+            options=list(CHOICES["reference_in_contexts"]), value=None, description="fact in contexts"
+        )
         self.note = w.Text(description="note", layout=w.Layout(width="60%"))
         self.keys = w.Text(description="keys", placeholder="e.g. yyp then Enter", layout=w.Layout(width="220px"))
         self.keys.add_class("hx-keys")
@@ -98,6 +102,7 @@ class LabelPanel(Panel):
                 self.supported,
                 self.answers,
                 self.correct,
+                self.in_contexts,
                 self.note,
                 w.HBox([self.keys, self.save_button]),
                 self.status,
@@ -145,7 +150,7 @@ class LabelPanel(Panel):
         self.item = self.store.next_item()
         done, total = self.store.progress()
         self.counter.value = f"<span class='hx-meta'>{done} of {total} answers labelled by {html.escape(self.store.annotator or '(no name)')}</span>"
-        for toggle in (self.supported, self.answers, self.correct):
+        for toggle in (self.supported, self.answers, self.correct, self.in_contexts):
             toggle.value = None
         self.note.value = ""
         if self.item is None:
@@ -155,7 +160,7 @@ class LabelPanel(Panel):
             )
             return
         reference = self.store.references.get(self.item["qid"])
-        self.correct.layout.display = None if reference else "none"
+        self.correct.layout.display = self.in_contexts.layout.display = None if reference else "none"
         self.item_box.value = item_html(self.item, reference)
 
     @guarded
@@ -163,6 +168,7 @@ class LabelPanel(Panel):
         values = parse_keys(self.keys.value, self.item is not None and self.item["qid"] in self.store.references)
         self.supported.value, self.answers.value = values["supported"], values["answers"]
         self.correct.value = values.get("correct")
+        self.in_contexts.value = values.get("reference_in_contexts")
         self.keys.value = ""
         self.save()
 
@@ -180,6 +186,7 @@ class LabelPanel(Panel):
             supported=self.supported.value,
             answers=self.answers.value,
             correct=self.correct.value or "",
+            reference_in_contexts=self.in_contexts.value or "",
             note=self.note.value,
         )
         verdicts = self.store.judges_revealed(item)

@@ -1,0 +1,170 @@
+"""The cuts `helpers diagnose` reads its two judges through, and the people's labels they come from
+(issue 49): a judge's score is "yes" at or above its high cut, "no" at or below its low cut, and
+"cannot tell" between them (`Band`).
+
+    correct   the correctness judge's score, against a person's `correct` label (yes vs partly / no)
+    holds     context_recall's score, against `reference_in_contexts` (do the contexts hold the
+              reference's fact? yes vs partly / no)
+
+Where a person labelled enough of the answers being diagnosed (`MIN_LABELS` of each kind), the cuts
+are fitted on their labels (`fit_bands`): the labelling panel's `results/RUN/labels.csv`, or any
+labels file given to `diagnose --cuts-from`. Otherwise the shipped cuts (`SHIPPED`), fitted on the
+default run's 60 hand-labelled answers, stand; each band says which (`Band.source`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from helpers.errors import UserError
+from helpers.experiment.label_format import ALIASES, CHOICES, LABEL_SCORE
+
+PRECISION = 0.95  # the share of labelled answers a cut must get right (the shipped cuts' too)
+MIN_LABELS = 5  # answers labelled of each kind (yes, and partly / no) before a person's labels fit a cut
+LABEL_OF = {"correct": "correct", "holds": "reference_in_contexts"}  # band -> the label column it is fitted on
+SCORE_OF = {"correct": "correctness", "holds": "context_recall"}  # band -> the judge score it reads
+
+
+@dataclass(frozen=True)
+class Band:
+    """A judge's score read three ways: at or above `high` yes, at or below `low` no, between them
+    "cannot tell". `source` says where the cuts come from."""
+
+    low: float
+    high: float
+    source: str
+
+    def read(self, value: float | None) -> bool | None:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        if value >= self.high:
+            return True
+        if value <= self.low:
+            return False
+        return None
+
+
+def band_from_labels(scores, positive, *, precision: float = PRECISION, source: str = "labels") -> Band:
+    """Cuts where people's labels say the judge is right `precision` of the time: `high`, the lowest
+    score above which (inclusive) at least that share of the answers is labelled positive; `low`, the
+    highest score below which (inclusive) at least that share is labelled negative. Where no cut
+    reaches the precision, the band is empty on that side (high above every score, low below every
+    one); crossing cuts meet at the midpoint."""
+    scores, positive = np.asarray(scores, float), np.asarray(positive, bool)
+    keep = ~np.isnan(scores)
+    scores, positive = scores[keep], positive[keep]
+    if len(scores) < 2 or positive.all() or not positive.any():
+        raise UserError(f"{source}: the cuts need labelled answers of both kinds ({len(scores)} labelled)")
+    cuts = np.unique(scores)
+    high = next((t for t in cuts if positive[scores >= t].mean() >= precision), np.inf)
+    low = next((t for t in cuts[::-1] if (~positive[scores <= t]).mean() >= precision), -np.inf)
+    if low >= high:
+        low = high = (low + high) / 2
+    return Band(float(low), float(high), source)
+
+
+# Shipped cuts, fitted at precision 0.95 on the hand labels of the default run's 60 answers
+# (benchmarks/labels: the answers sheet's `correct` against the correctness judge, the contexts
+# sheet's `context` against context_recall) by `python benchmarks/diagnosis_bands.py`; the verdicts
+# agree with the labels' at kappa 0.84 with each question held out of the fit (0.97 in-sample):
+# docs/measurements/diagnosis.md. Correctness's cuts meet: no answer is "cannot tell" on it.
+_SOURCE = "shipped: fitted on the default run's 60 hand-labelled answers (benchmarks/diagnosis_bands.py)"
+SHIPPED = {
+    "correct": Band(0.5761623631917797, 0.5761623631917797, _SOURCE),
+    "holds": Band(0.9520570106992229, 0.9836560759853521, _SOURCE),
+}
+
+
+def read_diagnosis_labels(path: str | Path, *, required: tuple[str, ...] = ("correct",)) -> pd.DataFrame:
+    """A person's labels as diagnose reads them: `id` (a judge CSV's id, or the question's qid),
+    `architecture` and `model` where the file has them, and `correct` and `reference_in_contexts`
+    (yes / partly / no, lower-cased; empty: not labelled). It reads the one labels format
+    (helpers.experiment.label_format: the panel's labels.csv) and a shipped answers sheet, whose
+    contexts sheet beside it (contexts-NAME.csv) gives `reference_in_contexts` from its `context`.
+    The `required` label columns must be there; the other is added empty."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: labels file not found")
+    labels = pd.read_csv(path, dtype=str, keep_default_na=False)
+    labels = labels.rename(columns={old: new for old, new in ALIASES.items() if new not in labels.columns})
+    beside = path.with_name(f"contexts-{path.name}")  # a shipped answers sheet's contexts sheet
+    if "reference_in_contexts" not in labels.columns and "context" not in labels.columns and beside.is_file():
+        contexts = pd.read_csv(beside, dtype=str, keep_default_na=False)
+        labels = labels.merge(
+            contexts[["architecture", "qid", "context", "contexts_holding"]], on=["architecture", "qid"]
+        )
+    if "contexts_holding" in labels.columns and "reference_in_contexts" not in labels.columns:  # a shipped sheet
+        labels = labels.rename(columns={"context": "reference_in_contexts"})
+    if "id" not in labels.columns:
+        labels = labels.rename(columns={"qid": "id"})
+    missing = [c for c in ("id", *required) if c not in labels.columns]
+    if missing:
+        raise UserError(
+            f"{path}: missing column(s) {missing}; labels for diagnose have id (or qid), correct and "
+            "reference_in_contexts (yes / partly / no), as the labelling panel's labels.csv does"
+        )
+    for column in ("correct", "reference_in_contexts"):
+        if column not in labels.columns:
+            labels[column] = ""
+    for column in ("correct", "reference_in_contexts"):
+        labels[column] = labels[column].str.strip().str.lower()
+        bad = labels.index[~labels[column].isin(("", *CHOICES[column]))]
+        if len(bad):
+            raise UserError(
+                f"{path}: row {int(bad[0]) + 2}, column '{column}': {labels.at[bad[0], column]!r} is not one of "
+                f"{list(CHOICES[column])}"
+            )
+    return labels
+
+
+def match_labels(answers: pd.DataFrame, labels: pd.DataFrame, what: str) -> pd.DataFrame:
+    """The labels of `answers` (rows with `id` and `architecture`), one row per answer: several
+    annotators' labels of one answer averaged (yes 1, partly 0.5, no 0) and read back as yes only
+    where all said yes. A run's answer of several LLMs is named `qid|llm`: so are the labels."""
+    labels = labels.copy()
+    if "model" in labels.columns and answers["id"].astype(str).str.contains("|", regex=False).any():
+        labels["id"] = labels["id"] + "|" + labels["model"]
+    keys = ["id", "architecture"] if "architecture" in labels.columns else ["id"]
+    merged = answers[list(dict.fromkeys(["id", "architecture"]))].merge(labels, on=keys, how="inner")
+    if merged.empty:
+        raise UserError(
+            f"{what}: no labelled answer matches an answer here (by {' and '.join(keys)}; e.g. ours "
+            f"{answers[keys].head(3).to_dict('records')}, labels {labels[keys].head(3).to_dict('records')})"
+        )
+
+    def pooled(values: pd.Series) -> str:
+        known = [LABEL_SCORE[v] for v in values if v]
+        return "" if not known else "yes" if min(known) == 1.0 else "partly" if max(known) > 0 else "no"
+
+    return merged.groupby(["id", "architecture"], sort=False)[["correct", "reference_in_contexts"]].agg(pooled)
+
+
+def fit_bands(wide: pd.DataFrame, labels: pd.DataFrame, what: str, *, precision: float = PRECISION) -> dict:
+    """The two bands for the answers of `wide` (id, architecture, correctness, context_recall): each
+    fitted on the person's labels (`read_diagnosis_labels`) where at least MIN_LABELS answers are
+    labelled yes and MIN_LABELS otherwise, else the shipped band. `what` names the labels' file."""
+    pooled = match_labels(wide, labels, what)
+    joined = wide.set_index(["id", "architecture"]).join(pooled, how="inner")
+    bands = {}
+    for name, column in LABEL_OF.items():
+        part = joined[(joined[column] != "") & joined[SCORE_OF[name]].notna()]
+        positive = part[column] == "yes"
+        if positive.sum() >= MIN_LABELS and (~positive).sum() >= MIN_LABELS:
+            source = f"your labels: {len(part)} answers labelled '{column}' in {what}"
+            bands[name] = band_from_labels(part[SCORE_OF[name]], positive, precision=precision, source=source)
+        else:
+            bands[name] = SHIPPED[name]
+    return bands
+
+
+def sources(bands: dict) -> str:
+    """Where each band's cuts come from, one clause per source."""
+    by_source: dict[str, list[str]] = {}
+    for name, band in bands.items():
+        by_source.setdefault(band.source, []).append(f"{name} {band.low:.2f}-{band.high:.2f}")
+    return "; ".join(f"{', '.join(names)}: {source}" for source, names in by_source.items())
