@@ -39,6 +39,9 @@ BY_HAND = {
     "rrf-a": 1 / (60 + 1) + 1 / (60 + 2),  # k = 60, ranks 1 and 2
     "auroc-flipped": 1 - 7 / 9,  # the toy judge's scores reversed: the pairs it got wrong
     "repro-toy-auroc": 6 / 8,  # a share of 2 x 4 pairs
+    # the shipped cuts: correct at 0.576, the contexts hold it at >= 0.984, not at <= 0.952
+    "diagnosis-verdict": "generation",  # 0.10 < 0.576: wrong; 0.997 >= 0.984: the contexts held it
+    "diagnosis-cannot-tell": "cannot tell",  # 0.952 < 0.97 < 0.984
 }
 
 
