@@ -58,13 +58,32 @@ if WORKER:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under `--dist loadgroup`, a module's tests stay on one worker (its module-scoped models,
     servers and runs are built once), and tests marked `xdist_group("ray")` (Ray heads, which take
-    every core they are given) run one after another on one worker."""
+    every core they are given) run one after another on one worker.
+
+    xdist 3.8 puts the group into a test's id by setting `item._nodeid`, which pytest 9.2 no longer
+    reads (the id is `item._id`, a NodeId): its groups were ignored and a module's tests spread
+    over both workers, each building the module's fixtures (measured: the trends module's three
+    runs built twice, 2 x 18 s). The id is suffixed here, as xdist means to, where it lacks one."""
+    from _pytest.nodeid import NodeId
+
+    grouped = config.getvalue("dist") == "loadgroup" or getattr(config.option, "loadgroup", False)
     for item in items:
         if not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        if grouped and item.nodeid.rfind("@") <= item.nodeid.rfind("]"):
+            group = "_".join(
+                sorted(
+                    {
+                        str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")
+                    }
+                )
+            )
+            item._id = NodeId.parse(f"{item.nodeid}@{group}")
 
 
 # the shared cache's SQLite stores too (its derived models, checked by sha256, may be built by a test)
