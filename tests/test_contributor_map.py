@@ -80,7 +80,7 @@ def test_a_judge_module_is_found_with_no_list_edited(tmp_path, monkeypatch):
     from helpers.judges import JUDGES
 
     # the built-in judges keep the order reports list them in
-    assert list(JUDGES)[:11] == [
+    assert list(JUDGES)[:12] == [
         "offline",
         "ragas",
         "ragas_evidence",
@@ -88,6 +88,7 @@ def test_a_judge_module_is_found_with_no_list_edited(tmp_path, monkeypatch):
         "correctness",
         "context_recall",
         "ragchecker",
+        "ragchecker_llm",
         "citations",
         "refusal",
         "retrieval",

@@ -83,3 +83,79 @@ def test_validity_rows_of_the_metrics_people_can_check():
     )
     assert ("ragchecker", "self_knowledge") not in table.index  # no label checks it: not in the headline
     assert not validity.trusted("ragchecker/self_knowledge")
+
+
+class _OneLLM:
+    """A run's source of LLM clients (helpers.judges.base.LLMSource) holding one client."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def llm(self, name):
+        return self.client
+
+    def llm_copy(self, name):
+        return self.client
+
+
+def _llm_judge(proxy, tmp_path, monkeypatch):
+    from helpers.judges.base import JudgeContext, judge_class
+    from helpers.llm import LLM, ResponseCache
+
+    monkeypatch.setenv("TEST_OAI_API_KEY", "sk-test-claims")
+    client = LLM(
+        {"provider": "openai-compatible", "model": "m", "base_url": proxy.url + "/v1"}
+        | {"api_key_env": "TEST_OAI_API_KEY", "timeout_s": 5, "max_retries": 0},
+        cache=ResponseCache(tmp_path / "llm.sqlite"),
+    )
+    judge = judge_class("ragchecker_llm")({"llm": "judge"}, context=JudgeContext(language="en", llms=_OneLLM(client)))
+    judge.prepare()
+    return judge
+
+
+def test_the_llm_variant_reads_claims_and_verdicts_over_http_in_order(tmp_path, monkeypatch):
+    """An OpenAI-compatible server on 127.0.0.1 that answers each call with a scripted reply (the
+    fault proxy's `content`): 2 + 2 (k + 1) calls for k = 2 chunks, read into the same metrics as
+    the offline judge's; a reply with too few verdicts is a recorded failure, not padded."""
+    from faults import FaultProxy
+    from helpers.judges.base import judge_sample
+
+    replies = [
+        '{"claims": ["a1", "a2"]}',  # the answer's claims
+        '{"claims": ["g1"]}',  # the reference's
+        '{"supported": [true, false]}',  # answer claims x chunk 1
+        '{"supported": [false, true]}',  # answer claims x chunk 2
+        '{"supported": [true]}',  # reference claims x chunk 1
+        '{"supported": [false]}',  # reference claims x chunk 2
+        '{"supported": [true, false]}',  # answer claims x the reference
+        '{"supported": [true]}',  # reference claims x the answer
+    ]
+    sample = Sample("q1", "When?", "Answer text [1].", ("chunk one", "chunk two"), "Reference text.")
+    with FaultProxy("http://127.0.0.1:9") as proxy:  # every request answered by the proxy itself
+        proxy.faults.extend(("content", text) for text in replies)
+        judge = _llm_judge(proxy, tmp_path, monkeypatch)
+        rows, usage = judge.score_sample(sample)
+        assert proxy.requests == 8 and usage["calls"] == 8
+        assert {metric: value for metric, value, _ in rows} == pytest.approx(
+            {
+                "precision": 0.5,
+                "recall": 1.0,
+                "f1": 2 / 3,
+                "claim_recall": 1.0,
+                "context_precision": 0.5,
+                "context_utilization": 1.0,
+                "noise_sensitivity_relevant": 0.0,
+                "noise_sensitivity_irrelevant": 0.5,  # a2: not the reference's, from chunk 2 only
+                "hallucination": 0.0,
+                "self_knowledge": 0.0,
+                "faithfulness": 1.0,
+            }
+        )
+        proxy.faults.extend(("content", text) for text in ['{"claims": ["b1", "b2"]}', '{"claims": ["h1"]}'])
+        proxy.faults.append(("content", '{"supported": [true]}'))  # one verdict for two claims
+        other = Sample("q2", "Why?", "Another answer.", ("chunk one",), "Another reference.")
+        rows, _, error = judge_sample(judge, other)
+        assert type(error).__name__ == "ClaimCheckError"
+        assert {reason for _, value, reason in rows if value is None} == {
+            "judge failed: ClaimCheckError: 1 verdicts for 2 claims"
+        }

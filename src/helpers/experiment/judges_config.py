@@ -40,7 +40,7 @@ FLAT_KEYS = {
     "ragas_evidence_statements": ("ragas_evidence", "statements"),
 }
 # judges a string names the LLM of: `ragas: local`
-LLM_SHORTHAND = ("ragas", "trace_llm")
+LLM_SHORTHAND = ("ragas", "trace_llm", "ragchecker_llm")
 BUILT_IN = ("offline", "trace_llm", "ragas", "ragas_evidence")
 
 
