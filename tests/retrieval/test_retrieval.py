@@ -227,6 +227,24 @@ def test_dense_reindex_reuses_the_collection_only_when_nothing_changed(tmp_path,
     assert rebuilt.retrieve({"q": "qubits"}, 4)["q"]["d3"] < before["d3"] - 0.2
 
 
+def test_a_shared_index_is_built_by_one_process_at_a_time(tmp_path, dense_en):
+    """Embedded Chroma is not process-safe: a build waits while another holds the index's lock (a
+    sweep's other run, another Ray task), and finishes once it is released."""
+    import threading
+
+    from filelock import FileLock
+
+    Dense("minilm", directory=tmp_path / "d").index(CORPUS)
+    (tmp_path / "d" / "fingerprint.txt").unlink()  # as if the last builder was killed before the end
+    done = threading.Event()
+    with FileLock(f"{tmp_path / 'd'}.lock"):  # another process building
+        worker = threading.Thread(target=lambda: (Dense("minilm", directory=tmp_path / "d").index(CORPUS), done.set()))
+        worker.start()
+        assert not done.wait(1.0) and not (tmp_path / "d" / "fingerprint.txt").exists()
+    worker.join(60)
+    assert done.is_set() and (tmp_path / "d" / "fingerprint.txt").exists()
+
+
 def test_exact_search_is_brute_force_cosine_and_hnsw_agrees_on_a_small_corpus(tmp_path, dense_en):
     """The default search scores every stored vector (cosine, ties by doc_id); Chroma's HNSW,
     still an option, finds the same order on four documents; a misspelt search is refused."""

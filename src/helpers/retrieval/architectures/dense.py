@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from filelock import FileLock
 
 from helpers import paths
 from helpers.retrieval.architectures.base import RetrievalError, Retriever, doc_text
@@ -83,7 +84,15 @@ class Dense(Retriever):
         from chromadb.config import Settings
 
         directory.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(directory), settings=Settings(anonymized_telemetry=False))
+        try:
+            return chromadb.PersistentClient(path=str(directory), settings=Settings(anonymized_telemetry=False))
+        except Exception:  # noqa: BLE001 - any failed start: Chroma keeps the broken client cached for this path
+            from chromadb.api.client import SharedSystemClient
+
+            # a sweep task Ray retries in this process would otherwise meet it again ("'RustBindingsAPI'
+            # object has no attribute 'bindings'"); drop the cache and start once more
+            SharedSystemClient.clear_system_cache()
+            return chromadb.PersistentClient(path=str(directory), settings=Settings(anonymized_telemetry=False))
 
     def _open(self, directory: Path, create: bool):
         client = self._client(directory)
@@ -139,6 +148,14 @@ class Dense(Retriever):
         per_fingerprint = self.directory is None or self.directory.name == f"dense-{fingerprint[:16]}"
         if self.directory is None:
             self.directory = paths.INDEX_DIR / f"dense-{fingerprint[:16]}"
+        self.directory.parent.mkdir(parents=True, exist_ok=True)
+        # embedded Chroma is not process-safe: runs of a sweep (Ray tasks, other processes) build a shared
+        # index one at a time; the lock is the kernel's, so a builder killed mid-write releases it, and the
+        # next finds no marker and finishes the build with upserts
+        with FileLock(f"{self.directory}.lock"):
+            self._build_embedded(doc_ids, texts, fingerprint, per_fingerprint)
+
+    def _build_embedded(self, doc_ids: list[str], texts: list[str], fingerprint: str, per_fingerprint: bool) -> None:
         marker = self.directory / "fingerprint.txt"
         if marker.exists() and marker.read_text() == fingerprint:
             self._collection = self._open(self.directory / "chroma", create=False)
