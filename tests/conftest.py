@@ -58,6 +58,28 @@ if WORKER:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+# Seconds each group of tests kept a worker busy (a fresh clone, 2026-12-06, 85b923f; groups of over
+# 25 s): handed to the workers longest first (`--no-loadscope-reorder` in pyproject.toml keeps this
+# order; xdist would order groups by their number of tests), so that the short ones fill the end
+# instead of one worker running the browser's two long tests alone for 2 minutes while the other
+# idles (docs/measurements/test-suite.md).
+GROUP_SECONDS = {
+    "test_notebooks": 159,
+    "test_runs": 145,
+    "test_explore_browser": 115,
+    "ray": 114,
+    "test_evidence": 88,
+    "test_ragas": 76,
+    "test_llm": 57,
+    "test_testset": 51,
+    "test_reranker_reproducible": 39,
+    "test_sweep": 34,
+    "test_rerank": 31,
+    "test_cross_encoder_train": 29,
+    "test_hosted_runs": 26,
+}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under `--dist loadgroup`, a module's tests stay on one worker (its module-scoped models,
@@ -84,6 +106,11 @@ def pytest_collection_modifyitems(config, items):
                 )
             )
             item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+    def seconds(item) -> int:
+        return GROUP_SECONDS.get(item.nodeid.rsplit("@", 1)[-1] if grouped else item.module.__name__, 0)
+
+    items.sort(key=lambda item: -seconds(item))  # stable: a group's tests, and the rest, as collected
 
 
 # the shared cache's SQLite stores too (its derived models, checked by sha256, may be built by a test)
