@@ -116,7 +116,8 @@ def _llm_judge(proxy, tmp_path, monkeypatch):
 def test_the_llm_variant_reads_claims_and_verdicts_over_http_in_order(tmp_path, monkeypatch):
     """An OpenAI-compatible server on 127.0.0.1 that answers each call with a scripted reply (the
     fault proxy's `content`): 2 + 2 (k + 1) calls for k = 2 chunks, read into the same metrics as
-    the offline judge's; a reply with too few verdicts is a recorded failure, not padded."""
+    the offline judge's; a reply with too few verdicts (the schema says how many) is a recorded
+    failure, not padded."""
     from faults import FaultProxy
     from helpers.judges.base import judge_sample
 
@@ -152,10 +153,12 @@ def test_the_llm_variant_reads_claims_and_verdicts_over_http_in_order(tmp_path, 
             }
         )
         proxy.faults.extend(("content", text) for text in ['{"claims": ["b1", "b2"]}', '{"claims": ["h1"]}'])
-        proxy.faults.append(("content", '{"supported": [true]}'))  # one verdict for two claims
+        # one verdict for two claims, twice (the schema asks for exactly two; the first reply is sent
+        # back once for a fix)
+        proxy.faults.extend([("content", '{"supported": [true]}')] * 2)
         other = Sample("q2", "Why?", "Another answer.", ("chunk one",), "Another reference.")
         rows, _, error = judge_sample(judge, other)
-        assert type(error).__name__ == "ClaimCheckError"
-        assert {reason for _, value, reason in rows if value is None} == {
-            "judge failed: ClaimCheckError: 1 verdicts for 2 claims"
-        }
+        assert type(error).__name__ == "ClaimCheckError" and proxy.requests == 8 + 4
+        (reason,) = {reason for _, value, reason in rows if value is None}
+        assert reason.startswith("judge failed: ClaimCheckError: invalid JSON output after 2 attempt(s)")
+        assert "List should have at least 2 items" in reason

@@ -6,8 +6,9 @@ Per answer: two calls extract the claims of the answer and of the reference (JSO
 [...]}`), then one call per text checks all of a side's claims against it (JSON `{"supported":
 [true, false, ...]}`): the answer's claims against each chunk and the reference, the reference's
 against each chunk and the answer, 2 + 2 (k + 1) calls for k chunks, each cached by the LLM layer.
-A reply with a different number of verdicts than claims is a failure recorded with its reason (NaN),
-never padded: the `ragchecker` package pads missing labels with "Neutral" silently
+The verdict list's length is part of the JSON schema asked for (a grammar on llama.cpp); a reply with
+another number of verdicts than claims is a failure recorded with its reason (NaN), never padded:
+the `ragchecker` package pads missing labels with "Neutral" silently
 (docs/measurements/ragchecker-package.md).
 
     judges: {ragchecker_llm: {llm: NAME}}       # NAME: one of the config's llms
@@ -15,8 +16,10 @@ never padded: the `ragchecker` package pads missing labels with "Neutral" silent
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, conlist, create_model
 
 from helpers.answer_checks import strip_markers
 from helpers.judges.base import Judge, register
@@ -40,8 +43,12 @@ class Claims(BaseModel):
     claims: list[str]
 
 
-class Verdicts(BaseModel):
-    supported: list[bool]
+@functools.lru_cache(maxsize=64)
+def verdicts_schema(n: int) -> type[BaseModel]:
+    """`{"supported": [n booleans]}`: the length is in the JSON schema (minItems = maxItems = n), so a
+    backend that constrains its output to the schema (llama.cpp's grammar) cannot give another
+    count, and validation refuses one from a backend that does not."""
+    return create_model("Verdicts", supported=(conlist(bool, min_length=n, max_length=n), ...))
 
 
 class ClaimLLMOptions(BaseModel):
@@ -90,7 +97,8 @@ class LLMClaimChecks(Judge):
     def supported(self, claims: list[str], passage: str) -> np.ndarray:
         """[claim]: does the passage support it (one call for all the claims)."""
         numbered = "\n".join(f"{i}. {claim}" for i, claim in enumerate(claims, 1))
-        verdicts = self._ask(CHECK.format(passage=passage, claims=numbered, n=len(claims)), Verdicts).supported
+        prompt = CHECK.format(passage=passage, claims=numbered, n=len(claims))
+        verdicts = self._ask(prompt, verdicts_schema(len(claims))).supported
         if len(verdicts) != len(claims):
             raise ClaimCheckError(f"{len(verdicts)} verdicts for {len(claims)} claims")
         return np.asarray(verdicts, bool)
