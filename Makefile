@@ -49,8 +49,11 @@ data: setup
 # What the tests' reference measurements read (SciFact's and obstetrics-es's nDCG): the corpora the
 # reranker was trained on, embedded into the shared cache once (minutes on a fresh machine, then
 # seconds). `make data` installs the shipped reranker instead of training one, so it no longer does this.
+# And ranx's metrics, numba functions compiled on first use (45 s on 2 cores, then 6 s) and cached
+# in the venv: compiled here, once, not inside the first test or notebook that checks against ranx.
 test-data: data
 	$(PY) -m helpers prefill-embeddings
+	$(PY) -c "import helpers.teaching.retrieval as toy; toy.ndcg_by_ranx()"
 
 # The evidence model (a fine-tuned cross-encoder, about an hour on 2 cores, once): `make run` and
 # judge-eval stack it with the lexical judge when it is there.
