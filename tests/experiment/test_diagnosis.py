@@ -194,3 +194,23 @@ def test_several_annotators_are_pooled_yes_only_when_all_say_yes():
         ["q2", "partly", "no"],
         ["q3", "", ""],
     ]
+
+
+def test_a_generation_verdict_quotes_what_the_answer_said_instead():
+    wide = pd.DataFrame(
+        {
+            "id": ["q1", "q2"],
+            "architecture": ["a", "a"],
+            "correctness": [0.1, 0.1],
+            "context_recall": [0.8, 0.2],
+            "recall_reason": [FOUND, FOUND],
+            "refused": [False, False],
+            "answer": ["At week   30.\nAlways.", "At week 30."],
+        }
+    )
+    table = verdicts(wide, BANDS)
+    assert table["evidence"].tolist() == [
+        "wrong (correctness 0.10) although statement 1 in context [2] (context recall 0.80); the answer says: "
+        "At week 30. Always.",
+        "wrong (correctness 0.10); not in the contexts: statement 2 (context recall 0.20)",  # retrieval: no quote
+    ]

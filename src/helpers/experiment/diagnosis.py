@@ -88,14 +88,18 @@ def verdict(correctness: float | None, recall: float | None, recall_reason: str,
 
 def verdicts(wide: pd.DataFrame, bands: dict | None = None) -> pd.DataFrame:
     """One row per answer of `wide` (id, architecture, correctness, context_recall, recall_reason,
-    refused): id, architecture, verdict, evidence. Answers without a correctness score (no
-    reference) are left out."""
+    refused, and `answer` where known: a generation verdict quotes what it said instead): id,
+    architecture, verdict, evidence. Answers without a correctness score (no reference) are left out."""
     bands = bands or SHIPPED
     rows = []
     for r in wide.itertuples():
         if r.correctness is None or math.isnan(r.correctness):
             continue
         v, evidence = verdict(r.correctness, r.context_recall, r.recall_reason, bool(r.refused), bands)
+        said = getattr(r, "answer", None)
+        if v == "generation" and isinstance(said, str) and said.strip():  # what it said instead
+            said = " ".join(said.split())
+            evidence += f"; the answer says: {said[:160]}{'...' if len(said) > 160 else ''}"
         rows.append({"id": r.id, "architecture": r.architecture, "verdict": v, "evidence": evidence})
     return pd.DataFrame(rows, columns=["id", "architecture", "verdict", "evidence"])
 
@@ -198,18 +202,21 @@ def read_scores_csv(path: str | Path) -> pd.DataFrame:
 
 def read_run(run_id: str, results_dir: Path | None = None, *, scores: pd.DataFrame | None = None) -> pd.DataFrame:
     """A run's answers as diagnose reads them: the two judges' scores from scores.parquet (`scores`:
-    already read), refused from each answer's text (helpers.answer_prompts.is_refusal, with the run's
-    prompt)."""
+    already read), each answer's text, and refused from it (helpers.answer_prompts.is_refusal, with
+    the run's prompt)."""
     scores = load_scores(run_id, results_dir) if scores is None else scores
     several = scores["llm"].nunique() > 1  # then an answer is named by its LLM too
     wide = wide_from_scores(scores, ["architecture", "llm", "qid"]).reset_index()
     config = run_config(run_id, results_dir)
     prompt = get_prompt(config.generation.prompt if config else "cite-sentences")
-    refused = {
-        (r["architecture"], r["llm"], r["qid"]): is_refusal(r.get("answer"), prompt, r.get("language") or "en")
-        for r in RunStore(run_dir(run_id, results_dir)).of_kind("answer")
+    records = {
+        (r["architecture"], r["llm"], r["qid"]): r for r in RunStore(run_dir(run_id, results_dir)).of_kind("answer")
     }
-    wide["refused"] = [refused.get(k, False) for k in zip(wide["architecture"], wide["llm"], wide["qid"])]
+    keys = list(zip(wide["architecture"], wide["llm"], wide["qid"]))
+    wide["answer"] = [records.get(k, {}).get("answer") for k in keys]
+    wide["refused"] = [
+        k in records and is_refusal(records[k].get("answer"), prompt, records[k].get("language") or "en") for k in keys
+    ]
     wide["id"] = answer_ids(wide["qid"], wide["llm"], several)
     return wide
 
