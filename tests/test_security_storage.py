@@ -119,13 +119,16 @@ def test_a_head_started_as_the_readme_says_stays_on_loopback_with_its_token():
             started = start_head(temp, port, num_cpus=1, env=env)
             assert started.returncode == 0, started.stderr[-2000:]
             assert "Token authentication is enabled" in started.stderr + started.stdout
-            head = [
-                (p.name(), c.laddr.ip)
-                for p in psutil.process_iter()
-                if any(temp in a for a in (p.cmdline() if p.is_running() else []))
-                for c in p.net_connections(kind="inet")
-                if c.status == psutil.CONN_LISTEN
-            ]
+            head = []
+            for p in psutil.process_iter(["cmdline"]):
+                if not any(temp in a for a in p.info["cmdline"] or []):
+                    continue
+                try:  # a process may end (or be a zombie) between the listing and this
+                    head += [
+                        (p.name(), c.laddr.ip) for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN
+                    ]
+                except psutil.Error:
+                    pass
             assert head and not [h for h in head if not _is_loopback(h[1])], head
             driver = subprocess.run(
                 [sys.executable, "-c", RAY_DRIVER, f"127.0.0.1:{port}"],
