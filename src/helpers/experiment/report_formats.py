@@ -197,11 +197,7 @@ def to_html(report: RunReport, *, figures: bool = True) -> str:
         from helpers.experiment.figures_run import run_figure_pngs
 
         out.append("<h2>Figures</h2>")
-        for name, png in run_figure_pngs(report.scores, report.config).items():
-            out.append(
-                f"<figure><img alt='{esc(name)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
-                f"<figcaption>{esc(name)}</figcaption></figure>"
-            )
+        out += [_figure_html(name, png) for name, png in run_figure_pngs(report.scores, report.config).items()]
     out += [
         "<h2>RAGAS (seed benchmark form)</h2>",
         _html_table(report.seed) if len(report.seed) else "<p>(RAGAS not run)</p>",
@@ -228,9 +224,14 @@ def _verdict_figure_html(report: RunReport) -> str:
     fig = verdict_figure(report.diagnosis[0], confidence=report.confidence, bands=report.diagnosis[2])
     png = png_bytes(fig, dpi=110)
     plt.close(fig)
+    return _figure_html("verdicts", png)
+
+
+def _figure_html(name: str, png: bytes) -> str:
+    """One figure embedded in the page as base64 PNG, with its name as caption."""
     return (
-        f"<figure><img alt='verdicts' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
-        "<figcaption>verdicts</figcaption></figure>"
+        f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+        f"<figcaption>{html.escape(name)}</figcaption></figure>"
     )
 
 
