@@ -22,7 +22,7 @@ LLAMA_WHEELS := $(or $(PIP_CACHE_DIR),$(HOME)/.cache/pip)/llama-cpp/$(LLAMA_KEY)
 STAMP  := $(VENV)/.installed-$(LLAMA_KEY)
 PYTEST_ARGS ?=
 
-.PHONY: setup data test-data evidence-model qwen run test test-fast lint lab app browser lock bench clean
+.PHONY: setup data test-data evidence-model qwen run book test test-fast lint lab app browser lock bench clean
 
 setup: $(STAMP)
 
@@ -68,6 +68,12 @@ qwen: setup
 run: data
 	$(PY) -m helpers summary
 	$(PY) -m helpers run $(CONFIG)
+
+# The notebooks executed in order (fresh kernels) into a static site: open book/_build/index.html.
+# Notebook 06 resumes the default run, so after `make run` nothing is answered twice; without it,
+# the run happens here. A cell that raises stops it (exit 1) naming the notebook and the cell.
+book: data
+	$(PY) -m helpers book
 
 test: lint data test-data browser
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -64,7 +64,7 @@ if WORKER:
 # instead of one worker running the browser's two long tests alone for 2 minutes while the other
 # idles (docs/measurements/test-suite.md).
 GROUP_SECONDS = {
-    "test_notebooks": 159,
+    "test_notebooks": 168,
     "test_runs": 145,
     "test_explore_browser": 115,
     "ray": 114,

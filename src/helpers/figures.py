@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,7 +19,10 @@ from typing import TYPE_CHECKING
 
 import matplotlib
 
-matplotlib.use("Agg")  # headless by default; notebooks still display figures inline
+# headless by default; a notebook's kernel keeps its inline backend (ipykernel sets MPLBACKEND to
+# it), so the figures a cell draws show under it and in the book (forcing Agg there hid them all)
+if "inline" not in os.environ.get("MPLBACKEND", ""):
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402

@@ -36,6 +36,8 @@ SHARED_DATA_DIR = _dir("HELPERS_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "
 FIGURES_DIR = _dir("HELPERS_FIGURES_DIR", PROJECT_ROOT / "figures")
 RESULTS_DIR = _dir("HELPERS_RESULTS_DIR", PROJECT_ROOT / "results")
 CONFIGS_DIR = PROJECT_ROOT / "configs"
+# the executed notebooks as a static site (`make book`), gitignored
+BOOK_DIR = _dir("HELPERS_BOOK_DIR", PROJECT_ROOT / "book" / "_build")
 # the gitignored file API keys may come from (after the environment)
 ENV_FILE = _dir("HELPERS_ENV_FILE", PROJECT_ROOT / ".env")
 

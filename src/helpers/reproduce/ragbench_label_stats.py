@@ -121,3 +121,36 @@ def save_label_figures(labels: pd.DataFrame, statistics: pd.DataFrame | None = N
         written[name] = save_figure(fig, name, config=config, data_sources=sources, out_dir=out_dir)["png"]
         plt.close(fig)
     return written
+
+
+def save_hallucination_shares(
+    statistics: pd.DataFrame, figures: dict | None = None, *, results_dir=None
+) -> pd.DataFrame:
+    """§3.3's hallucination shares beside ours (the subsets it prints), with our two label
+    figures, saved for the book (helpers.reproduce.published)."""
+    from helpers.reproduce.published import save_comparison
+    from helpers.reproduce.ragbench_paper import PAPER_SOURCE
+
+    printed = statistics[statistics["paper_hallucination_share"].notna()]
+    table = pd.DataFrame(
+        {
+            "subset": printed["subset"],
+            "split": printed["split"],
+            "rows": printed["rows"],
+            "published": printed["paper_hallucination_share"],
+            "ours": printed["hallucination_rate"],
+            "difference": printed["difference"],
+        }
+    )
+    save_comparison(
+        "ragbench-hallucination-shares",
+        table,
+        title="RAGBench §3.3: the share of hallucinated (not adherent) responses per subset",
+        published_source=f"{PAPER_SOURCE['paper']}, §3.3 'RAGBench Statistics' (all splits, presumably)",
+        data_source="gold adherence recomputed from the annotators' sentence keys in the RAGBench parquet files "
+        "(helpers.trace.scoring.gold_scores), per split",
+        notes="The paper rounds to whole percents and does not say which splits it pooled.",
+        figures=list((figures or {}).values()),
+        results_dir=results_dir,
+    )
+    return table

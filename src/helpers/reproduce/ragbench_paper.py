@@ -281,3 +281,27 @@ def to_markdown(table: pd.DataFrame) -> str:
             f"| {fmt(r.difference)} | {r.why} |"
         )
     return "\n".join(lines)
+
+
+def save_table3(table: pd.DataFrame, *, results_dir=None) -> pd.DataFrame:
+    """The rows of `side_by_side` with a number of ours, saved for the book as published vs ours
+    (helpers.reproduce.published); the printed numbers we cannot recompute are counted, by why, in
+    its notes."""
+    from helpers.reproduce.published import save_comparison
+
+    ours = table[table["ours"].notna()].rename(columns={"paper": "published"})
+    columns = ["subset", "split", "judge", "metric", "n", "published", "ours", "ci95_low", "ci95_high"]
+    columns += ["significant", "difference", "agreement", "why"]
+    missing = table[table["ours"].isna()].groupby("why").size()
+    notes = "; ".join(f"{count} printed numbers not recomputed: {why}" for why, count in missing.items())
+    save_comparison(
+        "ragbench-table3",
+        ours[columns],
+        title="RAGBench Table 3: the judges' hallucination AUROC and relevance / utilization RMSE",
+        published_source=f"{PAPER_SOURCE['paper']}; {PAPER_SOURCE['table']}",
+        data_source="the RAGBench parquet files' baseline judge columns (../shared/data/ragbench), "
+        f"recomputed with the paper's metric code ({PAPER_SOURCE['metric_code']})",
+        notes=notes,
+        results_dir=results_dir,
+    )
+    return ours[columns]
