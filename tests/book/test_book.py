@@ -179,7 +179,7 @@ def test_the_book_links_its_pages_and_shows_published_ours_and_difference(tmp_pa
     assert '<a rel="next" href="reproduced.html">' in second
     assert "https://cdnjs" not in first and "<title>00 · First</title>" in first
     reproduced = (tmp_path / "site" / "reproduced.html").read_text()
-    assert "<td>auroc</td><td>0.700</td><td>0.655</td><td>-0.045</td>" in reproduced
+    assert '<td class="text">auroc</td><td>0.700</td><td>0.655</td><td>-0.045</td>' in reproduced
     assert (
         "<strong>Published:</strong> Paper, Table 9" in reproduced and "<strong>Ours:</strong> our rows" in reproduced
     )

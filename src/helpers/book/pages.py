@@ -30,7 +30,7 @@ EXPORTER_OPTIONS = {
 }
 
 STYLE = """
-body.book { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 60rem;
+body.book { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 72rem;
   margin: 2rem auto; padding: 0 1rem; line-height: 1.5; color: #222; }
 .book-nav { display: flex; gap: 1.5rem; justify-content: space-between; padding: .6rem 1rem;
   margin-bottom: 1rem; border-bottom: 1px solid #ddd; font: 14px system-ui, sans-serif; }
@@ -40,6 +40,10 @@ body.book { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-w
 table.book-table { border-collapse: collapse; font-size: 14px; margin: 1rem 0; }
 table.book-table th, table.book-table td { border: 1px solid #ccc; padding: .25rem .5rem; text-align: right; }
 table.book-table th:first-child, table.book-table td:first-child { text-align: left; }
+table.book-table td { vertical-align: top; }
+table.book-table td.text { text-align: left; }
+table.book-table td.long { text-align: left; min-width: 24rem; font-size: 13px; }
+.book-scroll { overflow-x: auto; }
 .book-chapters li { margin: .6rem 0; }
 .book-note { color: #555; font-size: 14px; }
 """

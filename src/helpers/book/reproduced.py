@@ -41,9 +41,12 @@ def table_html(frame: pd.DataFrame) -> str:
             text = _number(value)
             if column == "difference" and text != "—":
                 text = f"{value:+.3f}"
-            cells.append(f"<td>{text}</td>")
+            # words read left to right, and a sentence (why a number differs) needs room to be read
+            kind = "long" if isinstance(value, str) and len(value) > 40 else "text" if isinstance(value, str) else ""
+            cells.append(f'<td class="{kind}">{text}</td>' if kind else f"<td>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<table class="book-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    table = f'<table class="book-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return f'<div class="book-scroll">{table}</div>'
 
 
 def _figure_html(path: str) -> str:
