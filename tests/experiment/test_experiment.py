@@ -68,6 +68,17 @@ def test_figures_and_sidecars(tmp_path):
         sidecar = json.loads(png.with_suffix(".json").read_text())
         assert png.with_suffix(".pdf").exists() and sidecar["run_ids"] and sidecar["git_commit"]
     assert "Paired permutation tests vs bm25" in done.stdout
+    again = subprocess.run(  # resumed, with --json: stdout is the summary and nothing else
+        [sys.executable, "-m", "helpers", "run", str(tmp_path / "config.yaml"), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    summary = json.loads(again.stdout)
+    assert summary["run_id"] == sidecar["run_ids"][0] and summary["ok"] is True
+    assert "Paired permutation tests vs bm25" in again.stderr
 
 
 def test_seed_table_keeps_unscored_cells_visible():

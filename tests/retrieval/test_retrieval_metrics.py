@@ -91,3 +91,48 @@ def test_unknown_metric_names_the_valid_ones():
         parse_metric("hits@3")
     with pytest.raises(ValueError, match="ndcg@ten"):
         per_query({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["ndcg@ten"])
+
+
+# ranx reads the TREC run file retrieval-eval writes (JIT off, as above)
+_RANX_FROM_FILE = """
+import json, sys
+from ranx import Qrels, Run, evaluate
+qrels, path = json.load(sys.stdin)
+run = Run.from_file(path, kind="trec")
+print(json.dumps({"ndcg@10": float(evaluate(Qrels(qrels), run, "ndcg@10")), "name": run.name}))
+"""
+
+
+def test_retrieval_eval_writes_per_query_rows_and_a_trec_run_ranx_reads(tmp_path):
+    from helpers.data import Dataset
+    from helpers.retrieval.evaluation.evaluate import retrieval_eval, save_report
+
+    corpus = {
+        "d1": {"title": "", "text": "The cat sat on the mat."},
+        "d2": {"title": "", "text": "Dogs chase cats in the park."},
+        "d3": {"title": "", "text": "Quantum computers use qubits to compute."},
+        "d4": {"title": "", "text": "Hamlet is a tragedy written by William Shakespeare."},
+    }
+    queries = {"q1": "cats", "q2": "qubits and computers", "q3": "a dog in the park", "q4": "tragedy"}
+    qrels = {"q1": {"d2": 2, "d1": 1}, "q2": {"d3": 1}, "q3": {"d1": 1}, "q4": {"d4": 1}}
+    report = retrieval_eval(Dataset("toy", "en", corpus, queries, qrels), ["bm25"])
+    rows = report["per_query"]["bm25"]
+    assert sorted(rows) == ["q1", "q2", "q3", "q4"] and rows["q2"]["ndcg@10"] == 1.0
+    mean = sum(r["ndcg@10"] for r in rows.values()) / 4
+    assert report["results"]["bm25"]["ndcg@10"] == round(mean, 4)
+    saved = save_report(report, tmp_path / "toy.json")
+    written = json.loads(saved.read_text())
+    assert written["run_files"] == {"bm25": "toy.bm25.trec"} and "runs" not in written
+    trec = (tmp_path / "toy.bm25.trec").read_text().splitlines()
+    assert trec[0].split()[:4] == ["q1", "Q0", next(iter(report["runs"]["bm25"]["q1"])), "1"]
+    done = subprocess.run(
+        [sys.executable, "-c", _RANX_FROM_FILE],
+        input=json.dumps([qrels, str(tmp_path / "toy.bm25.trec")]),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, NUMBA_DISABLE_JIT="1"),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = json.loads(done.stdout)
+    assert theirs["ndcg@10"] == pytest.approx(mean, abs=1e-6) and theirs["name"] == "bm25"

@@ -18,6 +18,7 @@ Everything is computed before anything is written: a bad input writes nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -33,6 +34,19 @@ from helpers.offline import quiet_noisy_loggers
 
 
 def _run(args: argparse.Namespace) -> int:
+    """`run`: prose on stdout; with --json, the prose goes to stderr and stdout holds one JSON
+    object (the run's summary), for a script or `jq` to read."""
+    if not args.json:
+        return _run_and_report(args)[0]
+    if args.dry_run:
+        raise UserError("--json prints a finished run's summary: leave out --dry-run, or --json")
+    with contextlib.redirect_stdout(sys.stderr):
+        code, summary = _run_and_report(args)
+    print(json.dumps(summary, ensure_ascii=False))
+    return code
+
+
+def _run_and_report(args: argparse.Namespace) -> tuple[int, dict | None]:
     import logging
 
     from helpers.experiment.analysis import headline_lines, report  # pandas, scipy: loaded only when this runs
@@ -51,7 +65,7 @@ def _run(args: argparse.Namespace) -> int:
         from helpers.experiment.dry_run import estimate  # pandas, scipy: loaded only when this runs
 
         print(estimate(config, sample=args.dry_run_sample).format())
-        return 0
+        return 0, None
     if args.budget and not args.until_decided:
         raise UserError(f"--budget {args.budget} limits a run --until-decided; add --until-decided")
     print(f"run {config.resolved_run_id()} started {_now()} ({args.config or args.documents})", flush=True)
@@ -71,7 +85,7 @@ def _run(args: argparse.Namespace) -> int:
         print(format_report(json.loads(report_path.read_text(encoding="utf-8"))))
     if not summary["ok"]:
         print(format_failures(summary), file=sys.stderr)
-        return 1
+        return 1, summary
     if config.figures:
         from helpers.experiment.figures_run import build_figures  # matplotlib, seaborn: only when asked for
 
@@ -102,7 +116,7 @@ def _run(args: argparse.Namespace) -> int:
     print(
         f"run {summary['run_id']} finished {_now()}: took {time.perf_counter() - start:.1f} s; results in {summary['directory']}"
     )
-    return 0
+    return 0, summary
 
 
 def _now() -> str:
@@ -298,6 +312,9 @@ def add_cli(subparsers) -> None:
         "questions, and the time its rate limits need; call no provider",
     )
     run.add_argument("--dry-run-sample", type=int, default=3, help="questions whose prompts --dry-run builds")
+    run.add_argument(
+        "--json", action="store_true", help="stdout: one JSON object (the run's summary); the tables go to stderr"
+    )
     run.add_argument(
         "--until-decided",
         action="store_true",

@@ -3,6 +3,9 @@
     python -m helpers retrieval-eval --dataset scifact --architectures bm25,dense,hybrid,rerank --out FILE.json
 
 Metrics have ranx's definitions (Bassani 2022; `metrics`, tested against ranx itself): nDCG@10, Recall@10, Recall@100, MRR@10.
+The report keeps every query's metrics (`per_query`), and `save_report` writes each architecture's
+run beside the JSON as a TREC run file (`FILE.ARCHITECTURE.trec`: qid Q0 doc_id rank score name),
+which `ranx.Run.from_file(path, kind="trec")`, `ranx.compare` and `trec_eval` read.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from helpers.llm import LLM
 from helpers.retrieval.architectures.base import RetrievalError
 from helpers.retrieval.architectures.options import RetrievalOptions, parse_options
 from helpers.retrieval.evaluation.fusion_tuning import tune_fusion_on, tuned_options
-from helpers.retrieval.evaluation.metrics import evaluate_run
+from helpers.retrieval.evaluation.metrics import METRICS, evaluate_run, per_query
 from helpers.retrieval.registry import build_retriever, needs_llm
 
 
@@ -75,6 +78,8 @@ def retrieval_eval(
         "llm_sample_queries": len(llm_sample) if llm else 0,
         "options": options.model_dump(),
         "results": {},
+        "per_query": {},  # {architecture: {qid: {metric: value}}}, unrounded
+        "runs": {},  # {architecture: {qid: {doc_id: score}}}: written as TREC run files by save_report
     }
     runs = {}
     for name in architectures:
@@ -87,12 +92,18 @@ def retrieval_eval(
         run = retriever.retrieve(subset, 100)
         latency = (time.perf_counter() - start) / len(subset)
         runs[name] = run
+        subset_qrels = {q: data.qrels[q] for q in subset}
         entry = {
             "queries": len(subset),
             "index_s": round(index_s, 2),
             "latency_ms_per_query": round(1000 * latency, 2),
-            **{m: round(v, 4) for m, v in evaluate_run({q: data.qrels[q] for q in subset}, run).items()},
+            **{m: round(v, 4) for m, v in evaluate_run(subset_qrels, run).items()},
         }
+        # every judged query, a missed one with an empty ranking (it scores 0), as evaluate_run counts it
+        report["per_query"][name] = per_query(
+            subset_qrels, {q: run.get(q, {}) for q in subset_qrels if subset_qrels[q]}, METRICS
+        )
+        report["runs"][name] = run
         if name in with_llm:
             entry["llm_fallbacks"] = len(getattr(retriever, "fallbacks", {}))
         report["results"][name] = entry
@@ -133,8 +144,30 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
+def write_trec_run(run: dict, path: str | Path, name: str) -> Path:
+    """`run` {qid: {doc_id: score}} as a TREC run file: `qid Q0 doc_id rank score name`, ranked by
+    score (ties in the run's order, as the metrics rank them). Written here rather than by
+    ranx.Run.save: building a ranx Run compiles numba code, 7-9 s in every process (metrics.py)."""
+    path = Path(path)
+    lines = []
+    for qid, scores in run.items():
+        ranked = sorted(scores.items(), key=lambda item: -float(item[1]))
+        lines += [f"{qid} Q0 {doc_id} {rank} {float(score)!r} {name}" for rank, (doc_id, score) in enumerate(ranked, 1)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def save_report(report: dict, out: str | Path) -> Path:
+    """The report as JSON at `out`, and each architecture's run beside it (`OUT.ARCHITECTURE.trec`,
+    named in the JSON's `run_files`)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    report = dict(report)
+    runs = report.pop("runs", None) or {}
+    report["run_files"] = {
+        name: write_trec_run(run, out.with_name(f"{out.stem}.{name}.trec"), name).name for name, run in runs.items()
+    }
+    if not report["run_files"]:
+        report.pop("run_files")
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
     return out
