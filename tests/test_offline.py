@@ -2,29 +2,56 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from helpers.offline import OfflineModelError, resolve_model_path
 
 
-def _env_after_import(extra_env):
-    code = "import os, helpers; print(os.environ['HF_HUB_OFFLINE'], os.environ['RAGAS_DO_NOT_TRACK'], os.environ['ANONYMIZED_TELEMETRY'])"
-    env = {
-        k: v for k, v in os.environ.items() if k not in {"HF_HUB_OFFLINE", "RAGAS_DO_NOT_TRACK", "ANONYMIZED_TELEMETRY"}
-    }
+def _env_after(code, extra_env):
+    names = {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "RAGAS_DO_NOT_TRACK", "ANONYMIZED_TELEMETRY"}
+    env = {k: v for k, v in os.environ.items() if k not in names}
     env.update(extra_env)
+    shown = "print(*(os.environ.get(n, '-') for n in ('HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', 'RAGAS_DO_NOT_TRACK')))"
     return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", f"import os, logging; {code}; {shown}; print(logging.getLogRecordFactory().__name__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
 
 
-def test_offline_defaults_set_at_import():
-    assert _env_after_import({}) == ["1", "true", "False"]
+def test_importing_the_package_leaves_the_hub_alone_but_redacts_logs():
+    # a user's notebook that imports helpers keeps hub downloads in its other libraries
+    assert _env_after("import helpers", {}) == ["-", "-", "-", "_RedactedRecord"]
+
+
+def test_the_command_line_applies_the_offline_defaults():
+    assert _env_after("import helpers.__main__", {}) == ["1", "1", "true", "_RedactedRecord"]
 
 
 def test_user_settings_are_not_overridden():
-    assert _env_after_import({"HF_HUB_OFFLINE": "0"})[0] == "0"
+    assert _env_after("import helpers.__main__", {"HF_HUB_OFFLINE": "0"})[0] == "0"
+
+
+def test_every_make_target_gets_the_offline_defaults():
+    """Each target's recipes (jupyter lab, voila, the notebooks' kernels) see them, unless set."""
+    from helpers.offline import OFFLINE_DEFAULTS
+
+    env = {k: v for k, v in os.environ.items() if k not in OFFLINE_DEFAULTS}
+    show = "show-env: ; @echo " + " ".join(f"$${name}" for name in OFFLINE_DEFAULTS)
+    done = subprocess.run(
+        ["make", "-s", "--eval", show, "show-env"],
+        cwd=Path(__file__).parents[1],
+        env={**env, "HF_HUB_OFFLINE": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = dict(OFFLINE_DEFAULTS, HF_HUB_OFFLINE="0")  # a user's own setting wins
+    assert done.stdout.split() == list(expected.values())
 
 
 def test_hub_id_fails_fast_naming_bundled_models(monkeypatch, tmp_path):

@@ -1,13 +1,14 @@
 """helpers: the shared package of the RAG research workbench.
 
-Importing it sets safe offline defaults once (see `helpers.offline`), without overriding any
-variable the user already set, and makes every log message pass through the API-key redaction.
+Importing it makes every log message pass through the API-key redaction, and changes nothing
+else in the process: the offline defaults (`helpers.offline.OFFLINE_DEFAULTS`: the Hugging Face
+hub off, telemetry off) are applied by the command line (`python -m helpers`, `helpers`), the
+Makefile's targets and the test suite, never by an import into someone else's notebook, where
+they would switch off hub downloads in other libraries without asking.
 """
 
-from helpers.offline import apply_offline_defaults
 from helpers.redaction import install_log_redaction
 
-apply_offline_defaults()
 install_log_redaction()  # API keys never reach a log line (helpers.redaction)
 
 __version__ = "0.1.0"

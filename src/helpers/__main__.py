@@ -43,9 +43,14 @@ import argparse
 import importlib
 import sys
 
-from helpers.errors import UserError
-from helpers.llm.keys import add_key_host_option, allow_extra_key_hosts
-from helpers.redaction import redact
+from helpers.offline import apply_offline_defaults
+
+# before any command module imports torch, transformers, ragas or chromadb, which read them once
+apply_offline_defaults()
+
+from helpers.errors import UserError  # noqa: E402
+from helpers.llm.keys import add_key_host_option, allow_extra_key_hosts  # noqa: E402
+from helpers.redaction import redact  # noqa: E402
 
 # The one way to add a command: an `add_cli(subparsers)` in its package's `cli.py`, listed here (and
 # its line in the docstring above, and a row in docs/commands.md: test_every_command_is_listed).

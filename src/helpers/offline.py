@@ -1,7 +1,11 @@
 """Offline-safe defaults and fast failure for hub model ids.
 
-Set at import of `helpers`, before torch/transformers/ragas/chromadb are imported, and only where
-the user has not set the variable: a user with internet can export HF_HUB_OFFLINE=0 to use the hub.
+`apply_offline_defaults` sets them where the user has not set the variable, before torch,
+transformers, ragas or chromadb are imported: the command line does it first thing
+(helpers.__main__), the Makefile exports them to every target (notebooks in `make lab`, `make
+app` and `make book` included), the test suite sets them in tests/conftest.py. Importing
+`helpers` does not: a user's own notebook keeps the hub. A user with internet can export
+HF_HUB_OFFLINE=0 to use the hub from the command line too.
 """
 
 from __future__ import annotations
