@@ -80,6 +80,7 @@ GROUP_SECONDS = {
     "test_evidence": 88,
     "test_ragas": 76,
     "test_llm": 57,
+    "test_distribution": 50,
     "test_testset": 51,
     "test_reranker_reproducible": 39,
     "test_sweep": 34,

@@ -56,7 +56,7 @@ def _images(nb: nbformat.NotebookNode) -> int:
 def test_the_book_of_the_smoke_notebooks_in_chromium(outputs, monkeypatch):
     """Built from the notebooks the tests above executed (any they did not, when run alone, are
     executed here on the smoke config); each page opened in Chromium from file://."""
-    from helpers.book import build_book
+    from helpers.book.build import build_book
 
     reason = missing_browser()
     if reason:

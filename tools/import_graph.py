@@ -72,6 +72,7 @@ PACKAGE = "helpers"
 LAYERS: dict[str, int] = {
     # 0: foundations
     "helpers.errors": 0,
+    "helpers.extras": 0,
     "helpers.paths": 0,
     "helpers.inputs": 0,
     "helpers.offline": 0,

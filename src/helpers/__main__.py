@@ -49,6 +49,7 @@ from helpers.offline import apply_offline_defaults
 apply_offline_defaults()
 
 from helpers.errors import UserError  # noqa: E402
+from helpers.extras import missing_extra  # noqa: E402
 from helpers.llm.keys import add_key_host_option, allow_extra_key_hosts  # noqa: E402
 from helpers.redaction import redact  # noqa: E402
 
@@ -88,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         message = redact(" ".join(str(exc).split()))  # one line, however the message was built
         print(f"error: {message} (--debug for the traceback)", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:  # an optional part not installed: say which extra provides it
+        if args.debug or missing_extra(exc) is None:
+            raise
+        print(f"error: {missing_extra(exc)} (--debug for the traceback)", file=sys.stderr)
         return 2
 
 

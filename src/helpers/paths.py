@@ -5,8 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# src/helpers/paths.py -> project root is two levels above src/
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# A checkout: src/helpers/paths.py, the project root two levels above src/. An installed wheel
+# (site-packages/helpers/paths.py) has no project around it: data/, results/ and figures/ go under
+# the folder it is run from (HELPERS_PROJECT_ROOT to choose another), not into site-packages.
+_CHECKOUT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = (
+    Path(os.environ["HELPERS_PROJECT_ROOT"]).expanduser().resolve()
+    if os.environ.get("HELPERS_PROJECT_ROOT")
+    else _CHECKOUT
+    if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "src" / "helpers").is_dir()
+    else Path.cwd().resolve()
+)
 
 
 def _dir(env: str, default: Path) -> Path:

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from helpers import paths
-from helpers.book import BookError, build_book
-from helpers.book.execute import sanitize, sanitize_outputs, scan, secret_values
+from helpers.book.build import build_book
+from helpers.book.execute import BookError, sanitize, sanitize_outputs, scan, secret_values
 from helpers.reproduce.published import load_comparisons, save_comparison
 from helpers.reproduce.seed_ragas import SEED_HYBRID, hybrid_comparison
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from helpers.data.contracts import Sample
 from helpers.errors import UserError
+from helpers.extras import missing_extra
 
 
 class RunConfig(Protocol):
@@ -257,7 +258,7 @@ def judge_sample(judge: Judge, sample: Sample) -> tuple[list[Row], dict | None, 
         rows, usage = judge.score_sample(sample)
         return rows, usage, None
     except Exception as exc:  # noqa: BLE001 - any failure of one sample is recorded, not raised
-        reason = f"judge failed: {type(exc).__name__}: {exc}"
+        reason = f"judge failed: {missing_extra(exc) or f'{type(exc).__name__}: {exc}'}"
         return [(m.name, None, reason) for m in judge.metrics_for(judge.config)], None, exc
 
 
