@@ -53,6 +53,7 @@ $(STAMP): requirements/lock.txt requirements/nodeps.txt pyproject.toml
 	  $(PIP) wheel --quiet --no-deps --no-cache-dir -w $(LLAMA_WHEELS) "$(LLAMA_PIN)"
 	$(PIP) install --quiet --no-deps --force-reinstall --no-index --find-links $(LLAMA_WHEELS) "$(LLAMA_PIN)"
 	$(PIP) install --quiet --no-deps -r requirements/nodeps.txt
+	$(PIP) uninstall --quiet --yes helpers 2>/dev/null || true  # the distribution's name before rag-workbench
 	$(PIP) install --quiet --no-deps -e .
 	rm -f $(VENV)/.installed*
 	touch $(STAMP)
