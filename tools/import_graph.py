@@ -39,8 +39,10 @@ top, whatever their package):
 Against the first sketch of issue 25 (finetune in layer 3): finetune is the training loop that
 retrieval's cross-encoder and the trace evidence model both call, so it sits below them (1),
 and Ray start-up imports helpers.llm.keys (its loopback test) so it sits with llm (1).
-The package root (helpers/__init__.py) runs the safe defaults (helpers.offline, the key
-redaction of helpers.llm.keys) and is placed in layer 1.
+The package root (helpers/__init__.py) installs the key redaction and is placed in layer 1. Its
+public entry points of higher layers (`helpers.evaluate`) are attributes it loads on first use
+(PEP 562 `__getattr__`): those imports, listed in PUBLIC_API, are a facade, not a dependency of the
+root's own code, and are not counted as upward.
 
 Cycles between packages (helpers.retrieval <-> helpers.trace, as there was until issue 25: modules
 of each importing modules of the other, with no cycle of modules) are counted too, and fail
@@ -115,6 +117,8 @@ LAYERS: dict[str, int] = {
 }
 LAYER_NAMES = ["foundations", "services", "components", "pipelines", "experiments", "front ends"]
 FRONT_END = 5
+# the package root's lazily loaded public API (helpers/__init__.py, `__getattr__`): root -> module
+PUBLIC_API = {("helpers", "helpers.judges.evaluate")}
 
 # outside packages worth importing only where used: optional extras (models, Ray, Chroma, local
 # LLMs, browsers, notebooks widgets), or slow to import (a quarter of a second or more here: pandas
@@ -357,7 +361,8 @@ class Graph:
         out = []
         for edge in self.edges:
             below, above = layer_of(edge.source), layer_of(edge.target)
-            if below is not None and above is not None and above > below:
+            facade = edge.in_function and (edge.source, edge.target) in PUBLIC_API
+            if below is not None and above is not None and above > below and not facade:
                 out.append(edge)
         return out
 

@@ -12,3 +12,13 @@ from helpers.redaction import install_log_redaction
 install_log_redaction()  # API keys never reach a log line (helpers.redaction)
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """`helpers.evaluate(df, judges=[...])` (helpers.judges.evaluate), loaded on first use: importing
+    the package stays light (no pandas, no judges' models)."""
+    if name in ("evaluate", "Evaluation"):
+        from helpers.judges import evaluate as module
+
+        return getattr(module, name)
+    raise AttributeError(f"module 'helpers' has no attribute {name!r}")

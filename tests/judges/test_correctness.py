@@ -176,7 +176,8 @@ def test_judge_command_refuses_a_judge_that_needs_an_llm(tmp_path, capsys):
     path = _write(tmp_path / "a.csv", [ROW])
     assert main(["judge", str(path), "--judges", "ragas"]) == 2
     error = capsys.readouterr().err
-    assert "cannot score answers from a file" in error and "correctness" in error
+    assert "judge(s) ['ragas'] call an LLM: pass llm=LLM(...) or its config (helpers judge: --llm" in error
+    assert "judges that need none: ['offline', 'evidence', 'correctness'" in error
     assert "ragas" not in standalone_judges() and "correctness" in standalone_judges()
 
 

@@ -44,13 +44,17 @@ NOT_ANSWERABLE = {"false", "no", "0", "n", "falso", "f"}
 ANSWERABLE = {"true", "yes", "1", "y", "si", "sí", "verdadero", "t", ""}
 
 
-def _table(path: Path) -> tuple[pd.DataFrame, int]:
-    """(the rows as strings, the row number of the first data row)."""
+def read_table(path: Path, *, what: str = "questions") -> tuple[pd.DataFrame, int]:
+    """(the rows of a CSV, XLSX or JSONL file, CSV and XLSX cells as strings; the row number of the
+    first data row). CSV in any encoding (helpers.data.readers.decode_text), separated by commas,
+    semicolons or tabs; JSONL rows carry their line number in `_line`. `what` names the file's
+    kind in an error."""
+    path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise DataError(
             str(path),
-            f"unsupported questions format {suffix or '(none)'!r}",
+            f"unsupported {what} format {suffix or '(none)'!r}",
             fix=f"Use {', '.join(FORMATS)} with a 'question' column",
         )
     try:
@@ -120,7 +124,7 @@ def read_questions(path: str | Path, corpus: dict[str, dict] | None = None) -> Q
     path = Path(path)
     if not path.exists():
         raise DataError(str(path), "questions file not found", fix="Give the path of a CSV, JSONL or XLSX file")
-    table, first_row = _table(path)
+    table, first_row = read_table(path)
     if table.empty:
         raise DataError(str(path), "the file has no questions", fix="Add rows with a 'question' column")
     table.columns = [str(c).strip().lower() for c in table.columns]
