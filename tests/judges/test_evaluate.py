@@ -29,7 +29,11 @@ RAGAS_FRAME = pd.DataFrame(
 )
 
 
-def test_ragas_column_names_score_as_a_file_does(tmp_path):
+def test_ragas_column_names_score_as_a_file_does(tmp_path, monkeypatch):
+    from helpers.judges import validity
+
+    # the shipped validity table (another test may have written one of its own into the session's results)
+    monkeypatch.setattr(validity, "written_csv", lambda: tmp_path / "none.csv")
     result = helpers.evaluate(RAGAS_FRAME, judges=["correctness"])
     scores = result.scores
     assert list(scores.columns) == ["id", "judge", "metric", "value", "reason"]
