@@ -130,7 +130,9 @@ def validity_table(path: Path | None = None) -> pd.DataFrame:
     path = Path(path or validity_csv())
     if not path.exists():
         return pd.DataFrame(columns=COLUMNS)
-    return _read(str(path), path.stat().st_mtime)
+    # a copy: the parsed file is cached, and a caller that edits its table must not edit every
+    # later reader's (a test did, and the shipped 'agrees' read 'cannot tell' for the rest of its process)
+    return _read(str(path), path.stat().st_mtime).copy()
 
 
 def _split(judge: str, metric: str | None) -> tuple[str, str]:
