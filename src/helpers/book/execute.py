@@ -22,6 +22,7 @@ from nbclient.exceptions import CellExecutionError
 
 from helpers import paths
 from helpers.errors import UserError
+from helpers.llm.keys import VARIABLES_SETTING, user_setting
 
 # key formats of the hosted providers (OpenAI, Groq, Hugging Face, Anthropic) and a URL's token
 # parameter: whatever their variable's name, such strings are never published
@@ -53,8 +54,10 @@ class Executed:
 
 def secret_values(environ=None) -> list[str]:
     """The values of every key-like variable in the environment, longest first."""
-    environ = os.environ if environ is None else environ
-    named = {v.strip() for v in environ.get("HELPERS_KEY_VARIABLES", "").split(",") if v.strip()}
+    if environ is None:  # the variables the user listed, from the environment or .env (helpers.llm.keys)
+        environ, named = os.environ, set(user_setting(VARIABLES_SETTING))
+    else:
+        named = {v.strip() for v in environ.get(VARIABLES_SETTING, "").split(",") if v.strip()}
     values = {
         value
         for name, value in environ.items()
@@ -83,25 +86,29 @@ def is_progress(output: dict) -> bool:
     return all(PROGRESS_BAR.search(p) for p in parts)
 
 
+def sanitizer(environ=None):
+    """`sanitize` with this process's secrets, project folder and home folder, read once."""
+    secrets = secret_values(environ)
+    project, home = paths.PROJECT_ROOT.resolve(), Path.home().resolve()
+    return lambda text: sanitize(text, secrets=secrets, project=project, home=home)
+
+
 def sanitize_outputs(notebook: nbformat.NotebookNode, *, environ=None) -> None:
     """Sanitize every text and HTML output of `notebook` in place (images are left as they are),
     and drop its progress bars."""
-    secrets = secret_values(environ)
-    project, home = paths.PROJECT_ROOT.resolve(), Path.home().resolve()
+    clean = sanitizer(environ)
     for cell in notebook.cells:
         if "outputs" in cell:
             cell["outputs"] = [output for output in cell["outputs"] if not is_progress(output)]
         for output in cell.get("outputs", []):
             if "text" in output:
-                output["text"] = sanitize(output["text"], secrets=secrets, project=project, home=home)
+                output["text"] = clean(output["text"])
             for mime, value in output.get("data", {}).items():
                 if mime.startswith("text/") or mime.endswith("json"):
                     if isinstance(value, str):
-                        output["data"][mime] = sanitize(value, secrets=secrets, project=project, home=home)
+                        output["data"][mime] = clean(value)
             if "traceback" in output:
-                output["traceback"] = [
-                    sanitize(line, secrets=secrets, project=project, home=home) for line in output["traceback"]
-                ]
+                output["traceback"] = [clean(line) for line in output["traceback"]]
 
 
 def _failed_cell(notebook: nbformat.NotebookNode, error: CellExecutionError) -> str:
@@ -132,13 +139,7 @@ def execute_notebook(path: Path, *, timeout_s: int = 1800, kernel: str = "python
     try:
         client.execute()
     except CellExecutionError as error:
-        secrets = secret_values()
-        what = sanitize(
-            f"{error.ename}: {error.evalue}",
-            secrets=secrets,
-            project=paths.PROJECT_ROOT.resolve(),
-            home=Path.home().resolve(),
-        )
+        what = sanitizer()(f"{error.ename}: {error.evalue}")
         raise BookError(f"{path.name}: {_failed_cell(notebook, error)} raised {what}") from None
     seconds = time.perf_counter() - start
     sanitize_outputs(notebook)
