@@ -19,7 +19,7 @@ from helpers.llm import LLM
 from helpers.retrieval.architectures.base import RetrievalError
 from helpers.retrieval.architectures.options import RetrievalOptions, parse_options
 from helpers.retrieval.evaluation.fusion_tuning import tune_fusion_on, tuned_options
-from helpers.retrieval.evaluation.metrics import METRICS, evaluate_run, per_query
+from helpers.retrieval.evaluation.metrics import METRICS, evaluate_run, judged_per_query, mean_of
 from helpers.retrieval.registry import build_retriever, needs_llm
 
 
@@ -81,7 +81,7 @@ def retrieval_eval(
         "per_query": {},  # {architecture: {qid: {metric: value}}}, unrounded
         "runs": {},  # {architecture: {qid: {doc_id: score}}}: written as TREC run files by save_report
     }
-    runs = {}
+    runs = report["runs"]
     for name in architectures:
         retriever = build_retriever(name, language=data.language, llm=llm, options=options, shared=shared)
         start = time.perf_counter()
@@ -91,19 +91,15 @@ def retrieval_eval(
         start = time.perf_counter()
         run = retriever.retrieve(subset, 100)
         latency = (time.perf_counter() - start) / len(subset)
-        runs[name] = run
-        subset_qrels = {q: data.qrels[q] for q in subset}
+        report["runs"][name] = run
+        # every judged query (a missed one scores 0), once: the means below are theirs
+        report["per_query"][name] = judged_per_query({q: data.qrels[q] for q in subset}, run, METRICS)
         entry = {
             "queries": len(subset),
             "index_s": round(index_s, 2),
             "latency_ms_per_query": round(1000 * latency, 2),
-            **{m: round(v, 4) for m, v in evaluate_run(subset_qrels, run).items()},
+            **{m: round(v, 4) for m, v in mean_of(report["per_query"][name], METRICS).items()},
         }
-        # every judged query, a missed one with an empty ranking (it scores 0), as evaluate_run counts it
-        report["per_query"][name] = per_query(
-            subset_qrels, {q: run.get(q, {}) for q in subset_qrels if subset_qrels[q]}, METRICS
-        )
-        report["runs"][name] = run
         if name in with_llm:
             entry["llm_fallbacks"] = len(getattr(retriever, "fallbacks", {}))
         report["results"][name] = entry

@@ -76,10 +76,17 @@ def per_query(qrels: dict, run: dict, metrics) -> dict[str, dict[str, float]]:
     }
 
 
+def judged_per_query(qrels: dict, run: dict, metrics=METRICS) -> dict[str, dict[str, float]]:
+    """per_query over every query with qrels, a query the run misses scoring 0 (its empty ranking)."""
+    judged = {qid: rels for qid, rels in qrels.items() if rels}
+    return per_query(judged, {qid: run.get(qid, {}) for qid in judged}, metrics)
+
+
+def mean_of(values: dict[str, dict[str, float]], metrics=METRICS) -> dict[str, float]:
+    """Each metric's mean over the queries of `values` (per_query's); 0 for none."""
+    return {metric: sum(v[metric] for v in values.values()) / len(values) if values else 0.0 for metric in metrics}
+
+
 def evaluate_run(qrels: dict, run: dict, metrics=METRICS) -> dict[str, float]:
     """Mean of each metric over the queries with qrels (a query the run misses scores 0)."""
-    judged = {qid: rels for qid, rels in qrels.items() if rels}
-    if not judged:
-        return {metric: 0.0 for metric in metrics}
-    values = per_query(judged, {qid: run.get(qid, {}) for qid in judged}, metrics)
-    return {metric: sum(v[metric] for v in values.values()) / len(values) for metric in metrics}
+    return mean_of(judged_per_query(qrels, run, metrics), metrics)
