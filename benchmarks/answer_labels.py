@@ -20,7 +20,7 @@ import sys
 
 import pandas as pd
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.analysis import load_scores

@@ -24,7 +24,7 @@ import statistics
 import sys
 import time
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.answer_checks import check_answer
 from helpers.data import load_dataset

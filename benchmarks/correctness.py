@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pandas as pd
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.label_sheets import load_labels

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-import helpers  # noqa: F401
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.retrieval.evaluation.metrics import evaluate_run

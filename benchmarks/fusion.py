@@ -17,7 +17,7 @@ import json
 import time
 from pathlib import Path
 
-import helpers  # noqa: F401
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset, split_queries
 from helpers.retrieval.evaluation.fusion_tuning import tune_fusion_on, tuned_options

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import yaml
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.config import ExperimentConfig

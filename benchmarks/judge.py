@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.judges.evaluation import format_table, judge_eval, save_result
 from helpers.judges.models.evidence import EvidenceModel

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.llm import LLM, ResponseCache
 from helpers.llm.backends import build_backend

@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_ragbench
 from helpers.judges.evaluation import hallucination_auroc

@@ -22,7 +22,7 @@ import statistics
 import time
 from pathlib import Path
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers.data import load_dataset
 from helpers.experiment.config import load_config
 from helpers.llm.backends import LlamaCppBackend

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers.experiment.analysis import load_scores
 from helpers.experiment.label_sheets import answers_sheet, load_labels
 from helpers.judges import validity

@@ -30,7 +30,7 @@ import importlib.util
 import time
 from pathlib import Path
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.llm import LLM
 from helpers.ragas_eval import RagasJudge

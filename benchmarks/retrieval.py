@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import helpers  # noqa: F401
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.retrieval import BM25, Dense, Hybrid

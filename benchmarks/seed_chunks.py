@@ -22,7 +22,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # the machine is shared: one thread
 import torch  # noqa: E402
 
-import helpers  # noqa: E402,F401  (offline defaults)
+import _offline  # noqa: E402,F401  (the offline defaults, before any hub library)
 from helpers import paths  # noqa: E402
 from helpers.reproduce.seed_chunks import ARCHITECTURES, answer_runs, compare, format_result  # noqa: E402
 from helpers.trace.scoring import to_json  # noqa: E402

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from scipy.stats import kendalltau
 
-import helpers  # noqa: F401  (offline defaults)
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset, split_queries
 from helpers.experiment.config import load_config

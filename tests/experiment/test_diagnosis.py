@@ -214,3 +214,37 @@ def test_a_generation_verdict_quotes_what_the_answer_said_instead():
         "At week 30. Always.",
         "wrong (correctness 0.10); not in the contexts: statement 2 (context recall 0.20)",  # retrieval: no quote
     ]
+
+
+def test_helpers_diagnose_a_dataframe_in_ragas_names():
+    """`helpers.diagnose(df)`: answers judged here (correctness, context_recall, refusal), one
+    verdict each; the same verdicts from `helpers.evaluate`'s result; a bad frame named."""
+    import helpers
+
+    ref = "Ten prenatal visits are recommended for a first pregnancy."
+    other = "Blood pressure is measured at every visit."
+    wrong = "Three prenatal visits are enough for any pregnancy."
+    frame = pd.DataFrame(
+        {
+            "id": ["right", "gen", "ret"],
+            "user_input": ["How many prenatal visits are recommended for a first pregnancy?"] * 3,
+            "response": [ref, wrong, wrong],
+            "retrieved_contexts": [[ref, other], [ref, other], [other, "Weight is recorded at enrolment."]],
+            "reference": [ref] * 3,
+        }
+    )
+    result = helpers.diagnose(frame)
+    answers = result.answers.set_index("id")
+    assert answers["verdict"].to_dict() == {"right": "correct", "gen": "generation", "ret": "retrieval"}
+    assert answers.loc["gen", "evidence"].endswith(
+        f"statement 1 in context [1] (context recall 1.00); the answer says: {wrong}"
+    )
+    assert "not in the contexts: statement 1" in answers.loc["ret", "evidence"]
+    row = result.table.set_index("verdict").loc["generation"]
+    assert (row["n"], row["count"]) == (3, 1) and row["low"] == pytest.approx(0.0084, abs=1e-4)  # Clopper-Pearson 1/3
+    assert "1 of 2 wrong answers had the fact in their contexts" in str(result)
+    evaluated = helpers.evaluate(frame, judges=["correctness", "context_recall", "refusal"])
+    again = helpers.diagnose(evaluated).answers.set_index("id")["verdict"]
+    assert again.to_dict() == answers["verdict"].to_dict()
+    with pytest.raises(UserError, match=r"scores: missing column\(s\) \['id'\]; diagnose reads the scores"):
+        helpers.diagnose(evaluated.scores.drop(columns="id"))

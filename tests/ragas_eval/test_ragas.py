@@ -32,7 +32,7 @@ KINDS = {
     "judge the faithfulness of a series": "verdicts",
     "Generate a question for the given answer": "question",
     "verify if the context was useful": "context_verdict",
-    "classify if the sentence can be attributed": "classifications",
+    "can be attributed to the given context": "classifications",
     "Given a ground truth and an answer statements": "correctness",
 }
 

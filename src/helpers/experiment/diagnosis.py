@@ -186,10 +186,23 @@ def read_scores_csv(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such run id under results/, nor a scores CSV (`helpers judge FILE --out F`)")
-    scores = pd.read_csv(path, dtype={"id": str}, keep_default_na=True)
+    return wide_from_judged(pd.read_csv(path, dtype={"id": str}, keep_default_na=True), str(path))
+
+
+def wide_from_judged(scores: pd.DataFrame, where: str = "scores") -> pd.DataFrame:
+    """Long scores of answers judged outside a run (`helpers.evaluate(...).scores`, the CSV
+    `helpers judge --out` writes) as diagnose reads them: one row per answer (id, architecture),
+    correctness, context_recall, its reason, and refused (the refusal judge's, where it ran)."""
     missing = [c for c in ("id", "judge", "metric", "value") if c not in scores.columns]
     if missing:
-        raise UserError(f"{path}: missing column(s) {missing}; diagnose reads the CSV `helpers judge --out` writes")
+        raise UserError(
+            f"{where}: missing column(s) {missing}; diagnose reads the scores `helpers.evaluate` returns "
+            "or the CSV `helpers judge --out` writes"
+        )
+    scores = scores.copy()
+    scores["id"] = scores["id"].astype(str)
+    if "reason" not in scores.columns:
+        scores["reason"] = ""
     if "architecture" not in scores.columns:
         scores["architecture"] = "answers"
     scores["architecture"] = scores["architecture"].fillna("answers").astype(str)

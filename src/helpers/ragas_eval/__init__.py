@@ -1,4 +1,4 @@
-"""RAGAS (ragas 0.4.3) with the workbench's judge and embeddings.
+"""RAGAS (ragas 0.4.3's `ragas.metrics.collections`) with the workbench's judge and embeddings.
 
     from helpers.ragas_eval import RagasJudge, samples_from_records
     result = RagasJudge(LLM({...}), language="es").score(samples_from_records(records, ds.answers))
@@ -36,8 +36,6 @@ _LAZY = {
     "METRIC_NAMES": "prompts",
     "WorkbenchRagasLLM": "adapters",
     "WorkbenchEmbeddings": "adapters",
-    "build_ragas_llm": "adapters",
-    "build_ragas_embeddings": "adapters",
     "default_embedder": "adapters",
 }
 

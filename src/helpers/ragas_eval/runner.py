@@ -13,6 +13,7 @@ failed LLM call, nothing to judge); the run goes on. Every judge call goes throu
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import math
@@ -23,23 +24,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pandas as pd
-from langchain_core.exceptions import OutputParserException
 from pydantic import ValidationError
-from ragas.dataset_schema import SingleTurnSample
-from ragas.exceptions import RagasOutputParserException
 from ragas.prompt.utils import extract_json
 
 from helpers.data.contracts import Sample
 from helpers.languages import FALLBACK, get_language, prompt_languages
 from helpers.llm import LLM, LLMError
 from helpers.ragas_eval.adapters import (
-    JUDGE_CALLS,
-    build_ragas_embeddings,
-    build_ragas_llm,
+    TRACE,
+    Trace,
+    UnparsedOutput,
+    WorkbenchEmbeddings,
+    WorkbenchRagasLLM,
     default_embedder,
-    judge_run_config,
 )
-from helpers.ragas_eval.prompts import METRIC_NAMES, PROMPT_OUTPUTS, build_metrics
+from helpers.ragas_eval.prompts import METRIC_NAMES, build_metrics
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +99,7 @@ class RagasResult:
 
 
 def _unparsed(texts: list[str]) -> list[str]:
-    """The judge outputs that hold no JSON object ragas could read."""
+    """The judge outputs that hold no JSON value at all."""
     out = []
     for text in texts:
         try:
@@ -115,7 +114,7 @@ def classify_failure(exc: BaseException, texts: list[str]) -> tuple[str, str]:
     outputs for this (sample, metric), repair attempts included."""
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return "timeout", "timeout: the judge did not finish in time"
-    if isinstance(exc, (RagasOutputParserException, OutputParserException, ValidationError, json.JSONDecodeError)):
+    if isinstance(exc, (UnparsedOutput, ValidationError, json.JSONDecodeError)):
         bad = _unparsed(texts) or [t for t in texts if t] or [""]
         refusal = next((t for t in bad if _REFUSAL.search(t)), None)
         if refusal is not None:
@@ -174,14 +173,14 @@ def explain(metric: str, outputs: list[tuple[str, dict]]) -> str:
 class RagasJudge:
     """The four ragas metrics with a workbench judge.
 
-    judge: an `LLM` (wrapped in `WorkbenchChatModel`) or any LangChain chat model.
-    embedder: a workbench embedder for answer relevancy (default: the cached bundled one for the
-      language). language: "es" adjusts the prompts for Spanish (see `prompts`).
+    judge: an `LLM` or any LangChain chat model (through `adapters.WorkbenchRagasLLM`).
+    embedder: a workbench embedder for answer relevancy and correctness (default: the cached
+      bundled one for the language). language: "es" adjusts the prompts for Spanish (see `prompts`).
     strictness: questions generated per answer for answer relevancy (ragas default 3), drawn as
-      separate samples (one request for all where the LLM's `n_per_request` allows). timeout_s: per (sample, metric). parse_retries: ragas's
-      "fix the JSON" calls after an unparseable output. concurrency: (sample, metric) pairs scored
-      at once (default: the LLM's `workers`, i.e. 1 for the local model and the provider's
-      concurrency otherwise; 1 for a LangChain chat model)."""
+      independent samples (one request for all where the LLM's `n_per_request` allows).
+      timeout_s: per (sample, metric). parse_retries: repair calls after an unparseable output.
+      concurrency: (sample, metric) pairs scored at once (default: the LLM's `workers`, i.e. 1 for
+      the local model and the provider's concurrency otherwise; 1 for a LangChain chat model)."""
 
     def __init__(
         self,
@@ -197,22 +196,13 @@ class RagasJudge:
         concurrency: int | None = None,
     ):
         self.judge, self.language, self.timeout_s = judge, language, timeout_s
-        self.llm = build_ragas_llm(judge, max_tokens=max_tokens, timeout_s=timeout_s)
+        self.llm = WorkbenchRagasLLM(judge, max_tokens=max_tokens, parse_retries=parse_retries)
         embeddings = None
         if {"answer_relevancy", "answer_correctness"} & set(metrics):
-            embeddings = build_ragas_embeddings(embedder if embedder is not None else default_embedder(language))
+            embeddings = WorkbenchEmbeddings(embedder if embedder is not None else default_embedder(language))
         self.metrics = build_metrics(
-            metrics,
-            llm=self.llm,
-            embeddings=embeddings,
-            language=language,
-            strictness=strictness,
-            parse_retries=parse_retries,
+            metrics, llm=self.llm, embeddings=embeddings, language=language, strictness=strictness
         )
-        for metric in self.metrics.values():
-            for each in (metric, getattr(metric, "without_reference", None)):
-                if each is not None:
-                    each.init(judge_run_config(timeout_s))
         if concurrency is None:
             concurrency = judge.workers if isinstance(judge, LLM) else 1  # LLM.workers: the one rule
         self.concurrency = max(1, concurrency)
@@ -243,20 +233,21 @@ class RagasJudge:
             row.update(error_kind="skipped", reason="not computed: " + "; ".join(why[m] for m in missing))
             return row
         async with gate:
-            calls, outputs = [], []
-            JUDGE_CALLS.set(calls)
-            PROMPT_OUTPUTS.set(outputs)
-            ragas_sample = SingleTurnSample(
-                user_input=sample.question,
-                response=sample.answer or None,
-                retrieved_contexts=list(sample.contexts),
-                reference=sample.reference,
-            )
+            trace = Trace()
+            TRACE.set(trace)
+            inputs = {
+                "user_input": sample.question,
+                "response": sample.answer,
+                "retrieved_contexts": list(sample.contexts),
+                "reference": sample.reference,
+            }
+            # each ragas metric names the fields it reads in its ascore signature
+            wanted = {k: v for k, v in inputs.items() if k in inspect.signature(metric.ascore).parameters}
             start = time.perf_counter()
             try:
-                value = await metric.single_turn_ascore(ragas_sample, timeout=self.timeout_s)
+                value = (await asyncio.wait_for(metric.ascore(**wanted), self.timeout_s)).value
             except Exception as exc:  # every failure becomes a recorded NaN; the run goes on
-                kind, reason = classify_failure(exc, [t for c in calls for t in c["texts"]])
+                kind, reason = classify_failure(exc, trace.texts())
                 row.update(error_kind=kind, reason=reason)
                 log.info("ragas %s on %s: NaN (%s)", name, sample.qid, reason[:120])
             else:
@@ -266,11 +257,11 @@ class RagasJudge:
                     row["error_kind"], row["reason"] = _nan_reason(name)
                 else:
                     row["reason"] = ("reference-free (contexts judged against the answer): " if free else "") + explain(
-                        name, outputs
+                        name, trace.outputs
                     )
             row["seconds"] = round(time.perf_counter() - start, 3)
-            row["judge_calls"] = sum(c["n"] for c in calls)
-            row["detail"] = json.dumps([{"role": r, **o} for r, o in outputs], ensure_ascii=False)
+            row["judge_calls"] = sum(c["n"] for c in trace.calls)
+            row["detail"] = json.dumps([{"role": r, **o} for r, o in trace.outputs], ensure_ascii=False)
             return row
 
     async def ascore(self, samples: list[Sample]) -> RagasResult:
