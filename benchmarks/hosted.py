@@ -14,7 +14,7 @@ connections), seeded. Measured:
    cost at gpt-4o-mini's prices, samples lost, peak RSS;
 2. the same command again: what it redoes (only the failed samples) and the calls it makes;
 3. on `compare` of those samples, each with a fresh cache: the runner's RAGAS judge against
-   `ragas.evaluate()` (same metrics, same server, `RunConfig(max_workers=in_flight)`), and the
+   ragas's own way (its collections metrics over `llm_factory`, same server, `in_flight` at once), and the
    runner's TRACe LLM judge against the seed capstone's way (one sample after another).
 """
 
@@ -85,47 +85,58 @@ def ideal_s(calls: int, latency_s: float, in_flight: int, rpm: float) -> float:
 
 
 def ragas_evaluate(samples: list[dict], base_url: str, in_flight: int, timeout_s: float) -> dict:
-    """ragas's own way: `ragas.evaluate()` over the same samples, the same server and concurrency."""
-    from langchain_openai import ChatOpenAI
-    from ragas import EvaluationDataset, RunConfig, evaluate
-    from ragas.llms import LangchainLLMWrapper
-    from ragas.metrics import Faithfulness, LLMContextPrecisionWithReference, LLMContextRecall, ResponseRelevancy
+    """ragas's own way, as ragas 0.4 documents it: its collections metrics over `llm_factory` (the
+    instructor library, JSON mode, an AsyncOpenAI client with its default 2 retries) against the same
+    server, every (sample, metric) scored with `ascore` under `in_flight` at once; a failure is NaN.
+    (ragas.evaluate() takes only the legacy metric classes, which ragas deprecates.)"""
+    import asyncio
+    import inspect
 
-    from helpers.ragas_eval.adapters import build_ragas_embeddings, default_embedder
+    from openai import AsyncOpenAI
+    from ragas.llms import llm_factory
+    from ragas.metrics.collections import AnswerRelevancy, ContextPrecisionWithReference, ContextRecall, Faithfulness
 
-    llm = LangchainLLMWrapper(
-        ChatOpenAI(base_url=base_url, api_key="not-needed", model="stand-in", temperature=0, timeout=timeout_s)
-    )
-    dataset = EvaluationDataset.from_list(
-        [
-            {
-                "user_input": s["question"],
-                "response": s["answer"],
-                "retrieved_contexts": s["contexts"],
-                "reference": s["reference"],
-            }
-            for s in samples
-        ]
-    )
-    metrics = [Faithfulness(), ResponseRelevancy(), LLMContextPrecisionWithReference(), LLMContextRecall()]
+    from helpers.ragas_eval import WorkbenchEmbeddings, default_embedder
+
+    client = AsyncOpenAI(base_url=base_url, api_key="not-needed", timeout=timeout_s)
+    llm = llm_factory("stand-in", provider="openai", client=client)
+    embeddings = WorkbenchEmbeddings(default_embedder("en"))
+    metrics = [
+        Faithfulness(llm=llm),
+        AnswerRelevancy(llm=llm, embeddings=embeddings),
+        ContextPrecisionWithReference(llm=llm),
+        ContextRecall(llm=llm),
+    ]
+
+    async def one(metric, sample: dict, gate: asyncio.Semaphore) -> float:
+        fields = {
+            "user_input": sample["question"],
+            "response": sample["answer"],
+            "retrieved_contexts": sample["contexts"],
+            "reference": sample["reference"],
+        }
+        wanted = {k: v for k, v in fields.items() if k in inspect.signature(metric.ascore).parameters}
+        async with gate:
+            try:
+                return float((await asyncio.wait_for(metric.ascore(**wanted), 180)).value)
+            except Exception:  # as evaluate(raise_exceptions=False): NaN, and the rest goes on
+                return float("nan")
+
+    async def everything() -> list[list[float]]:
+        gate = asyncio.Semaphore(in_flight)
+        flat = await asyncio.gather(*(one(m, s, gate) for s in samples for m in metrics))
+        return [flat[i : i + len(metrics)] for i in range(0, len(flat), len(metrics))]
+
     start = time.perf_counter()
-    result = evaluate(
-        dataset,
-        metrics=metrics,
-        llm=llm,
-        embeddings=build_ragas_embeddings(default_embedder("en")),
-        run_config=RunConfig(max_workers=in_flight, timeout=180),
-        show_progress=False,
-        raise_exceptions=False,
-    )
+    values = asyncio.run(everything())
     wall = time.perf_counter() - start
-    frame = result.to_pandas()
     names = [m.name for m in metrics]
+    nan = [[v != v for v in row] for row in values]
     return {
         "wall_s": round(wall, 1),
         "samples": len(samples),
-        "nan": {m: int(frame[m].isna().sum()) for m in names if m in frame},
-        "lost_samples": int(frame[[m for m in names if m in frame]].isna().all(axis=1).sum()),
+        "nan": {name: sum(row[i] for row in nan) for i, name in enumerate(names)},
+        "lost_samples": sum(all(row) for row in nan),
     }
 
 
@@ -225,7 +236,7 @@ def study(args, tmp: Path) -> dict:
 def side_by_side(args, tmp: Path) -> dict:
     """3. On `compare` samples: their answers first (cached), then each judge alone, each way
     against a fresh server (an empty minute, the same seeded failures): the runner's RAGAS judge
-    and ragas.evaluate(), the runner's TRACe LLM judge and the seed's loop."""
+    and ragas's own way, the runner's TRACe LLM judge and the seed's loop."""
     cache = tmp / "cache-compare.sqlite"
     no_judges = {"trace_llm": None, "ragas": None}
     with stand_in(args, tmp / "ledger-answers.jsonl") as url:

@@ -263,8 +263,8 @@ def test_labels_saved_reloaded_and_judges_scored_against_them(documents_run):
 
     run_id = documents_run.name
     panel = LabelPanel(run_id)
-    panel.keys.value = "yy" + ("p" if panel.item["qid"] in panel.store.references else "")
-    panel.save_keys()
+    panel.keys.value = "yy" + ("p" if panel.item["qid"] in panel.store.references else "")  # typed, then Enter
+    assert panel.keys.value == ""  # taken: the keys were read and the box cleared
     assert "annotator" in panel.status.value  # nobody's labels: refused, nothing written
     assert not (documents_run / "labels.csv").exists()
     panel.annotator.value = "ana"

@@ -76,14 +76,22 @@ def test_rrf_and_ndcg_by_hand_equal_the_package():
 
 
 def test_ragas_steps_follow_ragas_own_formula():
-    from ragas.metrics._context_precision import LLMContextPrecisionWithReference, Verification
+    """The toy's context precision against ragas's own metric, given the same verdicts by a
+    scripted judge (one reply per context, in rank order)."""
+    import asyncio
+    import json
 
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from ragas.metrics.collections import ContextPrecisionWithReference
+
+    from helpers.ragas_eval import WorkbenchRagasLLM
     from helpers.teaching import ragas_steps as toy
 
     relevant = toy.CONTEXT_PRECISION["relevant"]
-    ragas_value = LLMContextPrecisionWithReference()._calculate_average_precision(
-        [Verification(reason="", verdict=int(v)) for v in relevant]
-    )
+    judge = FakeListChatModel(responses=[json.dumps({"reason": "stated", "verdict": int(v)}) for v in relevant])
+    metric = ContextPrecisionWithReference(llm=WorkbenchRagasLLM(judge))
+    contexts = [f"context {i}" for i in range(len(relevant))]
+    ragas_value = asyncio.run(metric.ascore(user_input="q", reference="r", retrieved_contexts=contexts)).value
     assert toy.context_precision(relevant) == pytest.approx(ragas_value)
     table = toy.worked_examples().set_index("metric")
     assert not table.loc["context_precision", "agree"]  # the seed's 0.81 is not ragas's 0.917

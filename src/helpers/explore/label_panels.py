@@ -86,13 +86,20 @@ class LabelPanel(Panel):
             options=list(CHOICES["reference_in_contexts"]), value=None, description="fact in contexts"
         )
         self.note = w.Text(description="note", layout=w.Layout(width="60%"))
-        self.keys = w.Text(description="keys", placeholder="e.g. yyp then Enter", layout=w.Layout(width="220px"))
+        # continuous_update=False: the value arrives when Enter is pressed (or the box is left), as
+        # ipywidgets 8 recommends in place of the deprecated on_submit
+        self.keys = w.Text(
+            description="keys",
+            placeholder="e.g. yyp then Enter",
+            continuous_update=False,
+            layout=w.Layout(width="220px"),
+        )
         self.keys.add_class("hx-keys")
         self.save_button = w.Button(description="Save and next", button_style="primary")
         self.save_button.add_class("hx-save")
         self.item_box, self.revealed, self.counter, self.estimate_box = w.HTML(), w.HTML(), w.HTML(), w.HTML()
         self.save_button.on_click(lambda _: self.save())
-        self.keys.on_submit(lambda _: self.save_keys())
+        self.keys.observe(lambda change: change["new"] and self.save_keys(), names="value")  # "": cleared
         self.annotator.observe(lambda _: self.show(), names="value")
         self.widget = w.VBox(
             [

@@ -79,7 +79,7 @@ def context_precision_steps(relevant: list[bool]) -> pd.DataFrame:
 def context_precision(relevant: list[bool]) -> float:
     """ragas ContextPrecision (average precision): Σ_k precision@k · v_k / (number of relevant
     contexts); ragas adds 1e-10 to the denominator, so no relevant context scores 0
-    (ragas/metrics/_context_precision.py, `_calculate_average_precision`)."""
+    (ragas/metrics/collections/context_precision/metric.py, `_calculate_average_precision`)."""
     steps = context_precision_steps(relevant)
     return float(steps["precision@k × v_k"].sum() / (steps["relevant v_k"].sum() + 1e-10))
 
