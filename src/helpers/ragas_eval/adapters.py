@@ -146,9 +146,10 @@ class WorkbenchRagasLLM(InstructorBaseRagasLLM):
             texts = [normalise_json(r.text) if schema is not None else r.text for r in results]
         else:  # a LangChain chat model: n as a keyword, as ragas's LangChain wrapper passed it
             token = RESPONSE_SCHEMA.set(schema)  # read by WorkbenchChatModel
+            limit = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}  # else the model's own
             try:
                 result = await self.judge.agenerate(
-                    [[HumanMessage(content=prompt)]], n=n, temperature=temperature, max_tokens=self.max_tokens
+                    [[HumanMessage(content=prompt)]], n=n, temperature=temperature, **limit
                 )
             finally:
                 RESPONSE_SCHEMA.reset(token)
