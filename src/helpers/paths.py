@@ -44,7 +44,8 @@ MODELS_DIR = _dir("HELPERS_MODELS_DIR", DATA_DIR / "models")
 SHARED_DATA_DIR = _dir("HELPERS_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data")
 FIGURES_DIR = _dir("HELPERS_FIGURES_DIR", PROJECT_ROOT / "figures")
 RESULTS_DIR = _dir("HELPERS_RESULTS_DIR", PROJECT_ROOT / "results")
-CONFIGS_DIR = PROJECT_ROOT / "configs"
+# the experiment configs the CLI finds by name and the panels list (and read LLMs from)
+CONFIGS_DIR = _dir("HELPERS_CONFIGS_DIR", PROJECT_ROOT / "configs")
 # the executed notebooks as a static site (`make book`), gitignored
 BOOK_DIR = _dir("HELPERS_BOOK_DIR", PROJECT_ROOT / "book" / "_build")
 # the gitignored file API keys may come from (after the environment)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from browser import browser_page, jupyter_server, missing_browser
 from runs import retrieval_runs
@@ -34,6 +35,18 @@ def served(tmp_path):
     # results and figures inside the test's folder, so that every file the session writes is seen
     env = dict(os.environ, HELPERS_SMOKE="1")
     env.update(HELPERS_RESULTS_DIR=str(tmp_path / "results"), HELPERS_FIGURES_DIR=str(tmp_path / "figures"))
+    # the configs the panels read: the project's two the notebook uses, and one that names a judge
+    # LLM of the bundled 135M model with short replies, which the run panel's "judged by" offers: the
+    # test pays for the wiring (answered by one LLM, judged by another), not for Qwen 1.5B's
+    # 600-token verdicts, whose content tests/judges checks
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    for name in ("default.yaml", "smoke.yaml"):
+        shutil.copy(PROJECT / "configs" / name, configs / name)
+    judge = yaml.safe_load((configs / "smoke.yaml").read_text())
+    judge |= {"name": "smoke-judge", "llms": [{"name": "judge", "provider": "local", "max_tokens": 64}]}
+    (configs / "smoke-judge.yaml").write_text(yaml.safe_dump(judge, allow_unicode=True))
+    env["HELPERS_CONFIGS_DIR"] = str(configs)
     return tmp_path, env
 
 

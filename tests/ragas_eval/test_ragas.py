@@ -463,18 +463,21 @@ def check_finished(result, metrics, sample=None):
         expected = by_formula(row.metric, json.loads(row.detail), sample)
         assert row.value == pytest.approx(expected, abs=1e-6), (row.metric, row.detail)
         scored += 1
-    # the 135M judge leaves some metrics unparsed (here: faithfulness and answer correctness of E2E, each a
-    # NaN with its reason); what it scores must be its formula's value
+    # the 135M judge can leave a metric unparsed (a reply cut at max_tokens: a NaN with its reason);
+    # what it scores must be its formula's value
     assert scored, result.rows[["metric", "value", "reason"]]
 
 
 @pytest.mark.slow
 def test_end_to_end_with_the_local_model(tmp_path):
+    """The metrics the server test below leaves out (it scores faithfulness and answer relevancy
+    with the same model), in process."""
     llm = local_judge(ResponseCache(tmp_path / "c.sqlite"))
-    metrics = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "answer_correctness")
+    metrics = ("context_precision", "context_recall", "answer_correctness")
     result = RagasJudge(llm, BowEmbedder(), language="es", strictness=2, timeout_s=300, metrics=metrics).score([E2E])
     check_finished(result, metrics)
-    assert result.totals["calls"] >= 7 and result.totals["cost_usd"] == 0
+    # one verdict per context, one classification, two statement lists and their classes (+ repairs)
+    assert result.totals["calls"] >= 5 and result.totals["cost_usd"] == 0
 
 
 @pytest.mark.slow
