@@ -90,13 +90,13 @@ def ragas_evaluate(samples: list[dict], base_url: str, in_flight: int, timeout_s
     server, every (sample, metric) scored with `ascore` under `in_flight` at once; a failure is NaN.
     (ragas.evaluate() takes only the legacy metric classes, which ragas deprecates.)"""
     import asyncio
-    import inspect
 
     from openai import AsyncOpenAI
     from ragas.llms import llm_factory
     from ragas.metrics.collections import AnswerRelevancy, ContextPrecisionWithReference, ContextRecall, Faithfulness
 
     from helpers.ragas_eval import WorkbenchEmbeddings, default_embedder
+    from helpers.ragas_eval.runner import metric_inputs
 
     client = AsyncOpenAI(base_url=base_url, api_key="not-needed", timeout=timeout_s)
     llm = llm_factory("stand-in", provider="openai", client=client)
@@ -109,13 +109,7 @@ def ragas_evaluate(samples: list[dict], base_url: str, in_flight: int, timeout_s
     ]
 
     async def one(metric, sample: dict, gate: asyncio.Semaphore) -> float:
-        fields = {
-            "user_input": sample["question"],
-            "response": sample["answer"],
-            "retrieved_contexts": sample["contexts"],
-            "reference": sample["reference"],
-        }
-        wanted = {k: v for k, v in fields.items() if k in inspect.signature(metric.ascore).parameters}
+        wanted = metric_inputs(metric, sample["question"], sample["answer"], sample["contexts"], sample["reference"])
         async with gate:
             try:
                 return float((await asyncio.wait_for(metric.ascore(**wanted), 180)).value)

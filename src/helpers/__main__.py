@@ -91,9 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {message} (--debug for the traceback)", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:  # an optional part not installed: say which extra provides it
-        if args.debug or missing_extra(exc) is None:
+        fix = missing_extra(exc)
+        if args.debug or fix is None:
             raise
-        print(f"error: {missing_extra(exc)} (--debug for the traceback)", file=sys.stderr)
+        print(f"error: {fix} (--debug for the traceback)", file=sys.stderr)
         return 2
 
 

@@ -16,7 +16,8 @@ from helpers.__main__ import main
 from helpers.errors import UserError
 from helpers.judges.context_recall import statements
 from helpers.judges.correctness import THRESHOLD
-from helpers.judges.external import judge_answers, read_answers, standalone_judges
+from helpers.judges.evaluate import score_answers, usable_judges
+from helpers.judges.external import read_answers
 from helpers.judges.models.reference_match import number_match, numbers
 from helpers.stats import auroc, cohen_kappa
 
@@ -66,7 +67,7 @@ def test_correctness_and_context_recall_on_known_answers():
             ("no reference", question, GUIDELINE_Q2, [GUIDELINE_Q2], None),
         ]
     )
-    scores = judge_answers(answers, ["correctness", "context_recall"], language="es")
+    scores = score_answers(answers, ["correctness", "context_recall"], language="es")
     value = scores.set_index(["id", "judge", "metric"])["value"]
     assert value["right", "correctness", "correctness"] >= THRESHOLD
     assert value["wrong passage", "correctness", "correctness"] < THRESHOLD
@@ -94,7 +95,7 @@ def test_correctness_agrees_with_the_hand_labels(raw_ready):
     answers = _answers(
         (f"{r.model}/{r.architecture}/{r.qid}", "?", r.answer, [], references[r.qid]) for r in labels.itertuples()
     )
-    scores = judge_answers(answers, ["correctness"], language="es")
+    scores = score_answers(answers, ["correctness"], language="es")
     p = scores[scores["metric"] == "correctness"]["value"].to_numpy(float)
     correct = (labels["correct"] == "yes").to_numpy(float)
     assert auroc(correct, p) >= 0.90
@@ -178,7 +179,7 @@ def test_judge_command_refuses_a_judge_that_needs_an_llm(tmp_path, capsys):
     error = capsys.readouterr().err
     assert "judge(s) ['ragas'] call an LLM: pass llm=LLM(...) or its config (helpers judge: --llm" in error
     assert "judges that need none: ['offline', 'evidence', 'correctness'" in error
-    assert "ragas" not in standalone_judges() and "correctness" in standalone_judges()
+    assert "ragas" not in usable_judges(with_llm=False) and "correctness" in usable_judges(with_llm=False)
 
 
 def test_one_failing_answer_is_recorded_and_the_rest_scored(monkeypatch):
@@ -195,7 +196,7 @@ def test_one_failing_answer_is_recorded_and_the_rest_scored(monkeypatch):
 
     monkeypatch.setattr(correctness.Correctness, "score_one", flaky)
     answers = _answers([("bad", "?", "x", ["y"], "z"), ("good", "?", GUIDELINE_Q2, [GUIDELINE_Q2], GUIDELINE_Q2)])
-    scores = judge_answers(answers, ["correctness"], language="es")
+    scores = score_answers(answers, ["correctness"], language="es")
     bad = scores[scores["id"] == "bad"]
     assert bad["value"].isna().all() and bad["reason"].str.contains("RuntimeError: embedding failed").all()
     assert np.isfinite(scores[(scores["id"] == "good") & (scores["metric"] == "correctness")]["value"]).all()

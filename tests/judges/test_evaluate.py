@@ -10,7 +10,8 @@ import pytest
 
 import helpers
 from helpers.errors import UserError
-from helpers.judges.external import judge_answers, read_answers
+from helpers.judges.evaluate import score_answers
+from helpers.judges.external import read_answers
 from helpers.llm import LLM, ResponseCache
 
 GUIDELINE = (
@@ -45,7 +46,7 @@ def test_ragas_column_names_score_as_a_file_does(tmp_path, monkeypatch):
         columns={"user_input": "question", "response": "answer", "retrieved_contexts": "contexts"}
     ).assign(id=["row1", "row2"], contexts=lambda f: f["contexts"].map(json.dumps))
     frame.to_csv(tmp_path / "answers.csv", sep=";", index=False)
-    from_file = judge_answers(read_answers(tmp_path / "answers.csv"), ["correctness"])
+    from_file = score_answers(read_answers(tmp_path / "answers.csv"), ["correctness"])
     pd.testing.assert_frame_equal(from_file, scores)
     summary = result.summary.set_index("metric")
     assert summary.loc["correctness", "n"] == 2 and summary.loc["correctness", "validity"] == "agrees"

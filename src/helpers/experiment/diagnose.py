@@ -22,7 +22,7 @@ import pandas as pd
 
 from helpers.errors import UserError
 from helpers.experiment import diagnosis
-from helpers.judges.evaluate import Evaluation, answers_from_frame, evaluate
+from helpers.judges.evaluate import Evaluation, answers_from_frame, score_answers
 
 JUDGES = ["correctness", "context_recall", "refusal"]  # what the verdicts read
 
@@ -70,9 +70,9 @@ def diagnose(
     elif isinstance(data, pd.DataFrame) and _is_long(data):
         scores = data
     else:
-        frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
-        texts = {(a["qid"], a.get("architecture") or "answers"): a["answer"] for a in answers_from_frame(frame)}
-        scores = evaluate(frame, JUDGES, language=language).scores
+        answers = answers_from_frame(data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data)))
+        texts = {(a["qid"], a["architecture"] or "answers"): a["answer"] for a in answers}
+        scores = score_answers(answers, JUDGES, language=language)
     wide = diagnosis.wide_from_judged(scores)
     if texts:  # a generation verdict quotes what the answer said instead
         wide["answer"] = [texts.get(key) for key in zip(wide["id"], wide["architecture"])]

@@ -24,7 +24,7 @@ from helpers.experiment.analysis import load_scores, natural_key, run_dir
 from helpers.experiment.label_format import KEY_COLUMNS, LABEL_SCORE, LABELS, read_answer_labels
 from helpers.experiment.store import RunStore
 from helpers.judges import grounding_metrics, judge_class
-from helpers.judges.external import standalone_judges
+from helpers.judges.evaluate import usable_judges
 from helpers.judges.validity import agreement
 from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 
@@ -279,11 +279,11 @@ def labelled_sheets(folder: str | Path) -> pd.DataFrame:
 
 
 def sheet_scores(labels: pd.DataFrame, *, judges: list[str] | None = None) -> pd.DataFrame:
-    """Scores of the labelled answers by every judge that needs no LLM (helpers.judges.external),
+    """Scores of the labelled answers by every judge that needs no LLM (helpers.judges.evaluate),
     with the obstetrics questions, references and, where the sheet names them, the contexts the
     answer was written from (default chunking). Long: model, architecture, qid, judge, metric, value."""
     from helpers.data import load_dataset
-    from helpers.judges.external import judge_answers  # noqa: I001 (the judges' models load here)
+    from helpers.judges.evaluate import score_answers  # noqa: I001 (the judges' models load here)
 
     data = load_dataset("obstetrics")
     ids = labels["context_ids"].fillna("") if "context_ids" in labels else pd.Series("", index=labels.index)
@@ -303,10 +303,10 @@ def sheet_scores(labels: pd.DataFrame, *, judges: list[str] | None = None) -> pd
     # answers whose contexts the sheet does not name are judged only against their reference
     with_contexts = [a for a, cell in zip(answers, ids) if cell.strip()]
     without = [a for a, cell in zip(answers, ids) if not cell.strip()]
-    parts = [judge_answers(with_contexts, judges, language=data.language)] if with_contexts else []
+    parts = [score_answers(with_contexts, judges, language=data.language)] if with_contexts else []
     if without:
-        by_reference = [j for j in (judges or standalone_judges()) if _compares_to_reference(j)]
-        parts.append(judge_answers(without, by_reference, language=data.language))
+        by_reference = [j for j in (judges or usable_judges(with_llm=False)) if _compares_to_reference(j)]
+        parts.append(score_answers(without, by_reference, language=data.language))
     scores = pd.concat(parts, ignore_index=True)
     scores[list(KEY_COLUMNS)] = scores["id"].str.split("|", expand=True)
     return scores.drop(columns="id")
@@ -333,7 +333,7 @@ def validity_from_sheets(folder: str | Path, *, runs: dict[str, str] | None = No
             (r.architecture, r.qid) for r in same.itertuples() if answers.get((r.architecture, r.qid)) == r.answer
         }
         keep = [(a, q) in unchanged for a, q in zip(from_run["architecture"], from_run["qid"])]
-        scores.append(from_run[keep & ~from_run["judge"].isin(standalone_judges())])
+        scores.append(from_run[keep & ~from_run["judge"].isin(usable_judges(with_llm=False))])
     table = agreement(labels, pd.concat(scores, ignore_index=True), seed=seed)
     table["labels"] = ", ".join(
         sorted(

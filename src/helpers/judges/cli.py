@@ -12,13 +12,13 @@ from helpers import paths
 def _judge(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from helpers.judges.evaluate import summarize_scores
-    from helpers.judges.external import judge_answers, read_answers
+    from helpers.judges.evaluate import score_answers, summarize_scores
+    from helpers.judges.external import read_answers
 
     answers = read_answers(args.file)
     judges = [j.strip() for j in args.judges.split(",") if j.strip()] if args.judges else None
     llm = json.loads(args.llm) if args.llm else None
-    scores = judge_answers(answers, judges, language=args.language, llm=llm)
+    scores = score_answers(answers, judges, llm=llm, language=args.language)
     out = Path(args.out) if args.out else paths.RESULTS_DIR / "judged" / f"{Path(args.file).stem}.scores.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     scores.to_csv(out, index=False)

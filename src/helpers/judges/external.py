@@ -17,19 +17,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from helpers.errors import UserError
-from helpers.judges.evaluate import (
-    LONG_COLUMNS,
-    answers_from_frame,
-    guess_language,
-    score_answers,
-    summarize_scores,
-    usable_judges,
-)
+from helpers.judges.evaluate import answers_from_frame
 
-__all__ = ["LONG_COLUMNS", "guess_language", "judge_answers", "read_answers", "standalone_judges", "summarize_scores"]
+__all__ = ["read_answers"]
 
 
 def read_answers(path: str | Path) -> list[dict]:
@@ -46,17 +37,3 @@ def read_answers(path: str | Path) -> list[dict]:
     frame, first_row = read_table(path, what="answers")
     row_word = "line" if path.suffix.lower() == ".jsonl" else "row"
     return answers_from_frame(frame, source=str(path), first_row=first_row, row_word=row_word)
-
-
-def standalone_judges() -> list[str]:
-    """Registered judges that score an answer from its question, contexts and reference alone: no
-    LLM, no run (retrieval metrics need qrels and a ranking; RAGAS and the LLM TRACe judge, an LLM)."""
-    return usable_judges(with_llm=False)
-
-
-def judge_answers(
-    answers: list[dict], judges: list[str] | None = None, *, language: str | None = None, llm=None
-) -> pd.DataFrame:
-    """Long scores of `answers` (read_answers' records) by each judge in `judges` (default: every
-    judge that needs no LLM and can be loaded here); `llm` for the judges that call one."""
-    return score_answers(answers, judges, llm=llm, language=language)

@@ -13,6 +13,7 @@ failed LLM call, nothing to judge); the run goes on. Every judge call goes throu
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import logging
@@ -59,6 +60,19 @@ _REFUSAL = re.compile(
     + ")",
     re.I,
 )
+
+
+@functools.cache
+def _fields(metric_class: type) -> frozenset[str]:
+    """The sample fields a ragas metric reads: the parameters of its `ascore`."""
+    return frozenset(inspect.signature(metric_class.ascore).parameters)
+
+
+def metric_inputs(metric, question: str, answer: str | None, contexts: list[str], reference: str | None) -> dict:
+    """The keyword arguments of `metric.ascore` for one sample, in ragas's field names: each ragas
+    metric names the fields it reads in its signature."""
+    fields = {"user_input": question, "response": answer, "retrieved_contexts": list(contexts), "reference": reference}
+    return {k: v for k, v in fields.items() if k in _fields(type(metric))}
 
 
 def samples_from_records(records, references: dict[str, str] | None = None) -> list[Sample]:
@@ -235,14 +249,7 @@ class RagasJudge:
         async with gate:
             trace = Trace()
             TRACE.set(trace)
-            inputs = {
-                "user_input": sample.question,
-                "response": sample.answer,
-                "retrieved_contexts": list(sample.contexts),
-                "reference": sample.reference,
-            }
-            # each ragas metric names the fields it reads in its ascore signature
-            wanted = {k: v for k, v in inputs.items() if k in inspect.signature(metric.ascore).parameters}
+            wanted = metric_inputs(metric, sample.question, sample.answer, sample.contexts, sample.reference)
             start = time.perf_counter()
             try:
                 value = (await asyncio.wait_for(metric.ascore(**wanted), self.timeout_s)).value

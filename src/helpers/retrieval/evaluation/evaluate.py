@@ -91,14 +91,14 @@ def retrieval_eval(
         start = time.perf_counter()
         run = retriever.retrieve(subset, 100)
         latency = (time.perf_counter() - start) / len(subset)
-        report["runs"][name] = run
+        runs[name] = run
         # every judged query (a missed one scores 0), once: the means below are theirs
-        report["per_query"][name] = judged_per_query({q: data.qrels[q] for q in subset}, run, METRICS)
+        scored = report["per_query"][name] = judged_per_query({q: data.qrels[q] for q in subset}, run, METRICS)
         entry = {
             "queries": len(subset),
             "index_s": round(index_s, 2),
             "latency_ms_per_query": round(1000 * latency, 2),
-            **{m: round(v, 4) for m, v in mean_of(report["per_query"][name], METRICS).items()},
+            **{m: round(v, 4) for m, v in mean_of(scored, METRICS).items()},
         }
         if name in with_llm:
             entry["llm_fallbacks"] = len(getattr(retriever, "fallbacks", {}))
