@@ -1,15 +1,26 @@
-"""The cuts `helpers diagnose` reads its two judges through (helpers.experiment.diagnosis.SHIPPED),
-from the hand labels of the default run's answers, and the verdicts against those labels.
+"""The cuts `helpers diagnose` reads its two judges through (helpers.experiment.diagnosis_cuts.SHIPPED),
+fitted on many corpora and checked on each corpus left out (issue 59).
 
-    python -m helpers run configs/default.yaml        # the run whose answers the sheets label
-    python benchmarks/diagnosis_bands.py [RUN_ID] [--precision 0.9]
+    python benchmarks/diagnosis_bands.py [--refresh] [--precision 0.95]
 
-For `correct` (the correctness judge against the sheet's `correct`: yes vs partly/no) and `holds`
-(context_recall against the contexts sheet's `context`: yes vs partly/no), the lowest
-score above which `precision` of the answers are labelled yes and the highest below which
-`precision` are labelled otherwise (helpers.experiment.diagnosis.band_from_labels). Only answers
-still word for word the labelled ones count. In-sample: the same labels validate the judges.
-Results: docs/measurements/diagnosis.md.
+Items (helpers.experiment.diagnosis_calibration): labels made without people on MaternaQA-es,
+XQuAD (es, en) and the obstetrics guideline's qrels (gold passage in the contexts or not; answers
+that state the reference or not), and people's labels of the default model's answers on two corpora
+(benchmarks/labels: the obstetrics guideline, 60 answers; benchmarks/labels/maternaqa: MaternaQA-es,
+60 answers), each answer scored here from the sheet's own answer text and context ids (no run, no
+LLM). Printed and written to results/benchmarks/diagnosis-bands.json:
+
+1. per band (`holds`, `correct`) and corpus left out: the cuts fitted on every other corpus (each
+   corpus weighing the same), the share of the left-out corpus's items they cannot tell, and
+   Cohen's kappa of what they read against the labels; per language;
+2. per corpus with people's labels: the verdicts (correct / retrieval / generation; refused read as
+   generation, unanswerable as retrieval) against the person's, with the cuts fitted without that
+   corpus, the cuts shipped before, and cuts fitted on the corpus's own labels (in-sample);
+3. the cuts fitted on every corpus: what SHIPPED holds;
+4. each judge's own threshold (correctness 0.68, context_recall 0.69: the validity table's kappa
+   is read there) per corpus, against the threshold fitted with that corpus left out.
+
+Write-up: docs/measurements/diagnosis.md.
 """
 
 from __future__ import annotations
@@ -17,71 +28,202 @@ from __future__ import annotations
 import argparse
 import json
 
+import numpy as np
 import pandas as pd
+from sklearn.metrics import cohen_kappa_score
 
-from helpers.experiment.diagnosis import SHIPPED, Band, agreement, read_run, verdicts
-from helpers.experiment.diagnosis_cuts import band_from_labels
-from helpers.experiment.store import RunStore
+import _offline  # noqa: F401  (the offline defaults, before any hub library)
+from helpers.data import load_dataset
+from helpers.experiment import diagnosis
+from helpers.experiment import diagnosis_calibration as calibration
+from helpers.experiment.diagnosis_cuts import SHIPPED, Band, read_diagnosis_labels
+from helpers.judges.context_recall import THRESHOLD as RECALL_THRESHOLD
+from helpers.judges.correctness import THRESHOLD as CORRECT_THRESHOLD
+from helpers.judges.evaluate import score_answers
 from helpers.paths import PROJECT_ROOT, RESULTS_DIR
+from helpers.stats import cohen_kappa
 
-SHEETS = PROJECT_ROOT / "benchmarks" / "labels"
-ANSWERS = SHEETS / "obstetrics-qwen2.5-coder-1.5b.csv"
-CONTEXTS = SHEETS / "contexts-obstetrics-qwen2.5-coder-1.5b.csv"
+LABELS = PROJECT_ROOT / "benchmarks" / "labels"
+PEOPLE = {  # corpus -> (answers sheet, dataset): its contexts sheet lies beside it
+    "obstetrics": (LABELS / "obstetrics-qwen2.5-coder-1.5b.csv", "obstetrics"),
+    "maternaqa": (LABELS / "maternaqa" / "maternaqa-qwen2.5-coder-1.5b.csv", "maternaqa"),
+}
+OUT = RESULTS_DIR / "benchmarks"
+PRECISIONS = (0.8, 0.85, 0.9, 0.95)  # the precisions the cuts may be fitted at
+MAX_CANNOT_TELL = 0.2
+PREVIOUS = {  # the cuts shipped before issue 59: fitted on the obstetrics sheet alone
+    "correct": Band(0.5761623631917797, 0.5761623631917797, "before"),
+    "holds": Band(0.9520570106992229, 0.9836560759853521, "before"),
+}
 
 
-def labelled(run_id: str) -> pd.DataFrame:
-    """The run's answers with their two judges' scores and the sheets' labels, where unchanged."""
-    wide = read_run(run_id)
-    answers = pd.read_csv(ANSWERS, dtype=str, keep_default_na=False)
-    contexts = pd.read_csv(CONTEXTS, dtype=str, keep_default_na=False)
-    # the contexts sheet's label is `context` (do the contexts hold the reference's fact?); contexts_holding
-    # names the ranks that do
-    labels = answers.merge(contexts[["architecture", "qid", "context"]], on=["architecture", "qid"])
-    texts = {(r["architecture"], r["qid"]): r.get("answer") for r in RunStore(RESULTS_DIR / run_id).of_kind("answer")}
-    labels = labels[
-        [texts.get((a, q)) == t for a, q, t in zip(labels["architecture"], labels["qid"], labels["answer"])]
+def sheet_answers(corpus: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """(diagnose's wide answers scored from the sheet, the person's labels, language) of a
+    hand-labelled corpus: each labelled answer judged by correctness, context_recall and refusal
+    from its text and the contexts the sheet names."""
+    sheet, name = PEOPLE[corpus]
+    data = load_dataset(name)
+    labels = read_diagnosis_labels(sheet, required=("correct", "reference_in_contexts"))
+    answers = [
+        {"qid": r.id, "architecture": r.architecture, "question": data.queries[r.id], "answer": r.answer}
+        | {"contexts": [data.corpus[d]["text"] for d in r.context_ids.split()], "reference": data.answers[r.id]}
+        for r in labels.itertuples()
     ]
-    return wide.merge(labels[["architecture", "qid", "correct", "context"]], on=["architecture", "qid"])
+    scores = score_answers(answers, ["correctness", "context_recall", "refusal"], language=data.language)
+    wide = diagnosis.wide_from_judged(scores, str(sheet))
+    wide["answer"] = [a["answer"] for a in answers]  # score_answers keeps the order
+    return wide, labels, data.language
+
+
+def verdict_agreement(wide: pd.DataFrame, labels: pd.DataFrame, bands: dict) -> dict:
+    """The verdicts through `bands` against the person's: kappa over the answers both decide, how
+    many, and the share of answers ours cannot tell."""
+    answers = diagnosis.verdicts(wide, bands)
+    merged = answers.merge(labels, on=["id", "architecture"])
+    ours = merged["verdict"].map(lambda v: diagnosis.BLAME.get(v, v))
+    person = diagnosis.person_verdicts(merged)
+    decided = ours.isin(diagnosis.DECIDED) & person.isin(diagnosis.DECIDED)
+    kappa = cohen_kappa_score(ours[decided], person[decided]) if decided.sum() > 1 else float("nan")
+    return {
+        "kappa": float(kappa),
+        "decided": int(decided.sum()),
+        "n": len(merged),
+        "cannot_tell": float((ours == "cannot tell").mean()),
+        "confusion": pd.crosstab(ours, person, rownames=["ours"], colnames=["person's"]).to_dict(),
+    }
+
+
+def choose_precision(auto: pd.DataFrame) -> float:
+    """The precision the cuts are fitted at, chosen on the items made without people only (people's
+    labels judge the choice, they do not make it): the best worst kappa over every (band, corpus
+    left out), among the precisions whose share cannot tell stays within MAX_CANNOT_TELL on average
+    (the cuts must travel to every corpus, not to most); ties go to the best mean."""
+    rows = []
+    for precision in PRECISIONS:
+        loo = pd.concat([calibration.leave_one_out(auto, band, precision=precision) for band in ("holds", "correct")])
+        rows.append(
+            {"precision": precision, "worst_kappa": loo["kappa"].min(), "mean_kappa": loo["kappa"].mean()}
+            | {"cannot_tell": loo["cannot_tell"].mean()}
+        )
+    table = pd.DataFrame(rows)
+    print("\nthe precision, chosen on the items made without people (each corpus left out, both bands):")
+    print(table.round(3).to_string(index=False))
+    allowed = table[table["cannot_tell"] <= MAX_CANNOT_TELL].round(3)
+    return float(allowed.sort_values(["worst_kappa", "mean_kappa"]).iloc[-1]["precision"])
+
+
+def best_threshold(items: pd.DataFrame) -> float:
+    """The single cut with the best Cohen's kappa on `items`, every corpus weighing the same (each
+    corpus's kappa averaged)."""
+    cuts = np.round(np.arange(0.05, 0.96, 0.01), 2)
+    per_corpus = [
+        [cohen_kappa((g["score"].to_numpy() >= t).astype(float), g["label"].to_numpy(float)) for t in cuts]
+        for _, g in items.groupby("corpus")
+    ]
+    return float(cuts[int(np.nanargmax(np.nanmean(per_corpus, axis=0)))])
+
+
+def thresholds(items: pd.DataFrame) -> pd.DataFrame:
+    """Each judge's threshold (the validity table's kappa is read at it) per corpus: kappa at the
+    shipped threshold, and at the best threshold fitted on the other corpora."""
+    rows = []
+    for band, shipped in (("correct", CORRECT_THRESHOLD), ("holds", RECALL_THRESHOLD)):
+        part = items[items["band"] == band]
+        for corpus in sorted(part["corpus"].unique()):
+            mine, rest = part[part["corpus"] == corpus], part[part["corpus"] != corpus]
+            fitted = best_threshold(rest)
+            y = mine["label"].to_numpy(float)
+            rows.append(
+                {"band": band, "corpus": corpus, "n": len(mine), "shipped": shipped}
+                | {"kappa_shipped": float(cohen_kappa((mine["score"].to_numpy() >= shipped).astype(float), y))}
+                | {"left_out_fit": fitted}
+                | {"kappa_left_out": float(cohen_kappa((mine["score"].to_numpy() >= fitted).astype(float), y))}
+            )
+    return pd.DataFrame(rows)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_id", nargs="?", default="obstetrics-default-8eb4bca9")
-    parser.add_argument("--precision", type=float, default=0.95)
+    parser.add_argument(
+        "--precision",
+        type=float,
+        default=None,
+        help="default: chosen among PRECISIONS on the items made without people",
+    )
+    parser.add_argument("--refresh", action="store_true", help="score the items made without people again")
     args = parser.parse_args()
-    frame = labelled(args.run_id)
-    source = f"{args.run_id}'s {len(frame)} hand-labelled answers"
-    fitted = {
-        "correct": band_from_labels(frame["correctness"], frame["correct"] == "yes", precision=args.precision),
-        "holds": band_from_labels(frame["context_recall"], frame["context"] == "yes", precision=args.precision),
+    OUT.mkdir(parents=True, exist_ok=True)
+    cached = OUT / "diagnosis-calibration-items.parquet"
+    if args.refresh or not cached.exists():
+        calibration.auto_items().to_parquet(cached)
+    people = {corpus: sheet_answers(corpus) for corpus in PEOPLE}
+    items = pd.concat(
+        [pd.read_parquet(cached)]
+        + [
+            calibration.person_items(wide, labels, corpus=corpus, language=language)
+            for corpus, (wide, labels, language) in people.items()
+        ],
+        ignore_index=True,
+    )
+    pd.set_option("display.width", 200)
+    print("items:", items.groupby(["band", "corpus", "origin"]).size().to_dict())
+    if args.precision is None:
+        args.precision = choose_precision(items[items["origin"] == "auto"])
+    report = {"precision": args.precision, "items": len(items)}
+
+    loo = pd.concat([calibration.leave_one_out(items, band, precision=args.precision) for band in ("holds", "correct")])
+    print("\n1. each corpus left out of the fit (cuts from the others):")
+    print(loo.round(3).to_string(index=False))
+    report["leave_one_corpus_out"] = loo.to_dict("records")
+
+    shipped = {
+        band: calibration.fit_cuts(items[items["band"] == band], precision=args.precision, source="all corpora")
+        for band in ("correct", "holds")
     }
-    fitted = {name: Band(b.low, b.high, source) for name, b in fitted.items()}
-    for name, band in fitted.items():
-        print(f"{name}: low {band.low!r}, high {band.high!r} (shipped {SHIPPED[name].low!r}, {SHIPPED[name].high!r})")
-    sheet = frame.rename(columns={"qid": "id", "context": "reference_in_contexts"})
-    sheet_path = RESULTS_DIR / "diagnosis-labels.csv"
-    sheet[["id", "architecture", "correct", "reference_in_contexts"]].to_csv(sheet_path, index=False)
-    report = {}
-    for name, bands in (("shipped", SHIPPED), ("fitted", fitted)):
-        answers = verdicts(read_run(args.run_id), bands)
-        confusion, kappa, n = agreement(answers, sheet_path)
-        print(f"\n{name} cuts: kappa {kappa:.3f} on {n} answers both decide")
-        print(confusion.to_string())
-        report[name] = {"kappa": kappa, "n": n, "verdicts": answers["verdict"].value_counts().to_dict()}
-    # held out: each question's answers read through cuts fitted on the other questions' answers
-    held = []
-    for qid in sorted(frame["qid"].unique()):
-        train = frame[frame["qid"] != qid]
-        bands = {
-            "correct": band_from_labels(train["correctness"], train["correct"] == "yes", precision=args.precision),
-            "holds": band_from_labels(train["context_recall"], train["context"] == "yes", precision=args.precision),
+    print("\n3. fitted on every corpus (SHIPPED):", shipped)
+    report["fitted_on_all"] = {
+        b: {"low": band.low, "high": band.high, "zone": band.zone} for b, band in shipped.items()
+    }
+
+    print("\n2. verdicts against the person's, per corpus with people's labels:")
+    report["verdicts"] = {}
+    for corpus, (wide, labels, _) in people.items():
+        others = items[items["corpus"] != corpus]
+        left_out = {
+            band: calibration.fit_cuts(others[others["band"] == band], precision=args.precision, source="left out")
+            for band in ("correct", "holds")
         }
-        held.append(verdicts(frame[frame["qid"] == qid], bands))  # read_run's id is the qid
-    confusion, kappa, n = agreement(pd.concat(held, ignore_index=True), sheet_path)
-    print(f"\nheld out by question (cuts fitted on the other 9): kappa {kappa:.3f} on {n} answers both decide")
-    print(confusion.to_string())
-    report["held_out"] = {"kappa": kappa, "n": n}
-    print(json.dumps(report, indent=2))
+        own = items[(items["corpus"] == corpus) & (items["origin"] == "person")]
+        in_corpus = {
+            band: calibration.fit_band(own[own["band"] == band], precision=args.precision, source="in corpus")
+            for band in ("correct", "holds")
+        }
+        rows = {}
+        for name, bands in (("left out", left_out), ("before (obstetrics only)", PREVIOUS), ("in corpus", in_corpus)):
+            result = verdict_agreement(wide, labels, bands)
+            cuts = {
+                b: f"{bands[b].low:.3f}-{bands[b].high:.3f}"
+                + (f" zone {bands[b].zone[0]:.3f}-{bands[b].zone[1]:.3f}" if bands[b].zone else "")
+                for b in bands
+            }
+            rows[name] = result | {"cuts": cuts}
+            print(
+                f"  {corpus:10s} {name:25s} kappa {result['kappa']:.3f} on {result['decided']} of {result['n']}, "
+                f"cannot tell {result['cannot_tell']:.0%}, cuts {cuts}"
+            )
+        print(pd.DataFrame(rows["left out"]["confusion"]).fillna(0).astype(int).to_string())
+        report["verdicts"][corpus] = rows
+
+    table = thresholds(items)
+    print("\n4. the judges' thresholds per corpus, shipped and fitted with the corpus left out:")
+    print(table.round(3).to_string(index=False))
+    report["thresholds"] = table.to_dict("records")
+    languages = loo.groupby(["band", "language"])[["kappa", "cannot_tell"]].mean()
+    print("\nper language (mean over corpora left out):\n" + languages.round(3).to_string())
+    report["per_language"] = languages.reset_index().to_dict("records")
+    print(f"(SHIPPED now: { {b: (band.low, band.high) for b, band in SHIPPED.items()} })")
+    (OUT / "diagnosis-bands.json").write_text(json.dumps(report, indent=2, default=str))
+    print(f"\nwritten: {OUT / 'diagnosis-bands.json'}")
     return 0
 
 

@@ -40,8 +40,8 @@ BY_HAND = {
     "auroc-flipped": 1 - 7 / 9,  # the toy judge's scores reversed: the pairs it got wrong
     "repro-toy-auroc": 6 / 8,  # a share of 2 x 4 pairs
     # the shipped cuts: correct at 0.576, the contexts hold it at >= 0.984, not at <= 0.952
-    "diagnosis-verdict": "generation",  # 0.10 < 0.576: wrong; 0.997 >= 0.984: the contexts held it
-    "diagnosis-cannot-tell": "cannot tell",  # 0.952 < 0.97 < 0.984
+    "diagnosis-verdict": "generation",  # 0.10 < 0.610: wrong; 0.997 >= 0.848: the contexts held it
+    "diagnosis-cannot-tell": "cannot tell",  # the run is unlike the calibration data: 0.763 < 0.80 < 0.867
 }
 
 

@@ -140,6 +140,16 @@ class DecisionsConfig(Strict):
         return self
 
 
+class DiagnosisConfig(Strict):
+    """What `helpers diagnose` adds after a run (helpers.experiment.diagnosis, .intervention)."""
+
+    intervene: bool = Field(
+        False,
+        description="a second opinion on each wrong answer: answered again with the passage that holds the "
+        "reference first (one LLM call each); right then: retrieval, still wrong: generation",
+    )
+
+
 class ExperimentConfig(Strict):
     run_id: str | None = Field(None, description="results/<run_id>/; default: name + config hash")
     name: str = "experiment"
@@ -160,6 +170,7 @@ class ExperimentConfig(Strict):
     )
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     decisions: DecisionsConfig = Field(default_factory=DecisionsConfig)
+    diagnosis: DiagnosisConfig = Field(default_factory=DiagnosisConfig)
     generate: bool = Field(
         True,
         description="False: retrieval only (the top k and, where the dataset has "
@@ -239,8 +250,9 @@ class ExperimentConfig(Strict):
             return self.run_id
         # the default prompt is left out, so configs written before prompts were a setting keep their ids;
         # so is what never changes an answer and came later (the prompt store's size, bit-identical answers)
-        # decisions only say when `--until-decided` stops: they never change an answer
-        exclude = {"run_id": True, "figures": True, "decisions": True, "llms": {"__all__": {"prompt_store_mb"}}}
+        # decisions only say when `--until-decided` stops, and diagnosis what is read after: neither changes an answer
+        exclude = {"run_id": True, "figures": True, "decisions": True, "diagnosis": True}
+        exclude["llms"] = {"__all__": {"prompt_store_mb"}}
         if self.generation == GenerationConfig():
             exclude["generation"] = True
         payload = self.model_dump(exclude=exclude)

@@ -51,6 +51,17 @@ def _is_long(frame: pd.DataFrame) -> bool:
     return {"judge", "metric", "value"} <= set(frame.columns)
 
 
+def judged_wide(answers: list[dict], language: str | None = None) -> pd.DataFrame:
+    """Answers (answers_from_frame's records) judged by the verdicts' judges, one row per answer as
+    diagnose reads them, with each answer's question, answer, contexts and reference beside its
+    scores (a generation verdict quotes the answer; an intervention answers the question again)."""
+    wide = diagnosis.wide_from_judged(score_answers(answers, JUDGES, language=language))
+    by_key = {(a["qid"], a["architecture"] or "answers"): a for a in answers}
+    for column in ("question", "answer", "contexts", "reference"):
+        wide[column] = [by_key[key][column] for key in zip(wide["id"], wide["architecture"])]
+    return wide
+
+
 def diagnose(
     data,
     *,
@@ -64,18 +75,14 @@ def diagnose(
     `helpers.evaluate` takes them; judged here, no LLM), an `Evaluation`, or its long scores.
     `labels`: a person's labels (correct, reference_in_contexts) to compare with; `cuts_from`: labels
     to fit the judges' cuts on (default: the shipped cuts). `language`: as in `helpers.evaluate`."""
-    texts = {}
     if isinstance(data, Evaluation):
-        scores = data.scores
+        wide = diagnosis.wide_from_judged(data.scores)
     elif isinstance(data, pd.DataFrame) and _is_long(data):
-        scores = data
+        wide = diagnosis.wide_from_judged(data)
     else:
-        answers = answers_from_frame(data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data)))
-        texts = {(a["qid"], a["architecture"] or "answers"): a["answer"] for a in answers}
-        scores = score_answers(answers, JUDGES, language=language)
-    wide = diagnosis.wide_from_judged(scores)
-    if texts:  # a generation verdict quotes what the answer said instead
-        wide["answer"] = [texts.get(key) for key in zip(wide["id"], wide["architecture"])]
+        wide = judged_wide(
+            answers_from_frame(data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))), language
+        )
     if cuts_from is not None and not Path(cuts_from).is_file():
         raise UserError(f"cuts_from={str(cuts_from)!r}: labels file not found")
     bands = diagnosis.bands_for(wide, cuts_from)

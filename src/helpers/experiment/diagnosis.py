@@ -32,13 +32,27 @@ from scipy.stats import binomtest
 from helpers.answer_prompts import get_prompt, is_refusal
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_config, run_dir
-from helpers.experiment.diagnosis_cuts import SHIPPED, Band, fit_bands, match_labels, read_diagnosis_labels, sources
+from helpers.experiment.diagnosis_cuts import (
+    MAX_IN_ZONE,
+    SCORE_OF,
+    SHIPPED,
+    Band,
+    fit_bands,
+    match_labels,
+    read_diagnosis_labels,
+    sources,
+)
 from helpers.experiment.store import RunStore
 
 __all__ = ["Band", "SHIPPED", "VERDICTS", "verdict", "verdicts", "verdict_table", "run_diagnosis", "agreement"]
 
 VERDICTS = ("correct", "retrieval", "generation", "refused", "unanswerable", "cannot tell")
 WRONG = ("retrieval", "generation")
+DECIDED = ("correct", *WRONG)  # the verdicts a person's labels give (person_verdicts)
+# the stage a refusal blames, to compare with a person's verdict: refusing although the contexts hold
+# the answer is the generator's failure; refusing because they do not, the retriever's
+BLAME = {"refused": "generation", "unanswerable": "retrieval"}
+MAX_BETWEEN = 0.2  # more of a run's answers than this cannot tell: no advice
 VERDICT_COLOURS = {  # the figure's and the answer card's
     "correct": "#4c9a5b",
     "retrieval": "#d1603d",
@@ -86,11 +100,24 @@ def verdict(correctness: float | None, recall: float | None, recall_reason: str,
     return "retrieval", f"wrong ({score}); not in the contexts: {', '.join(missing) or 'the reference'} ({where})"
 
 
+def unlike(wide: pd.DataFrame, bands: dict) -> dict:
+    """The bands these answers are read with: a band whose `zone` (where the calibration corpora
+    put the cut differently) holds more than MAX_IN_ZONE of these answers' scores is widened to it,
+    so that those scores read "cannot tell" instead of a verdict one corpus's cut would force."""
+    out = {}
+    for name, band in bands.items():
+        scores = wide[SCORE_OF[name]].dropna().astype(float)
+        inside = scores.between(*band.zone).mean() if band.zone is not None and len(scores) else 0.0
+        out[name] = band.widened() if inside > MAX_IN_ZONE else band
+    return out
+
+
 def verdicts(wide: pd.DataFrame, bands: dict | None = None) -> pd.DataFrame:
     """One row per answer of `wide` (id, architecture, correctness, context_recall, recall_reason,
     refused, and `answer` where known: a generation verdict quotes what it said instead): id,
-    architecture, verdict, evidence. Answers without a correctness score (no reference) are left out."""
-    bands = bands or SHIPPED
+    architecture, verdict, evidence. Answers without a correctness score (no reference) are left out.
+    Answers unlike the calibration corpora read "cannot tell" in the cuts' zone (`unlike`)."""
+    bands = unlike(wide, bands or SHIPPED)
     rows = []
     for r in wide.itertuples():
         if r.correctness is None or math.isnan(r.correctness):
@@ -138,17 +165,35 @@ def advice(table: pd.DataFrame) -> list[str]:
     return lines
 
 
+def unlike_calibration(table: pd.DataFrame) -> str | None:
+    """The line that replaces the advice when more than MAX_BETWEEN of the answers fall between a
+    judge's cuts: these documents' scores do not separate as the calibration corpora's did, and a
+    stage named from the rest would be a guess."""
+    n = int(table.groupby("architecture", sort=False)["n"].first().sum())
+    between = int(table.loc[table["verdict"] == "cannot tell", "count"].sum())
+    if not n or between / n <= MAX_BETWEEN:
+        return None
+    return (
+        f"{between} of {n} answers ({between / n:.0%}) score between a judge's cuts: on these documents the "
+        "scores do not separate as on the corpora the cuts were fitted on, so no stage is blamed for them and "
+        "no advice is given; label 5 answers of each kind (the labelling panel, or --cuts-from FILE) to fit "
+        "cuts on your own documents"
+    )
+
+
 def format_table(table: pd.DataFrame, bands: dict | None = None) -> str:
     bands = bands or SHIPPED
     wide = table.pivot_table(index="architecture", columns="verdict", values="count", aggfunc="sum", sort=False)
     wide = wide[list(VERDICTS)].astype(int)
     wide.insert(0, "n", table.groupby("architecture", sort=False)["n"].first())
+    unlike = unlike_calibration(table)
     return "\n".join(
         [
             "Why answers fail (answers per verdict; between a judge's cuts: cannot tell):",
             wide.to_string(),
-            *advice(table),
-            f"cuts: {sources(bands)}",
+            *([unlike] if unlike else advice(table)),
+            "cuts (a judge's score at or above the second number reads yes, at or below the first no, between "
+            f"them cannot tell): {sources(bands)}",
         ]
     )
 
@@ -239,6 +284,17 @@ def answer_ids(qids: pd.Series, llms: pd.Series, several: bool) -> pd.Series:
     return qids.astype(str) + ("|" + llms.astype(str) if several else "")
 
 
+def is_answers_file(path: str | Path) -> bool:
+    """An answers file (question, answer, contexts: XLSX, JSONL or CSV) rather than the long scores
+    CSV `helpers judge --out` writes (id, judge, metric, value)."""
+    path = Path(path)
+    if path.suffix.lower() != ".csv":
+        return path.suffix.lower() in (".xlsx", ".jsonl")
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        header = handle.readline().lower()
+    return not ("judge" in header and "metric" in header)
+
+
 def read_source(source: str, results_dir: Path | None = None) -> pd.DataFrame:
     """A run id (a folder of results/) or a `helpers judge --out` CSV."""
 
@@ -272,15 +328,17 @@ def agreement(answers: pd.DataFrame, labels_path: str | Path) -> tuple[pd.DataFr
     """(confusion table ours x person's, Cohen's kappa, answers compared) on the answers a person
     labelled (diagnosis_cuts.read_diagnosis_labels: id or qid, architecture where the answers have
     one, correct and reference_in_contexts, yes / partly / no), over the answers both read as
-    correct, retrieval or generation."""
+    correct, retrieval or generation (ours "refused" as generation, "unanswerable" as retrieval:
+    `BLAME`)."""
     from sklearn.metrics import cohen_kappa_score  # scikit-learn: loaded only when labels are given
 
     labels = read_diagnosis_labels(labels_path, required=("correct", "reference_in_contexts"))
     pooled = match_labels(answers, labels, str(labels_path))
     merged = answers.set_index(["id", "architecture"]).join(pooled.assign(person=person_verdicts(pooled)), how="inner")
-    confusion = pd.crosstab(merged["verdict"], merged["person"], rownames=["ours"], colnames=["person's"])
-    decided = merged[merged["verdict"].isin(("correct", *WRONG)) & merged["person"].isin(("correct", *WRONG))]
-    kappa = float(cohen_kappa_score(decided["verdict"], decided["person"])) if len(decided) > 1 else float("nan")
+    merged["ours"] = merged["verdict"].map(lambda v: BLAME.get(v, v))  # a refusal read as the stage it blames
+    confusion = pd.crosstab(merged["ours"], merged["person"], rownames=["ours"], colnames=["person's"])
+    decided = merged[merged["ours"].isin(DECIDED) & merged["person"].isin(DECIDED)]
+    kappa = float(cohen_kappa_score(decided["ours"], decided["person"])) if len(decided) > 1 else float("nan")
     return confusion, kappa, len(decided)
 
 

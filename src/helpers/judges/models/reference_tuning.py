@@ -70,6 +70,7 @@ def maternaqa_pairs(tokenize: Tokenizer, *, seed: int = 0) -> list[dict]:
         right = passages[i][best]
         pairs.append(
             {"source": "maternaqa", "kind": "gold passage", "answer": right, "reference": reference, "label": 1}
+            | {"question": question}
         )
         # the wrong passage: another question's window sharing most words with this question
         candidates = [
@@ -87,12 +88,14 @@ def maternaqa_pairs(tokenize: Tokenizer, *, seed: int = 0) -> list[dict]:
                         "answer": passages[k][j],
                         "reference": reference,
                         "label": 0,
+                        "question": question,
                     }
                 )
                 break
         restated = question.strip().strip("¿?").strip()
         pairs.append(
             {"source": "maternaqa", "kind": "question restated", "answer": restated, "reference": reference, "label": 0}
+            | {"question": question}
         )
         changed = _change_numbers(right, reference)
         if changed:
@@ -103,13 +106,14 @@ def maternaqa_pairs(tokenize: Tokenizer, *, seed: int = 0) -> list[dict]:
                     "answer": changed,
                     "reference": reference,
                     "label": 0,
+                    "question": question,
                 }
             )
     return pairs
 
 
-def xquad_pairs(*, limit: int = 300, seed: int = 0) -> list[dict]:
-    data = load_dataset("xquad-es")
+def xquad_pairs(*, lang: str = "es", limit: int = 300, seed: int = 0) -> list[dict]:
+    data = load_dataset(f"xquad-{lang}")
     by_paragraph: dict[str, list[str]] = {}
     for qid, rels in data.qrels.items():
         by_paragraph.setdefault(next(iter(rels)), []).append(qid)
@@ -123,11 +127,12 @@ def xquad_pairs(*, limit: int = 300, seed: int = 0) -> list[dict]:
                 continue
             pairs.append(
                 {
-                    "source": "xquad-es",
+                    "source": data.name,
                     "kind": "answer sentence",
                     "answer": right,
                     "reference": data.answers[qid],
                     "label": 1,
+                    "question": data.queries[qid],
                 }
             )
             others = [
@@ -136,11 +141,12 @@ def xquad_pairs(*, limit: int = 300, seed: int = 0) -> list[dict]:
             if others:
                 pairs.append(
                     {
-                        "source": "xquad-es",
+                        "source": data.name,
                         "kind": "other answer's sentence",
                         "answer": others[0],
                         "reference": data.answers[qid],
                         "label": 0,
+                        "question": data.queries[qid],
                     }
                 )
     random.Random(seed).shuffle(pairs)
@@ -148,7 +154,7 @@ def xquad_pairs(*, limit: int = 300, seed: int = 0) -> list[dict]:
 
 
 def tuning_pairs(*, seed: int = 0) -> list[dict]:
-    """Every pair, MaternaQA-es first: dicts with source, kind, answer, reference, label (1 right)."""
+    """Every pair, MaternaQA-es first: dicts with source, kind, question, answer, reference, label (1 right)."""
     return maternaqa_pairs(Tokenizer("es"), seed=seed) + xquad_pairs(seed=seed)
 
 

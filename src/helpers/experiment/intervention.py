@@ -1,0 +1,225 @@
+"""A second opinion on why an answer is wrong, by intervention (issue 59): answer the question again
+with the passage that holds the reference's statements first, and see whether the answer turns right.
+
+    wrong, then right with the passage in front   -> retrieval (the retriever lost or mis-ranked it)
+    wrong, and still wrong with it in front        -> generation (the model had it and did not use it)
+
+The passage is the question's gold passage where the dataset has qrels, else the context that
+context_recall's attribution says holds most of the reference (from the answer's own contexts, or,
+for a run whose corpus is known, the best of BM25's top passages for the reference), followed by the
+answer's other contexts in their order, k in all. The new answer is judged by the same correctness
+judge and read through the same cut as the first. One LLM call per wrong answer: `plan` counts them
+before any is made. This is the counterfactual test RAGChecker's retrieval/generator split
+approximates from claims (Ru et al. 2024), made directly, as in "lost in the middle" style
+position interventions (Liu et al. 2024).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from helpers.errors import UserError
+
+COLUMNS = [
+    "id",
+    "architecture",
+    "verdict",
+    "second_opinion",
+    "agree",
+    "passage_from",
+    "new_correctness",
+    "new_answer",
+    "reason",
+]
+
+
+def wrong(answers: pd.DataFrame, wide: pd.DataFrame, bands: dict) -> pd.DataFrame:
+    """The rows of `wide` whose correctness reads "no" through `bands` (whatever the stage verdict),
+    with their first verdict: the answers an intervention can re-try."""
+    merged = wide.merge(answers[["id", "architecture", "verdict"]], on=["id", "architecture"])
+    said_no = [bands["correct"].read(v) is False for v in merged["correctness"]]
+    return merged[said_no].reset_index(drop=True)
+
+
+def best_passage(matcher, reference: str, texts: list[str]) -> tuple[int, float]:
+    """(index, score) of the text holding most of the reference: the mean over the reference's
+    statements of P(attributed) (context_recall's attribution), best first."""
+    from helpers.judges.context_recall import attribution, attribution_features, statements
+
+    claims = statements(reference)
+    if not claims or not texts:
+        return -1, float("nan")
+    p = attribution(attribution_features(matcher, claims, texts)).mean(axis=0)  # per text
+    return int(np.argmax(p)), float(p.max())
+
+
+def choose_passage(row, matcher, band, *, gold: list[str] | None = None, search=None) -> tuple[list[str], str]:
+    """(the contexts to answer with, where the passage came from) for one wrong answer: the gold
+    passage first (`gold`: its texts), else the best-attributed context where the cut says it holds,
+    else `search(reference)`'s best-attributed passage where the cut says it holds (a run's corpus);
+    else no contexts (nothing that holds the reference to put first) and why."""
+    contexts = list(row.contexts)
+    k = max(len(contexts), 1)
+    passage, where = None, "no passage that holds the reference (no gold passage, no corpus to search)"
+    if gold:
+        passage, where = gold[0], "gold passage"
+    else:
+        index, score = best_passage(matcher, row.reference, contexts)
+        if index >= 0 and band.read(score) is True:
+            passage, where = contexts[index], f"context [{index + 1}] ({score:.2f})"
+        elif search is not None:
+            found = search(row.reference)
+            j, found_score = best_passage(matcher, row.reference, found)
+            if j >= 0 and band.read(found_score) is True:
+                passage, where = found[j], f"corpus search ({found_score:.2f})"
+            else:
+                where = f"no passage that holds the reference in the contexts or the corpus ({found_score:.2f})"
+    if passage is None:
+        return [], where
+    rest = [c for c in contexts if " ".join(c.split()) != " ".join(passage.split())]
+    return [passage, *rest][:k], where
+
+
+def plan(rows: pd.DataFrame) -> str:
+    """What --dry-run says: how many calls the intervention would make."""
+    by = rows.groupby("architecture").size().to_dict() if len(rows) else {}
+    per = ", ".join(f"{a} {n}" for a, n in by.items())
+    return f"--intervene would answer {len(rows)} wrong answer(s) again, one LLM call each ({per or 'none'})"
+
+
+def intervene(
+    rows: pd.DataFrame,
+    *,
+    llm,
+    bands: dict,
+    language: str,
+    prompt=None,
+    gold: dict | None = None,
+    search=None,
+    log=print,
+) -> pd.DataFrame:
+    """The second opinion of each row of `wrong(...)` (with question, reference, contexts: a list of
+    texts, and verdict): one new answer with the chosen passage first, judged by correctness. `gold`:
+    {id: [gold passage texts]}; `search`: reference -> candidate passages. A failed call is recorded
+    (second_opinion "failed", its error as reason) and the rest go on."""
+    from helpers.generation import generate_answer
+    from helpers.judges.evaluate import score_answers
+    from helpers.judges.models.reference_match import ReferenceMatcher
+
+    if isinstance(llm, dict):  # an LLM config, as --llm gives it
+        from helpers.llm import LLM
+
+        llm = LLM(llm)
+    matcher = ReferenceMatcher(language)
+    out = []
+    for row in rows.itertuples():
+        contexts, where = choose_passage(row, matcher, bands["holds"], gold=(gold or {}).get(row.id), search=search)
+        base = {"id": row.id, "architecture": row.architecture, "verdict": row.verdict, "passage_from": where}
+        if not contexts:
+            out.append(base | {"second_opinion": "cannot tell", "reason": f"not answered again: {where}"})
+            continue
+        record = generate_answer(
+            llm, str(row.id), row.question, [{"doc_id": f"c{i}", "text": t} for i, t in enumerate(contexts)],
+            language=language, prompt=prompt,
+        )  # fmt: skip
+        if not record.ok:
+            out.append(base | {"second_opinion": "failed", "reason": f"the LLM call failed: {record.error}"})
+            log(f"intervention on {row.id} ({row.architecture}) failed: {record.error}")
+            continue
+        judged = score_answers(
+            [{"qid": "new", "question": row.question, "answer": record.answer, "contexts": contexts}
+             | {"reference": row.reference, "architecture": None}],
+            ["correctness"], language=language, log=lambda *_: None,
+        )  # fmt: skip
+        value = judged.loc[judged["metric"] == "correctness", "value"]
+        new = float(value.iloc[0]) if len(value) and not math.isnan(value.iloc[0]) else float("nan")
+        now = bands["correct"].read(new)
+        second = {True: "retrieval", False: "generation", None: "cannot tell"}[now]
+        reason = {
+            True: f"right with the passage first ({where}): the retriever lost or mis-ranked it",
+            False: f"still wrong with the passage first ({where}): the generator does not use it",
+            None: f"correctness {new:.2f} with the passage first: between the cuts",
+        }[now]
+        out.append(
+            base | {"second_opinion": second, "new_correctness": new, "new_answer": record.answer} | {"reason": reason}
+        )
+    frame = pd.DataFrame(out, columns=COLUMNS)
+    frame["agree"] = frame["verdict"] == frame["second_opinion"]
+    return frame
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """Both opinions side by side, and where they disagree."""
+    if frame.empty:
+        return "Second opinion by intervention: no wrong answer to re-try"
+    table = pd.crosstab(frame["verdict"], frame["second_opinion"], rownames=["first"], colnames=["second"])
+    decided = frame[frame["second_opinion"].isin(("retrieval", "generation"))]
+    lines = [
+        f"Second opinion by intervention ({len(frame)} wrong answers answered again with the passage first):",
+        table.to_string(),
+        f"the opinions agree on {int(decided['agree'].sum())} of {len(decided)} answers both decide",
+    ]
+    for row in frame[~frame["agree"] & frame["second_opinion"].isin(("retrieval", "generation"))].itertuples():
+        lines.append(f"  {row.id} ({row.architecture}): first {row.verdict}, second {row.second_opinion}: {row.reason}")
+    return "\n".join(lines)
+
+
+def require_llm(llm, where: str) -> None:
+    if llm is None:
+        raise UserError(
+            f"{where}: --intervene answers each wrong answer again and needs an LLM: give --llm "
+            '\'{"provider": "local"}\' (any LLM config as JSON), or diagnose a run id (its own LLM answers)'
+        )
+
+
+def from_run(run_id: str, rows: pd.DataFrame, results_dir=None) -> dict:
+    """What an intervention on a run's wrong answers needs: `rows` with each answer's question,
+    contexts and reference, and the keyword arguments of `intervene` (the run's own LLM, prompt and
+    language; its dataset's gold passages; BM25 over its corpus for the reference)."""
+    from helpers.data import load_dataset
+    from helpers.experiment.analysis import run_config, run_dir
+    from helpers.experiment.store import RunStore
+    from helpers.llm import LLM
+    from helpers.retrieval.architectures.sparse import BM25
+
+    config = run_config(run_id, results_dir)
+    if config is None:
+        raise UserError(f"{run_id}: the run has no config.yaml; give --llm and diagnose its answers file instead")
+    data = load_dataset(config.dataset.name, **config.dataset.options)
+    records = {
+        (r["architecture"], r["llm"], r["qid"]): r for r in RunStore(run_dir(run_id, results_dir)).of_kind("answer")
+    }
+    keys = list(zip(rows["architecture"], rows["llm"], rows["qid"]))
+    rows = rows.assign(
+        question=[records[k]["question"] for k in keys],
+        contexts=[[c["text"] for c in records[k].get("contexts") or []] for k in keys],
+        reference=[data.answers.get(k[2]) for k in keys],
+    )
+    gold = {
+        i: [data.corpus[d]["text"] for d, g in sorted(data.qrels[q].items(), key=lambda item: -item[1]) if g > 0]
+        for i, q in zip(rows["id"], rows["qid"])
+        if data.qrels.get(q)
+    }
+    bm25 = BM25(data.language).index(data.corpus)
+
+    def search(reference: str) -> list[str]:
+        ranked = bm25.retrieve({"q": reference}, k=10)["q"]
+        return [data.corpus[d]["text"] for d in sorted(ranked, key=lambda d: -ranked[d])]
+
+    name = config.generation_llm or config.llms[0].name
+    return {
+        "rows": rows,
+        "llm": LLM(config.llm(name)),
+        "language": config.generation.language or data.language,
+        "prompt": config.generation.prompt,
+        "gold": gold,
+        "search": search,
+    }
+
+
+def save(frame: pd.DataFrame, path) -> None:
+    """The second opinions as CSV (both opinions, the passage's origin, the new answer)."""
+    frame.to_csv(path, index=False)
