@@ -117,3 +117,35 @@ def test_an_answers_file_is_diagnosed_as_a_dataframe_is(tmp_path, capsys, flag):
         assert [a["id"] for a in json.loads(out)["answers"]] == ["ranked", "stuck", "lost"]
     else:
         assert "Why answers fail" in out
+
+
+@pytest.mark.timeout(600)
+def test_intervene_on_a_run_answers_again_with_the_runs_own_llm_and_gold_passages(raw_ready, capsys):
+    """The smoke run (SmolLM2 135M, two obstetrics questions) for bm25 alone, with the two
+    judges diagnose reads: --dry-run counts the wrong answers, --intervene answers each again with
+    the question's hand-marked gold passage first and records both opinions beside the run."""
+    import yaml
+
+    from helpers import paths
+    from helpers.experiment.config import ExperimentConfig
+    from helpers.experiment.runner import Experiment
+
+    raw = yaml.safe_load((paths.CONFIGS_DIR / "smoke.yaml").read_text())
+    judges = {"offline": False, "ragas": False, "trace_llm": False, "correctness": {}, "context_recall": {}}
+    raw |= {"run_id": "smoke-intervene", "judges": judges}
+    raw |= {"figures": False, "architectures": ["bm25"]}
+    Experiment(ExperimentConfig.model_validate(raw)).run()
+    capsys.readouterr()
+    assert main(["diagnose", "smoke-intervene", "--intervene", "--dry-run", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    plan = out["intervention_plan"]
+    stage = ("retrieval", "generation", "refused", "unanswerable")
+    wrong = [a for a in out["answers"] if a["verdict"] in stage or a["evidence"].startswith("wrong (")]
+    assert plan.startswith(f"--intervene would answer {len(wrong)} wrong answer(s) again, one LLM call each")
+    assert main(["diagnose", "smoke-intervene", "--intervene", "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)["intervention"]
+    assert sorted((r["id"], r["architecture"]) for r in second) == sorted((a["id"], a["architecture"]) for a in wrong)
+    assert {r["passage_from"] for r in second} == {"gold passage"}  # q2 and q4 have hand-marked passages
+    assert {r["second_opinion"] for r in second} <= {"retrieval", "generation", "cannot tell"}
+    saved = pd.read_csv(paths.RESULTS_DIR / "smoke-intervene" / "intervention.csv")
+    assert saved["new_answer"].notna().all() and len(saved) == len(second)

@@ -146,8 +146,10 @@ def intervene(
         out.append(
             base | {"second_opinion": second, "new_correctness": new, "new_answer": record.answer} | {"reason": reason}
         )
+    from helpers.experiment.diagnosis import BLAME
+
     frame = pd.DataFrame(out, columns=COLUMNS)
-    frame["agree"] = frame["verdict"] == frame["second_opinion"]
+    frame["agree"] = frame["verdict"].map(lambda v: BLAME.get(v, v)) == frame["second_opinion"]  # refusals by blame
     return frame
 
 

@@ -11,7 +11,8 @@ own words, as an extractive answer does:
   the reference's content words; wrong = the two sentences of another question's gold passage that
   share most words with this question (skipped when they hold >= 60 % of the reference's words:
   MaternaQA repeats facts), the question restated as a statement, and the right answer with the
-  reference's numbers changed.
+  reference's numbers changed; and short answers (`clause_pairs`): the gold passage's clause that
+  states what the question asks against another passage's clause that shares the question's words.
 - XQuAD-es (SQuAD-format, short span references): right = the paragraph's sentence holding the
   answer span; wrong = the sentence holding another question's answer in the same paragraph.
 """
@@ -19,6 +20,7 @@ own words, as an extractive answer does:
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 
@@ -109,6 +111,48 @@ def maternaqa_pairs(tokenize: Tokenizer, *, seed: int = 0) -> list[dict]:
                     "question": question,
                 }
             )
+    return pairs + clause_pairs(records, tokenize)
+
+
+_CLAUSE = re.compile(r"[,;:.]\s+|\n")
+MIN_CLAUSE_SHARE = 0.2  # a right clause holds at least this share of the reference's new words
+MAX_WRONG_CLAUSE_SHARE = 0.3  # a wrong clause holds under this share of them
+
+
+def clause_pairs(records: list[dict], tokenize: Tokenizer) -> list[dict]:
+    """Short answers, as the 1.5B model writes them ("Se reclasifica como preeclampsia [1]") against
+    long references (issue 59): right = the clause of the question's gold passage holding most of
+    the reference's content words that the question does not already hold; wrong = the clause of
+    another question's passage sharing most words with the question, holding under
+    MAX_WRONG_CLAUSE_SHARE of them."""
+    passages = [r["contexto_fuente"].strip().strip('"“”').replace("[...]", " ") for r in records]
+    clauses = [[c.strip() for c in _CLAUSE.split(p) if len(c.split()) >= 2] for p in passages]
+    clause_words = [[set(w) for w in tokenize(cs)] if cs else [] for cs in clauses]
+    pairs = []
+    for i, record in enumerate(records):
+        reference, question = record["respuesta"], record["pregunta"]
+        q_words = set(tokenize([question])[0])
+        wanted = set(tokenize([reference])[0]) - q_words
+        if not wanted or not clauses[i]:
+            continue
+        best = max(range(len(clauses[i])), key=lambda j: _share(wanted, clause_words[i][j]))
+        if _share(wanted, clause_words[i][best]) < MIN_CLAUSE_SHARE:
+            continue
+        base = {"source": "maternaqa", "reference": reference, "question": question}
+        pairs.append(base | {"kind": "gold clause", "answer": clauses[i][best], "label": 1})
+        candidates = sorted(
+            (
+                (_share(q_words, words), k, j)
+                for k in range(len(records))
+                if passages[k] != passages[i]
+                for j, words in enumerate(clause_words[k])
+            ),
+            reverse=True,
+        )
+        for _, k, j in candidates[:10]:
+            if _share(wanted, clause_words[k][j]) < MAX_WRONG_CLAUSE_SHARE:
+                pairs.append(base | {"kind": "wrong clause", "answer": clauses[k][j], "label": 0})
+                break
     return pairs
 
 
