@@ -149,3 +149,17 @@ def test_intervene_on_a_run_answers_again_with_the_runs_own_llm_and_gold_passage
     assert {r["second_opinion"] for r in second} <= {"retrieval", "generation", "cannot tell"}
     saved = pd.read_csv(paths.RESULTS_DIR / "smoke-intervene" / "intervention.csv")
     assert saved["new_answer"].notna().all() and len(saved) == len(second)
+
+
+def test_an_answers_file_without_references_or_contexts_is_named(tmp_path, capsys):
+    frame = _frame().drop(columns="reference")
+    frame["contexts"] = frame["contexts"].map(json.dumps)
+    frame.to_csv(tmp_path / "no-reference.csv", index=False)
+    assert main(["diagnose", str(tmp_path / "no-reference.csv")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: {tmp_path / 'no-reference.csv'}: no answer has a correctness score (no reference): nothing to "
+        "diagnose (--debug for the traceback)"
+    )
+    frame.drop(columns="contexts").assign(reference=REFERENCE).to_csv(tmp_path / "no-contexts.csv", index=False)
+    assert main(["diagnose", str(tmp_path / "no-contexts.csv")]) == 2
+    assert "no-contexts.csv: missing column(s) ['contexts']" in capsys.readouterr().err
