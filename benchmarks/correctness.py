@@ -48,7 +48,10 @@ def fit(features: np.ndarray, labels: np.ndarray, combine=correctness) -> tuple[
 def validate(matcher: ReferenceMatcher, weights, threshold: float) -> pd.DataFrame:
     labels = pd.concat([load_labels(path) for path in sorted(glob.glob(LABEL_FILES))], ignore_index=True)
     references = load_dataset("obstetrics").answers
-    features = matcher.pair_features(labels["answer"].tolist(), [references[q] for q in labels["qid"]])
+    data = load_dataset("obstetrics")
+    features = matcher.pair_features(
+        labels["answer"].tolist(), [references[q] for q in labels["qid"]], [data.queries[q] for q in labels["qid"]]
+    )
     p = correctness(features, weights)
     rows = []
     for model in [None, *labels["model"].unique()]:
@@ -76,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.validate_only:
         start = time.perf_counter()
         pairs = pd.DataFrame(tuning_pairs())
-        features = matcher.pair_features(pairs["answer"].tolist(), pairs["reference"].tolist())
+        features = matcher.pair_features(
+            pairs["answer"].tolist(), pairs["reference"].tolist(), pairs["question"].tolist()
+        )
         labels = pairs["label"].to_numpy(dtype=float)
         weights, threshold = fit(features, labels)
         p = correctness(features, weights)

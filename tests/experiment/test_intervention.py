@@ -163,3 +163,25 @@ def test_an_answers_file_without_references_or_contexts_is_named(tmp_path, capsy
     frame.drop(columns="contexts").assign(reference=REFERENCE).to_csv(tmp_path / "no-contexts.csv", index=False)
     assert main(["diagnose", str(tmp_path / "no-contexts.csv")]) == 2
     assert "no-contexts.csv: missing column(s) ['contexts']" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(600)
+def test_intervene_on_an_answers_file_with_a_local_llm(tmp_path, capsys):
+    """The CLI on an answers file with `--llm` (the local SmolLM2, a real model): each wrong answer
+    answered once more with its passage first, both opinions saved beside the file."""
+    path = tmp_path / "answers.csv"
+    frame = _frame()
+    frame["contexts"] = frame["contexts"].map(json.dumps)
+    frame.to_csv(path, index=False)
+    llm = '{"provider": "local", "max_tokens": 24}'
+    assert main(["diagnose", str(path), "--intervene", "--llm", llm]) == 0
+    out = capsys.readouterr().out
+    assert "Second opinion by intervention (3 wrong answers answered again with the passage first):" in out
+    saved = pd.read_csv(tmp_path / "answers.intervention.csv").set_index("id")
+    assert saved["passage_from"].to_dict() == {
+        "ranked": "context [2] (1.00)",
+        "stuck": "context [1] (1.00)",
+        "lost": "no passage that holds the reference (no gold passage, no corpus to search)",
+    }
+    assert saved.loc[["ranked", "stuck"], "new_answer"].notna().all()
+    assert saved.loc["lost", "second_opinion"] == "cannot tell"

@@ -40,7 +40,7 @@ BY_HAND = {
     "auroc-flipped": 1 - 7 / 9,  # the toy judge's scores reversed: the pairs it got wrong
     "repro-toy-auroc": 6 / 8,  # a share of 2 x 4 pairs
     # the shipped cuts: correct at 0.576, the contexts hold it at >= 0.984, not at <= 0.952
-    "diagnosis-verdict": "generation",  # 0.10 < 0.610: wrong; 0.997 >= 0.848: the contexts held it
+    "diagnosis-verdict": "generation",  # 0.10 < 0.524: wrong; 0.997 >= 0.848: the contexts held it
     "diagnosis-cannot-tell": "cannot tell",  # the run is unlike the calibration data: 0.763 < 0.80 < 0.867
 }
 

@@ -52,9 +52,12 @@ def numbers(text: str) -> set[float]:
     return values
 
 
-def number_match(answer: str, reference: str) -> float:
-    """F1 of the two texts' sets of values; NaN when the reference states none."""
-    wanted, given = numbers(reference), numbers(answer)
+def number_match(answer: str, reference: str, question: str = "") -> float:
+    """F1 of the two texts' sets of values; NaN when the reference states none. Values the question
+    states are no part of either (issue 59: "¿... entre 16 y 23 puntos?" answered "bueno" against a
+    reference that repeats 16 and 23 matched no number)."""
+    asked = numbers(question) if question else set()
+    wanted, given = numbers(reference) - asked, numbers(answer) - asked
     if not wanted:
         return math.nan
     return 2 * len(wanted & given) / (len(wanted) + len(given))
@@ -94,14 +97,19 @@ class ReferenceMatcher:
         """Share of `wanted` found in `given` (0 when `wanted` is empty)."""
         return len(wanted & given) / len(wanted) if wanted else 0.0
 
-    def pair_features(self, answers: list[str], references: list[str]) -> np.ndarray:
+    def pair_features(
+        self, answers: list[str], references: list[str], questions: list[str] | None = None
+    ) -> np.ndarray:
         """Rows (similarity, word_recall, word_precision, number_match, has_numbers) of answer vs
-        reference pairs; number_match 0 and has_numbers 0 when the reference states no number."""
+        reference pairs; number_match 0 and has_numbers 0 when the reference states no number beyond
+        the question's (`questions`, where given)."""
         similarity = np.sum(self.unit_vectors(answers) * self.unit_vectors(references), axis=1)
         rows = []
-        for answer, reference, cosine in zip(answers, references, similarity):
+        for answer, reference, question, cosine in zip(
+            answers, references, questions or [""] * len(answers), similarity
+        ):
             a_words, r_words = self.words([answer, reference])
-            match = number_match(answer, reference)
+            match = number_match(answer, reference, question)
             has = not math.isnan(match)
             rows.append(
                 (
