@@ -57,7 +57,8 @@ from helpers.redaction import redact  # noqa: E402
 # its line in the docstring above, and a row in docs/commands.md: test_every_command_is_listed).
 # Front ends only: a `cli` module sits in the top layer whatever its package (tools/import_graph.py).
 COMMAND_MODULES = (
-    "helpers.experiment.cli",  # run, report, sweep, estimate, diagnose
+    "helpers.experiment.cli",  # run, report, sweep, estimate
+    "helpers.experiment.diagnose_cli",  # diagnose
     "helpers.data.cli",  # prepare-data, summary, ingest, testset
     "helpers.retrieval.cli",  # retrieval-eval, tune-fusion, train-reranker, prefill-embeddings, train-cross-encoder
     "helpers.trace.cli",  # train-judge, train-evidence, judge-eval

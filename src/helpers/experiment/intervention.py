@@ -222,6 +222,38 @@ def from_run(run_id: str, rows: pd.DataFrame, results_dir=None) -> dict:
     }
 
 
-def save(frame: pd.DataFrame, path) -> None:
-    """The second opinions as CSV (both opinions, the passage's origin, the new answer)."""
-    frame.to_csv(path, index=False)
+def second_opinion(
+    answers: pd.DataFrame,
+    wide: pd.DataFrame,
+    bands: dict,
+    *,
+    run_id: str | None = None,
+    answers_file=None,
+    llm=None,
+    language: str | None = None,
+    log=print,
+) -> pd.DataFrame:
+    """Each wrong answer's second opinion, saved as CSV beside its source: a run's (`run_id`: its own
+    LLM unless `llm` is given, results/RUN/intervention.csv) or an answers file's (`answers_file`:
+    `wide` carries the texts, `llm` is needed, FILE.intervention.csv)."""
+    from pathlib import Path
+
+    rows = wrong(answers, wide, bands)
+    if run_id is not None:
+        from helpers.experiment.analysis import run_dir
+
+        inputs = from_run(run_id, rows)
+        if llm is not None:
+            inputs["llm"] = llm
+        out = run_dir(run_id) / "intervention.csv"
+    else:
+        from helpers.judges.evaluate import guess_language
+
+        require_llm(llm, str(answers_file))
+        language = language or guess_language(list(wide["question"]) + list(wide["answer"]))
+        inputs = {"rows": rows, "llm": llm, "language": language}
+        out = Path(answers_file).with_suffix(".intervention.csv")
+    frame = intervene(inputs.pop("rows"), bands=bands, log=log, **inputs)
+    frame.to_csv(out, index=False)
+    log(f"second opinions: {out}")
+    return frame
