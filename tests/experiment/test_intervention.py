@@ -68,6 +68,7 @@ def test_a_wrong_answer_right_with_the_passage_first_is_retrieval_and_one_still_
     assert result.loc["ranked", "new_answer"] == REFERENCE and result.loc["ranked", "new_correctness"] > 0.5
     text = intervention.summary(frame)
     assert "the opinions agree on 2 of 3 answers both decide" in text
+    assert frame.attrs["usage"]["calls"] == 3 and "cost: 3 LLM calls (0 from the cache)" in text
     assert "ranked (answers): first generation, second retrieval: right with the passage first (context [2]" in text
 
 

@@ -104,9 +104,9 @@ def intervene(
     """The second opinion of each row of `wrong(...)` (with question, reference, contexts: a list of
     texts, and verdict): one new answer with the chosen passage first, judged by correctness. `gold`:
     {id: [gold passage texts]}; `search`: reference -> candidate passages. A failed call is recorded
-    (second_opinion "failed", its error as reason) and the rest go on."""
-    from helpers.generation import generate_answer
-    from helpers.judges.evaluate import score_answers
+    (second_opinion "failed", its error as reason) and the rest go on. What the calls cost is in
+    `frame.attrs["usage"]` (helpers.llm.accounting.usage)."""
+    from helpers.experiment.diagnosis import BLAME
     from helpers.judges.models.reference_match import ReferenceMatcher
 
     if isinstance(llm, dict):  # an LLM config, as --llm gives it
@@ -114,43 +114,47 @@ def intervene(
 
         llm = LLM(llm)
     matcher = ReferenceMatcher(language)
-    out = []
-    for row in rows.itertuples():
-        contexts, where = choose_passage(row, matcher, bands["holds"], gold=(gold or {}).get(row.id), search=search)
-        base = {"id": row.id, "architecture": row.architecture, "verdict": row.verdict, "passage_from": where}
-        if not contexts:
-            out.append(base | {"second_opinion": "cannot tell", "reason": f"not answered again: {where}"})
-            continue
-        record = generate_answer(
-            llm, str(row.id), row.question, [{"doc_id": f"c{i}", "text": t} for i, t in enumerate(contexts)],
-            language=language, prompt=prompt,
-        )  # fmt: skip
-        if not record.ok:
-            out.append(base | {"second_opinion": "failed", "reason": f"the LLM call failed: {record.error}"})
-            log(f"intervention on {row.id} ({row.architecture}) failed: {record.error}")
-            continue
-        judged = score_answers(
-            [{"qid": "new", "question": row.question, "answer": record.answer, "contexts": contexts}
-             | {"reference": row.reference, "architecture": None}],
-            ["correctness"], language=language, log=lambda *_: None,
-        )  # fmt: skip
-        value = judged.loc[judged["metric"] == "correctness", "value"]
-        new = float(value.iloc[0]) if len(value) and not math.isnan(value.iloc[0]) else float("nan")
-        now = bands["correct"].read(new)
-        second = {True: "retrieval", False: "generation", None: "cannot tell"}[now]
-        reason = {
-            True: f"right with the passage first ({where}): the retriever lost or mis-ranked it",
-            False: f"still wrong with the passage first ({where}): the generator does not use it",
-            None: f"correctness {new:.2f} with the passage first: between the cuts",
-        }[now]
-        out.append(
-            base | {"second_opinion": second, "new_correctness": new, "new_answer": record.answer} | {"reason": reason}
-        )
-    from helpers.experiment.diagnosis import BLAME
-
+    with llm.track() as calls:
+        out = [
+            _answer_again(row, llm, matcher, bands, language, prompt, gold, search, log) for row in rows.itertuples()
+        ]
     frame = pd.DataFrame(out, columns=COLUMNS)
     frame["agree"] = frame["verdict"].map(lambda v: BLAME.get(v, v)) == frame["second_opinion"]  # refusals by blame
+    frame.attrs["usage"] = llm.usage(calls)
     return frame
+
+
+def _answer_again(row, llm, matcher, bands, language, prompt, gold, search, log) -> dict:
+    """One wrong answer's second opinion (intervene's row)."""
+    from helpers.generation import generate_answer
+    from helpers.judges.evaluate import score_answers
+
+    contexts, where = choose_passage(row, matcher, bands["holds"], gold=(gold or {}).get(row.id), search=search)
+    base = {"id": row.id, "architecture": row.architecture, "verdict": row.verdict, "passage_from": where}
+    if not contexts:
+        return base | {"second_opinion": "cannot tell", "reason": f"not answered again: {where}"}
+    record = generate_answer(
+        llm, str(row.id), row.question, [{"doc_id": f"c{i}", "text": t} for i, t in enumerate(contexts)],
+        language=language, prompt=prompt,
+    )  # fmt: skip
+    if not record.ok:
+        log(f"intervention on {row.id} ({row.architecture}) failed: {record.error}")
+        return base | {"second_opinion": "failed", "reason": f"the LLM call failed: {record.error}"}
+    judged = score_answers(
+        [{"qid": "new", "question": row.question, "answer": record.answer, "contexts": contexts}
+         | {"reference": row.reference, "architecture": None}],
+        ["correctness"], language=language, log=lambda *_: None,
+    )  # fmt: skip
+    value = judged.loc[judged["metric"] == "correctness", "value"]
+    new = float(value.iloc[0]) if len(value) and not math.isnan(value.iloc[0]) else float("nan")
+    now = bands["correct"].read(new)
+    reason = {
+        True: f"right with the passage first ({where}): the retriever lost or mis-ranked it",
+        False: f"still wrong with the passage first ({where}): the generator does not use it",
+        None: f"correctness {new:.2f} with the passage first: between the cuts",
+    }[now]
+    second = {True: "retrieval", False: "generation", None: "cannot tell"}[now]
+    return base | {"second_opinion": second, "new_correctness": new, "new_answer": record.answer, "reason": reason}
 
 
 def summary(frame: pd.DataFrame) -> str:
@@ -164,6 +168,12 @@ def summary(frame: pd.DataFrame) -> str:
         table.to_string(),
         f"the opinions agree on {int(decided['agree'].sum())} of {len(decided)} answers both decide",
     ]
+    if "usage" in frame.attrs:  # what it cost
+        used = frame.attrs["usage"]
+        lines.append(
+            f"cost: {used['calls']} LLM calls ({used['cache_hits']} from the cache), {used['input_tokens']:,} tokens "
+            f"in, {used['output_tokens']:,} out, ${used['cost_usd']:.4f}"
+        )
     for row in frame[~frame["agree"] & frame["second_opinion"].isin(("retrieval", "generation"))].itertuples():
         lines.append(f"  {row.id} ({row.architecture}): first {row.verdict}, second {row.second_opinion}: {row.reason}")
     return "\n".join(lines)
