@@ -16,8 +16,10 @@ Two kinds of labelled items, one row each (`corpus`, `language`, `band`, `score`
 
 People's labels join both kinds where a corpus has a hand-labelled sheet (benchmarks/labels: the
 obstetrics guideline's answers and MaternaQA-es's), read as `origin` "person". A fit weighs every
-corpus alike (`fit_band`), so that no single corpus decides where a cut sits; `leave_one_out` fits on
-all corpora but one and reads the one left out.
+corpus alike (`fit_band`), so that no single corpus decides where a cut sits; `fit_cuts` is what
+ships: that cut, with the range the cuts fitted with one corpus left out span as its zone
+(`fit_envelope`); `leave_one_out` fits on all corpora but one and reads the one left out.
+benchmarks/diagnosis_bands.py runs it all; docs/measurements/diagnosis.md has the numbers.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ HOLDS_DATASETS = {  # dataset -> (loader options, questions sampled)
     "xquad-en": ({}, 150),
     "obstetrics": ({}, None),  # the default chunking, as the hand-labelled sheets' context ids
 }
-CORPUS_OF = {"xquad-es": "xquad-es", "xquad-en": "xquad-en", "maternaqa": "maternaqa", "obstetrics": "obstetrics"}
 
 
 def holds_items(data, *, k: int = 5, n: int | None = 150, seed: int = 0) -> list[dict]:
@@ -116,7 +117,7 @@ def auto_items(*, k: int = 5, seed: int = 0) -> pd.DataFrame:
                 holds_items(data, k=k, n=n, seed=seed),
                 "context_recall",
                 "context_recall",
-                corpus=CORPUS_OF[name],
+                corpus=name,
                 language=data.language,
                 band="holds",
             )
@@ -128,7 +129,7 @@ def auto_items(*, k: int = 5, seed: int = 0) -> pd.DataFrame:
                 correct_items(name, seed=seed),
                 "correctness",
                 "correctness",
-                corpus=CORPUS_OF[name],
+                corpus=name,
                 language=language,
                 band="correct",
             )
