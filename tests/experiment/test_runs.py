@@ -284,6 +284,34 @@ def test_the_run_log_starts_and_ends_with_its_times_and_the_headline(tmp_path):
     stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"
     assert re.fullmatch(rf"run logged-\w+ started {stamp} \(.*config.yaml\)", lines[0]), lines[0]
     assert re.fullmatch(rf"run logged-\w+ finished {stamp}: took [\d.]+ s; results in .*", lines[-1]), lines[-1]
+    # no JSON among the tables (issue 60): the summary is a file, and stdout's with --json
+    assert not [line for line in lines if line.lstrip().startswith(("{", '"'))]
+    assert any(re.fullmatch(r"6 answers, 0 failed; the run's summary: .*summary\.json", line) for line in lines)
     headline = [line for line in lines[-4:-1] if line.startswith("headline ")]
     assert [line.split(":")[0] for line in headline] == ["headline bm25", "headline hybrid"]
     assert all("retrieval_ndcg@3" in line or "ndcg@3" in line for line in headline), headline
+
+
+def test_a_missing_provider_key_stops_the_run_before_its_first_call_and_the_dry_run_names_it(tmp_path):
+    """Issue 60: `run configs/groq.yaml` with no GROQ_API_KEY exits 2 on one line before anything is
+    read or called (no results folder); the dry run of a config that calls Groq says the key is missing."""
+    env = _env(tmp_path, GROQ_API_KEY="", HELPERS_ENV_FILE=str(tmp_path / "no.env"))
+    result = cli_in_process("run", "configs/groq.yaml", env=env)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines() == [
+        "error: llm 'groq': provider 'groq' needs an API key in the environment variable GROQ_API_KEY (or in the "
+        "project's .env file) (configs/groq.yaml): nothing was called (--debug for the traceback)"
+    ]
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+    hosted = dict(TINY, architectures=["bm25"], dataset=dict(TINY["dataset"], questions=["q2"]))
+    hosted |= {"llms": [{"name": "groq", "provider": "groq", "model": "llama-3.1-8b-instant", "max_tokens": 24}]}
+    hosted |= {"judges": {"offline": False, "trace_llm": None, "ragas": None, "ragas_evidence": False}}
+    dry = cli_in_process("run", str(write_config(tmp_path, hosted)), "--dry-run", env=env)
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert (
+        "note: llm 'groq': provider 'groq' needs an API key in the environment variable GROQ_API_KEY (or in the "
+        "project's .env file): the run would stop before its first call"
+    ) in dry.stdout
+    # a local model needs no key: nothing said
+    local = cli_in_process("run", str(write_config(tmp_path, TINY, name="local.yaml")), "--dry-run", env=env)
+    assert local.returncode == 0 and "API key" not in local.stdout

@@ -68,6 +68,11 @@ def _run_and_report(args: argparse.Namespace) -> tuple[int, dict | None]:
         return 0, None
     if args.budget and not args.until_decided:
         raise UserError(f"--budget {args.budget} limits a run --until-decided; add --until-decided")
+    from helpers.experiment.dry_run import missing_keys  # the LLM layer: loaded only when this runs
+
+    missing = missing_keys(config)
+    if missing:  # stop before the first call, not after every call failed one by one
+        raise UserError("; ".join(missing) + f" ({args.config or 'the config'}): nothing was called")
     print(f"run {config.resolved_run_id()} started {_now()} ({args.config or args.documents})", flush=True)
     if args.until_decided:
         # pandas, scipy: loaded only when this runs
@@ -77,7 +82,11 @@ def _run_and_report(args: argparse.Namespace) -> tuple[int, dict | None]:
         summary = run_until_decided(Experiment(config), budget=budget)
     else:
         summary = Experiment(config).run()
-    print(json.dumps(summary, indent=2))
+    # the whole summary is a file (and stdout's only content with --json), not 100 lines among the tables
+    print(
+        f"{summary['answers']} answers, {summary['failed_samples']} failed; "
+        f"the run's summary: {Path(summary['directory']) / 'summary.json'}"
+    )
     report_path = Path(summary["directory"]) / "ingest_report.json"
     if report_path.exists():
         from helpers.data.documents import format_report  # pandas: loaded only when this runs

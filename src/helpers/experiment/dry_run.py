@@ -119,6 +119,16 @@ def _stand_in(settings: dict) -> LLM:
     return LLM(settings, backend=SchemaResponder(token_counter(settings)), limiter=limiter)
 
 
+def missing_keys(config: ExperimentConfig) -> list[str]:
+    """One line per LLM the run calls (the generator, the LLM judges') whose provider needs an API
+    key that is not set (environment, a panel's key field, the project's .env): found before any call."""
+    from helpers.llm.backends import missing_key
+
+    used = {config.generation_llm or config.llms[0].name} if config.generate else set()
+    used |= {name for judge in active_judges(config) if (name := judge.llm_name(config))}
+    return [f"llm '{llm.name}': {why}" for llm in config.llms if llm.name in used and (why := missing_key(llm))]
+
+
 def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_dir=None) -> Estimate:
     """The run's LLM use, stage by stage, scaled from `sample` of its questions."""
     run_id = config.resolved_run_id()
@@ -161,6 +171,7 @@ def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_
             r["usage"] for r in records if r.get("kind") == "score" and r["judge"] == judge_cls.name and r.get("usage")
         ]
         stages.append(_stage(f"judge {judge_cls.name}", llm_name, len(todo), measured, config))
+    warnings = [f"{why}: the run would stop before its first call" for why in missing_keys(config)] + warnings
     warnings += _limit_notes(stages, config)
     if any(token_counter(config.llm(s.llm).model_dump()) is estimate_tokens for s in stages if s.per_sample):
         warnings.append("prompt tokens of hosted models are estimated (about 15 %): their tokenizers are not shipped")

@@ -162,29 +162,50 @@ def _map_sdk_error(exc: Exception) -> Exception:
     return RetryableError(f"unexpected failure ({name}): {text}", kind="unexpected")
 
 
+def key_needs(config: LLMConfig) -> tuple[str | None, str | None, bool]:
+    """(the server's URL, the variable its key comes from, whether it is a keyless local server) of
+    an SDK provider's config (helpers.llm.providers: its default server and key)."""
+    entry = provider(config.provider)
+    env_url = os.environ.get(entry.url_variable) if entry.url_variable else None
+    url = config.base_url or env_url or entry.default_url
+    local = entry.keyless_on_loopback and is_loopback(urlparse(url or "").hostname)
+    # a server on this machine gets a key only when the config names its variable: the
+    # provider default (OPENAI_API_KEY) is OpenAI's key, not the local server's
+    return url, (config.api_key_env if local else config.resolved_api_key_env()), local
+
+
+def missing_key_message(config: LLMConfig, variable: str | None) -> str:
+    return (
+        f"provider '{config.provider}' needs an API key in the environment variable {variable} "
+        "(or in the project's .env file)"
+    )
+
+
+def missing_key(config: LLMConfig) -> str | None:
+    """Why a call through `config` would fail for want of a key (None: it has one, or needs none),
+    found before any call is made."""
+    if provider(config.provider).local:
+        return None
+    _, variable, local = key_needs(config)
+    if local or (variable and read_api_key(variable)):
+        return None
+    return missing_key_message(config, variable)
+
+
 class _SDKBackend:
     """Shared logic of the two SDK backends; subclasses build the client."""
 
     def __init__(self, config: LLMConfig):
         self.config = config
-        entry = provider(config.provider)  # its default server and key (helpers.llm.providers)
-        env_url = os.environ.get(entry.url_variable) if entry.url_variable else None
-        self.url = url = config.base_url or env_url or entry.default_url
-        local = entry.keyless_on_loopback and is_loopback(urlparse(url or "").hostname)
-        # a server on this machine gets a key only when the config names its variable: the
-        # provider default (OPENAI_API_KEY) is OpenAI's key, not the local server's
-        variable = config.api_key_env if local else config.resolved_api_key_env()
-        if variable and url:  # no URL: _client says which setting is missing
-            check_destination(variable, url)
+        self.url, variable, local = key_needs(config)
+        if variable and self.url:  # no URL: _client says which setting is missing
+            check_destination(variable, self.url)
         key = read_api_key(variable) if variable else None
         if not key:
             if local:
                 key = "not-needed"  # local servers (Ollama, vLLM, llama.cpp) take any key
             else:
-                raise MissingKeyError(
-                    f"provider '{config.provider}' needs an API key in the environment "
-                    f"variable {variable} (or in the project's .env file)"
-                )
+                raise MissingKeyError(missing_key_message(config, variable))
         self.client = self._client(key)
 
     def _client(self, key: str):  # pragma: no cover - abstract
