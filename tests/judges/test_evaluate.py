@@ -85,3 +85,15 @@ def test_an_llm_judge_through_the_local_server(tmp_path):
     assert reasons["row1"].startswith("1 answer claims, 1 reference claims")
     assert reasons["row2"].startswith("2 answer claims, 3 reference claims")
     assert set(result.summary["judge"]) == {"correctness", "ragchecker_llm"}
+
+
+def test_contexts_written_as_a_python_list_are_read_not_evaluated():
+    """Issue 60: ['a', 'b'] (a Python list's str()) is accepted as contexts, read as a literal; an
+    expression is never run."""
+    from helpers.judges.evaluate import answers_from_frame
+
+    frame = pd.DataFrame({"question": ["q?"], "answer": ["a"], "contexts": ["['first passage', \"it's second\"]"]})
+    assert answers_from_frame(frame)[0]["contexts"] == ["first passage", "it's second"]
+    bad = pd.DataFrame({"question": ["q?"], "answer": ["a"], "contexts": ["__import__('os').getcwd()"]})
+    with pytest.raises(UserError, match=r"row 1, column 'contexts': not a JSON list of strings"):
+        answers_from_frame(bad)

@@ -1,6 +1,8 @@
 """The judges' registry: a judge defined and registered here, in the test module, runs end to end
 (config, runner, store, resume, analysis, report, panels) without any other file changing."""
 
+import json
+
 import pytest
 from pydantic import BaseModel, ConfigDict
 
@@ -72,6 +74,13 @@ def test_a_judge_registered_here_runs_end_to_end(registered, tmp_path):
     records = __import__("pandas").read_parquet(tmp_path / summary["run_id"] / "records.parquet")
     expected = {qid: float(len(text.split()) <= 5) for qid, text in zip(records.qid, records.answer)}
     assert dict(zip(toy.qid, toy.value)) == expected and len(toy) == 2  # one per answer, max_words applied
+    # the records feed helpers.evaluate as they are (issue 60): contexts a JSON list of texts
+    import helpers
+
+    again = helpers.evaluate(records, judges=["length"], options={"length": {"max_words": 5}}).scores
+    assert again[again.metric == "short_enough"].set_index("id")["value"].tolist() == list(expected.values())
+    assert json.loads(records.contexts[0]) and all(isinstance(c, str) for c in json.loads(records.contexts[0]))
+    assert [c["rank"] for c in json.loads(records.context_details[0])] == [1, 2, 3]
     assert "length/words" not in set(scores.metric)  # a diagnostic, not a quality score
     broken = summary["failures"]["judge:ValueError"]  # out of its declared range: NaN + reason
     assert broken["count"] == 2 and "share = 1.5 outside [0.0, 1.0]" in broken["example"]

@@ -45,16 +45,22 @@ class RunReport:
     verdicts: dict = field(default_factory=dict)  # (architecture, llm, qid) -> (verdict, evidence)
 
 
-def parse_contexts(value) -> list | str:
-    """records.parquet keeps the contexts as the str() of a list of dicts; read it back
-    (or keep the text where it is not one)."""
+def parse_contexts(value, details=None) -> list | str:
+    """A records.parquet row's contexts as dicts (doc_id, rank, score, text): the JSON list of texts
+    with the JSON list of their `context_details` beside it; a run written before both were JSON
+    keeps the str() of a list of dicts, read back safely (ast.literal_eval); text that is neither stays."""
     if not isinstance(value, str):
         return list(value) if value is not None else []
     try:
-        parsed = ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return value
-    return parsed if isinstance(parsed, list) else value
+        texts = json.loads(value)
+    except json.JSONDecodeError:
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return value
+        return parsed if isinstance(parsed, list) else value
+    extra = json.loads(details) if isinstance(details, str) and details else [{} for _ in texts]
+    return [dict(about, text=text) for about, text in zip(extra, texts)]
 
 
 def _natural_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -70,7 +76,12 @@ def _records(directory: Path, scores: pd.DataFrame) -> pd.DataFrame:
     path = directory / "records.parquet"
     records = pd.read_parquet(path) if path.exists() else pd.DataFrame(columns=KEY + TEXT_COLUMNS + ["contexts"])
     records = records.drop(columns=["kind"], errors="ignore")
-    records["contexts"] = records["contexts"].map(parse_contexts) if len(records) else []
+    if len(records):
+        details = records["context_details"] if "context_details" in records else [None] * len(records)
+        records["contexts"] = [parse_contexts(value, about) for value, about in zip(records["contexts"], details)]
+        records = records.drop(columns=["context_details"], errors="ignore")
+    else:
+        records["contexts"] = []
     # answers scored but not in the records (an older run) still get their row
     missing = scores[KEY].drop_duplicates().merge(records[KEY], how="left", indicator=True)
     missing = missing[missing["_merge"] == "left_only"].drop(columns="_merge")

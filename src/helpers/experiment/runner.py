@@ -10,6 +10,7 @@ whether the run failed as a whole (`ok`: every sample of an architecture failed,
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import resource
@@ -351,11 +352,13 @@ class Experiment:
             if judge in self._judges():
                 self.store.write_json(trace_json(scores, judge), name)
         records = pd.DataFrame([{k: v for k, v in a.items() if k != "key"} for a in answers])
-        if len(records):
-            records["contexts"] = records["contexts"].map(
-                lambda cs: [{k: c.get(k) for k in ("doc_id", "rank", "score", "text")} for c in cs or []]
+        if len(records):  # contexts as JSON: a list of texts (helpers.evaluate reads it as it is) and their ids
+            contexts = records["contexts"].map(lambda cs: cs or [])
+            records["contexts"] = contexts.map(lambda cs: json.dumps([c.get("text") for c in cs], ensure_ascii=False))
+            records["context_details"] = contexts.map(
+                lambda cs: json.dumps([{k: c.get(k) for k in ("doc_id", "rank", "score")} for c in cs])
             )
-            self.store.write_table(records.astype({"contexts": str}), "records.parquet")
+            self.store.write_table(records, "records.parquet")
         nan_reasons = Counter((r["judge"], r["metric"]) for r in rows if r["value"] is None)
         judge_usage: dict[str, Counter] = {}  # tokens, calls, cost and time of each LLM judge
         for rec in score_records:

@@ -18,6 +18,7 @@ The validity column says how far people agree with each judge's metric on hand-l
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -78,9 +79,13 @@ def _contexts(where: str, value) -> list[str]:
         try:
             value = json.loads(value) if value.strip() else []
         except json.JSONDecodeError as exc:
-            raise UserError(
-                f'{where}, column \'contexts\': not a JSON list of strings ({exc.msg}); write ["first passage", "second"]'
-            ) from None
+            try:  # a Python list as str() writes it (['a', 'b']): read as a literal, never evaluated
+                value = ast.literal_eval(value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                raise UserError(
+                    f"{where}, column 'contexts': not a JSON list of strings ({exc.msg}); "
+                    'write ["first passage", "second"]'
+                ) from None
     if hasattr(value, "tolist") and not isinstance(value, str):  # a numpy array from a parquet file
         value = value.tolist()
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
