@@ -85,7 +85,11 @@ def add_cli(subparsers) -> None:
     diag = subparsers.add_parser(
         "diagnose", help="why answers fail: each wrong answer blamed on retrieval or generation, per architecture"
     )
-    diag.add_argument("source", help="a run id (its folder under results/), or the CSV `helpers judge --out` writes")
+    diag.add_argument(
+        "source",
+        help="a run id (its folder under results/), the CSV `helpers judge --out` writes, or an answers file "
+        "(question, answer, contexts, reference: judged here)",
+    )
     diag.add_argument("--json", action="store_true", help='one JSON object: {"answers": [...], "architectures": [...]}')
     diag.add_argument(
         "--labels",
