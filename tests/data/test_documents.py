@@ -506,3 +506,31 @@ def test_an_empty_questions_file_says_so(tmp_path):
         (tmp_path / name).write_text("" if name.endswith("jsonl") else "question\n")
         with pytest.raises(DataError, match="the file has no questions"):
             read_questions(tmp_path / name)
+
+
+def test_a_documents_run_takes_its_name_and_architectures_from_the_command_line_or_your_config(
+    folder, tmp_path, capsys
+):
+    """Issue 60: `--architectures a,b` and `--name` replace the config's; a config of your own (not
+    one of configs/) names a --documents run, a shipped one does not; a bad name is one line."""
+    from helpers.__main__ import main
+
+    questions = _write(tmp_path / "q.csv", [{"id": "c1", "question": "¿Cuánto dura el puerperio?"}])
+    base = ["run", "--documents", str(folder), "--questions", str(questions), "--dry-run", "--dry-run-sample", "1"]
+    assert main([*base, "--config", "configs/smoke.yaml", "--architectures", "bm25", "--name", "mi-manual"]) == 0
+    out = capsys.readouterr().out
+    assert "\ndry run of mi-manual-" in out and "answer bm25" in out and "answer hybrid" not in out
+    import yaml
+
+    own = tmp_path / "mine.yaml"
+    own.write_text(yaml.safe_dump(yaml.safe_load(open("configs/smoke.yaml")) | {"name": "handbook"}))
+    assert main([*base, "--config", str(own), "--architectures", "bm25"]) == 0
+    assert "\ndry run of handbook-" in capsys.readouterr().out
+    assert main([*base, "--config", "configs/smoke.yaml", "--architectures", "bm25"]) == 0
+    assert "\ndry run of documents-mis-documentos-" in capsys.readouterr().out
+    assert main([*base, "--config", "configs/smoke.yaml", "--architectures", "bm25,colbert"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        len(err) == 1
+        and "the command line (--architectures, --name): 'architectures': unknown architecture(s) ['colbert']" in err[0]
+    )

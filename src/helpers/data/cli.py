@@ -132,7 +132,8 @@ def _testset(args: argparse.Namespace) -> int:
 def documents_config(folder, questions, base_config: str | Path, qids: list[str] | None = None):
     """The base config with the dataset replaced by the folder and its questions (`qids`: only
     these; default all); RAGAS on the first questions, as many as the base config scores (RAGAS is
-    slow on the local model)."""
+    slow on the local model). The run is named as the base config is where it is the user's own (not
+    one of configs/), else documents-FOLDER."""
     base = load_config(resolve_config(base_config))
     options = {
         **(base.dataset.options if base.dataset.name == "documents" else {}),
@@ -142,8 +143,13 @@ def documents_config(folder, questions, base_config: str | Path, qids: list[str]
     data = load_dataset("documents", **options)  # fails here, before any work, on a bad file
     raw = base.model_dump(mode="json")
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(str(folder).rstrip("/*")).name).strip("-") or "documents"
+    # a config of the user's own keeps its name (issue 60); a shipped config's (obstetrics-default,
+    # smoke) names the benchmark it was written for, not this folder: documents-FOLDER instead
+    own = paths.CONFIGS_DIR.resolve() not in resolve_config(base_config).resolve().parents
     raw.update(
-        name=f"documents-{slug}", run_id=None, dataset={"name": "documents", "options": options, "questions": qids}
+        name=base.name if own else f"documents-{slug}",
+        run_id=None,
+        dataset={"name": "documents", "options": options, "questions": qids},
     )
     ragas = raw["judges"].get("ragas")
     if ragas and ragas.get("questions") is not None:
@@ -175,7 +181,8 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         "--config",
         dest="base_config",
         default=str(paths.CONFIGS_DIR / "default.yaml"),
-        help="with --documents: the settings to use (default configs/default.yaml)",
+        help="with --documents: the settings to use (default configs/default.yaml); a config of your own "
+        "(not one of configs/) names the run too",
     )
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from helpers import paths
 from helpers.errors import UserError
-from helpers.experiment.config import load_config
+from helpers.experiment.config import load_config, with_overrides
 from helpers.experiment.sweep import run_sweep
 from helpers.llm.keys import add_key_host_option
 from helpers.offline import quiet_noisy_loggers
@@ -61,6 +61,8 @@ def _run_and_report(args: argparse.Namespace) -> tuple[int, dict | None]:
         config = load_config(args.config)
     else:
         raise UserError("run needs a CONFIG (e.g. configs/default.yaml) or --documents DIR")
+    if args.architectures or args.name:
+        config = with_overrides(config, architectures=args.architectures, name=args.name)
     if args.dry_run:
         from helpers.experiment.dry_run import estimate  # pandas, scipy: loaded only when this runs
 
@@ -290,6 +292,10 @@ def add_cli(subparsers) -> None:
     from helpers.data.cli import add_run_options  # pandas: loaded only when this runs
 
     add_run_options(run)  # --documents, --questions, --config
+    run.add_argument(
+        "--architectures", help="comma-separated architecture names, in place of the config's (e.g. bm25,dense)"
+    )
+    run.add_argument("--name", help="the run's name, in place of the config's (its id is NAME-<config hash>)")
     run.add_argument(
         "--dry-run",
         action="store_true",

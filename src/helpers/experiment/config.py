@@ -275,14 +275,30 @@ def load_config(path: str | Path) -> ExperimentConfig:
         raise ConfigError(
             f"{path}: a config is a mapping of keys (dataset, architectures, llms, ...), not a {type(raw).__name__}"
         )
+    return _validated(raw, str(path))
+
+
+def _validated(raw: dict, where: str) -> ExperimentConfig:
+    """`raw` as a config, or a ConfigError naming `where` and every key that is wrong."""
     try:
         return ExperimentConfig(**raw)
     except ValidationError as exc:
         problems = []
         for error in exc.errors():
-            where = ".".join(str(p) for p in error["loc"])
+            key = ".".join(str(p) for p in error["loc"])
             if error["type"] == "extra_forbidden":
-                problems.append(f"unknown key '{where}' (check its spelling; see configs/default.yaml)")
+                problems.append(f"unknown key '{key}' (check its spelling; see configs/default.yaml)")
             else:
-                problems.append(f"'{where}': {error['msg'].removeprefix('Value error, ')}")
-        raise ConfigError(f"{path}: " + "; ".join(problems)) from None
+                problems.append(f"'{key}': {error['msg'].removeprefix('Value error, ')}")
+        raise ConfigError(f"{where}: " + "; ".join(problems)) from None
+
+
+def with_overrides(config: ExperimentConfig, *, architectures: str | None = None, name: str | None = None):
+    """`config` with the command line's `--architectures a,b,c` and `--name NAME` in place of its own,
+    checked as a config file's keys are."""
+    raw = config.model_dump(mode="json")
+    if architectures:
+        raw["architectures"] = [a.strip() for a in architectures.split(",") if a.strip()]
+    if name:
+        raw["name"] = name
+    return _validated(raw, "the command line (--architectures, --name)")
