@@ -33,6 +33,9 @@ def test_numbers_are_read_as_values():
     assert number_match("la semana 26", Q3_REFERENCE) == 0.0
     assert number_match("entre la semana 16 y la 18", Q3_REFERENCE) == 1.0
     assert math.isnan(number_match("la semana 26", "la escala de Herrera & Hurtado"))
+    # written out or in digits, the same value (issue 60)
+    assert number_match("fourteen characters or more", "at least 14 characters") == 1.0
+    assert numbers("dieciséis semanas y noventa días") == {16.0, 90.0}
 
 
 def test_reference_statements_cut_lists_apart():

@@ -22,17 +22,23 @@ import numpy as np
 from helpers.answer_checks import strip_markers
 from helpers.text import Tokenizer
 
-# Number words up to the tens (Spanish and English); "un/una/one" are left out: they are articles
-# ("una valoración") far more often than counts.
+# Number words up to a hundred (Spanish and English: the languages with prompts); "un/una/one" are
+# left out: they are articles ("una valoración") far more often than counts. "fourteen characters or
+# more" against "at least 14" (issue 60) matches.
 _NUMBER_WORDS = {
     **dict.fromkeys(("dos", "two"), 2), **dict.fromkeys(("tres", "three"), 3),
     **dict.fromkeys(("cuatro", "four"), 4), **dict.fromkeys(("cinco", "five"), 5),
     **dict.fromkeys(("seis", "six"), 6), **dict.fromkeys(("siete", "seven"), 7),
     **dict.fromkeys(("ocho", "eight"), 8), **dict.fromkeys(("nueve", "nine"), 9),
     **dict.fromkeys(("diez", "ten"), 10), **dict.fromkeys(("once", "eleven"), 11),
-    **dict.fromkeys(("doce", "twelve"), 12), **dict.fromkeys(("quince", "fifteen"), 15),
+    **dict.fromkeys(("doce", "twelve"), 12), **dict.fromkeys(("trece", "thirteen"), 13),
+    **dict.fromkeys(("catorce", "fourteen"), 14), **dict.fromkeys(("quince", "fifteen"), 15),
+    **dict.fromkeys(("dieciséis", "dieciseis", "sixteen"), 16), **dict.fromkeys(("diecisiete", "seventeen"), 17),
+    **dict.fromkeys(("dieciocho", "eighteen"), 18), **dict.fromkeys(("diecinueve", "nineteen"), 19),
     **dict.fromkeys(("veinte", "twenty"), 20), **dict.fromkeys(("treinta", "thirty"), 30),
     **dict.fromkeys(("cuarenta", "forty"), 40), **dict.fromkeys(("cincuenta", "fifty"), 50),
+    **dict.fromkeys(("sesenta", "sixty"), 60), **dict.fromkeys(("setenta", "seventy"), 70),
+    **dict.fromkeys(("ochenta", "eighty"), 80), **dict.fromkeys(("noventa", "ninety"), 90),
     **dict.fromkeys(("cien", "ciento", "hundred"), 100),
 }  # fmt: skip
 # digits with thousands separators ("1.000", "2,500") or with a decimal part ("24,9"), or plain
