@@ -30,7 +30,6 @@ import json
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers.data import load_dataset
@@ -76,20 +75,17 @@ def sheet_answers(corpus: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
 
 
 def verdict_agreement(wide: pd.DataFrame, labels: pd.DataFrame, bands: dict) -> dict:
-    """The verdicts through `bands` against the person's: kappa over the answers both decide, how
-    many, and the share of answers ours cannot tell."""
-    answers = diagnosis.verdicts(wide, bands)
-    merged = answers.merge(labels, on=["id", "architecture"])
-    ours = merged["verdict"].map(lambda v: diagnosis.BLAME.get(v, v))
-    person = diagnosis.person_verdicts(merged)
-    decided = ours.isin(diagnosis.DECIDED) & person.isin(diagnosis.DECIDED)
-    kappa = cohen_kappa_score(ours[decided], person[decided]) if decided.sum() > 1 else float("nan")
+    """The verdicts through `bands` against the person's (diagnosis.compare): kappa over the answers
+    both decide, how many, and the share of answers ours cannot tell."""
+    confusion, kappa, decided = diagnosis.compare(diagnosis.verdicts(wide, bands), labels)
+    total = int(confusion.to_numpy().sum())
+    ours_cannot_tell = int(confusion.loc["cannot tell"].sum()) if "cannot tell" in confusion.index else 0
     return {
-        "kappa": float(kappa),
-        "decided": int(decided.sum()),
-        "n": len(merged),
-        "cannot_tell": float((ours == "cannot tell").mean()),
-        "confusion": pd.crosstab(ours, person, rownames=["ours"], colnames=["person's"]).to_dict(),
+        "kappa": kappa,
+        "decided": decided,
+        "n": total,
+        "cannot_tell": ours_cannot_tell / total,
+        "confusion": confusion.to_dict(),
     }
 
 

@@ -33,7 +33,6 @@ from helpers.answer_prompts import get_prompt, is_refusal
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_config, run_dir
 from helpers.experiment.diagnosis_cuts import (
-    MAX_IN_ZONE,
     SCORE_OF,
     SHIPPED,
     Band,
@@ -104,12 +103,7 @@ def unlike(wide: pd.DataFrame, bands: dict) -> dict:
     """The bands these answers are read with: a band whose `zone` (where the calibration corpora
     put the cut differently) holds more than MAX_IN_ZONE of these answers' scores is widened to it,
     so that those scores read "cannot tell" instead of a verdict one corpus's cut would force."""
-    out = {}
-    for name, band in bands.items():
-        scores = wide[SCORE_OF[name]].dropna().astype(float)
-        inside = scores.between(*band.zone).mean() if band.zone is not None and len(scores) else 0.0
-        out[name] = band.widened() if inside > MAX_IN_ZONE else band
-    return out
+    return {name: band.for_scores(wide[SCORE_OF[name]]) for name, band in bands.items()}
 
 
 def verdicts(wide: pd.DataFrame, bands: dict | None = None) -> pd.DataFrame:
@@ -330,10 +324,15 @@ def agreement(answers: pd.DataFrame, labels_path: str | Path) -> tuple[pd.DataFr
     one, correct and reference_in_contexts, yes / partly / no), over the answers both read as
     correct, retrieval or generation (ours "refused" as generation, "unanswerable" as retrieval:
     `BLAME`)."""
+    labels = read_diagnosis_labels(labels_path, required=("correct", "reference_in_contexts"))
+    return compare(answers, labels, str(labels_path))
+
+
+def compare(answers: pd.DataFrame, labels: pd.DataFrame, what: str = "labels") -> tuple[pd.DataFrame, float, int]:
+    """`agreement` on labels already read (read_diagnosis_labels's frame; `what` names them)."""
     from sklearn.metrics import cohen_kappa_score  # scikit-learn: loaded only when labels are given
 
-    labels = read_diagnosis_labels(labels_path, required=("correct", "reference_in_contexts"))
-    pooled = match_labels(answers, labels, str(labels_path))
+    pooled = match_labels(answers, labels, what)
     merged = answers.set_index(["id", "architecture"]).join(pooled.assign(person=person_verdicts(pooled)), how="inner")
     merged["ours"] = merged["verdict"].map(lambda v: BLAME.get(v, v))  # a refusal read as the stage it blames
     confusion = pd.crosstab(merged["ours"], merged["person"], rownames=["ours"], colnames=["person's"])

@@ -29,7 +29,7 @@ import random
 import numpy as np
 import pandas as pd
 
-from helpers.experiment.diagnosis_cuts import MAX_IN_ZONE, PRECISION, Band
+from helpers.experiment.diagnosis_cuts import PRECISION, Band
 
 COLUMNS = ["corpus", "language", "band", "origin", "qid", "score", "label"]
 HOLDS_DATASETS = {  # dataset -> (loader options, questions sampled)
@@ -218,8 +218,7 @@ def agreement(band: Band, items: pd.DataFrame) -> dict:
     in it, as diagnose reads a run (diagnosis.unlike)."""
     from helpers.stats import cohen_kappa
 
-    if band.zone is not None and items["score"].between(*band.zone).mean() > MAX_IN_ZONE:
-        band = band.widened()  # as diagnose reads a run unlike the calibration corpora
+    band = band.for_scores(items["score"])  # as diagnose reads a run unlike the calibration corpora
     said = read(band, items["score"])
     decided = ~np.isnan(said)
     truth = items["label"].to_numpy(float)[decided]

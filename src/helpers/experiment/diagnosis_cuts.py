@@ -50,6 +50,14 @@ class Band:
             return self
         return Band(min(self.low, self.zone[0]), max(self.high, self.zone[1]), self.source, self.zone)
 
+    def for_scores(self, scores) -> "Band":
+        """The band these scores are read with: widened to the zone where more than MAX_IN_ZONE of
+        them fall in it (scores unlike the calibration corpora's), else itself."""
+        scores = pd.Series(scores, dtype=float).dropna()
+        if self.zone is None or scores.empty or scores.between(*self.zone).mean() <= MAX_IN_ZONE:
+            return self
+        return self.widened()
+
     def read(self, value: float | None) -> bool | None:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return None

@@ -115,9 +115,10 @@ def intervene(
         llm = LLM(llm)
     matcher = ReferenceMatcher(language)
     with llm.track() as calls:
-        out = [
+        tried = [
             _answer_again(row, llm, matcher, bands, language, prompt, gold, search, log) for row in rows.itertuples()
         ]
+    out = _judge_again(tried, bands, language)
     frame = pd.DataFrame(out, columns=COLUMNS)
     frame["agree"] = frame["verdict"].map(lambda v: BLAME.get(v, v)) == frame["second_opinion"]  # refusals by blame
     frame.attrs["usage"] = llm.usage(calls)
@@ -125,9 +126,9 @@ def intervene(
 
 
 def _answer_again(row, llm, matcher, bands, language, prompt, gold, search, log) -> dict:
-    """One wrong answer's second opinion (intervene's row)."""
+    """One wrong answer answered again (intervene's row): its row of COLUMNS so far, and the new
+    answer with what `_judge_again` needs, or the reason there is none."""
     from helpers.generation import generate_answer
-    from helpers.judges.evaluate import score_answers
 
     contexts, where = choose_passage(row, matcher, bands["holds"], gold=(gold or {}).get(row.id), search=search)
     base = {"id": row.id, "architecture": row.architecture, "verdict": row.verdict, "passage_from": where}
@@ -140,21 +141,35 @@ def _answer_again(row, llm, matcher, bands, language, prompt, gold, search, log)
     if not record.ok:
         log(f"intervention on {row.id} ({row.architecture}) failed: {record.error}")
         return base | {"second_opinion": "failed", "reason": f"the LLM call failed: {record.error}"}
-    judged = score_answers(
-        [{"qid": "new", "question": row.question, "answer": record.answer, "contexts": contexts}
-         | {"reference": row.reference, "architecture": None}],
-        ["correctness"], language=language, log=lambda *_: None,
-    )  # fmt: skip
-    value = judged.loc[judged["metric"] == "correctness", "value"]
-    new = float(value.iloc[0]) if len(value) and not math.isnan(value.iloc[0]) else float("nan")
-    now = bands["correct"].read(new)
-    reason = {
-        True: f"right with the passage first ({where}): the retriever lost or mis-ranked it",
-        False: f"still wrong with the passage first ({where}): the generator does not use it",
-        None: f"correctness {new:.2f} with the passage first: between the cuts",
-    }[now]
-    second = {True: "retrieval", False: "generation", None: "cannot tell"}[now]
-    return base | {"second_opinion": second, "new_correctness": new, "new_answer": record.answer, "reason": reason}
+    return base | {"new_answer": record.answer, "_judge": (row.question, contexts, row.reference)}
+
+
+def _judge_again(tried: list[dict], bands: dict, language: str) -> list[dict]:
+    """The new answers judged by correctness in one pass (the judge prepared once) and read through
+    the same cut as the first: right, retrieval; still wrong, generation."""
+    from helpers.judges.evaluate import score_answers
+
+    new = [t for t in tried if "_judge" in t]
+    answers = [
+        {"qid": str(i), "question": q, "answer": t["new_answer"], "contexts": c, "reference": r, "architecture": None}
+        for i, t in enumerate(new)
+        for q, c, r in [t.pop("_judge")]
+    ]
+    scores = score_answers(answers, ["correctness"], language=language, log=lambda *_: None) if answers else None
+    values = scores[scores["metric"] == "correctness"].set_index("id")["value"] if answers else {}
+    for i, t in enumerate(new):
+        value = values.get(str(i), float("nan"))
+        score = float(value) if value is not None and not math.isnan(value) else float("nan")
+        now = bands["correct"].read(score)
+        where = t["passage_from"]
+        t["reason"] = {
+            True: f"right with the passage first ({where}): the retriever lost or mis-ranked it",
+            False: f"still wrong with the passage first ({where}): the generator does not use it",
+            None: f"correctness {score:.2f} with the passage first: between the cuts",
+        }[now]
+        t["second_opinion"] = {True: "retrieval", False: "generation", None: "cannot tell"}[now]
+        t["new_correctness"] = score
+    return tried
 
 
 def summary(frame: pd.DataFrame) -> str:
@@ -215,10 +230,12 @@ def from_run(run_id: str, rows: pd.DataFrame, results_dir=None) -> dict:
         for i, q in zip(rows["id"], rows["qid"])
         if data.qrels.get(q)
     }
-    bm25 = BM25(data.language).index(data.corpus)
+    index = {}  # BM25 over the corpus, built the first time an answer needs it (gold passages need none)
 
     def search(reference: str) -> list[str]:
-        ranked = bm25.retrieve({"q": reference}, k=10)["q"]
+        if not index:
+            index["bm25"] = BM25(data.language).index(data.corpus)
+        ranked = index["bm25"].retrieve({"q": reference}, k=10)["q"]
         return [data.corpus[d]["text"] for d in sorted(ranked, key=lambda d: -ranked[d])]
 
     name = config.generation_llm or config.llms[0].name
