@@ -109,25 +109,59 @@ def test_a_decision_metric_outside_zero_one_is_an_error():
         metric_values(scores, "system/latency_s", ["a", "b"])
 
 
-def test_the_headline_says_per_pair_decided_or_how_many_questions_are_needed():
+def _correctness(values: dict):
     import pandas as pd
 
-    from helpers.experiment.analysis import decided_lines
-    from helpers.experiment.config import ExperimentConfig
-    from helpers.stats import questions_needed
-
-    qids = [f"q{i}" for i in range(12)]
-    values = {"good": [1.0] * 12, "bad": [0.0] * 12, "close": [1.0, 1.0, 1.0, 0.0] * 3}
-    scores = pd.DataFrame(
+    return pd.DataFrame(
         [
-            {"architecture": a, "llm": "local", "judge": "correctness", "qid": q, "metric": "correctness", "value": v}
+            {"architecture": a, "llm": "local", "judge": "correctness", "qid": f"q{i}", "metric": "correctness"}
+            | {"value": v}
             for a, row in values.items()
-            for q, v in zip(qids, row)
+            for i, v in enumerate(row)
         ]
     )
-    lines = decided_lines(scores, ExperimentConfig(architectures=["bm25", "dense"]))
-    assert lines[0] == "decision on correctness/correctness: best good (1.000), each against it (alpha 0.05, Holm):"
-    assert lines[1].startswith("  bad -1.000 over 12 questions: decided (p = ")
-    needed = questions_needed(-0.25, float(np.std([0.0, 0.0, 0.0, -1.0] * 3, ddof=1)))
-    assert lines[2].startswith("  close -0.250 over 12 questions: not decided (p = ")
-    assert lines[2].endswith(f"about {needed} questions needed")
+
+
+def test_the_headline_says_per_pair_decided_or_how_many_questions_a_margin_needs():
+    from helpers.experiment.analysis import decided_lines
+    from helpers.experiment.config import ExperimentConfig
+    from helpers.stats import bootstrap_ci, questions_needed
+
+    values = {"good": [1.0] * 12, "bad": [0.0] * 12, "close": [1.0, 1.0, 1.0, 0.0] * 3}
+    lines = decided_lines(_correctness(values), ExperimentConfig(architectures=["bm25", "dense"]))
+    assert lines[0] == (
+        "decision on correctness/correctness (alpha 0.05, Holm; a difference within ±0.05 does not matter: "
+        "decisions.margin; 95% bootstrap interval of each difference):"
+    )
+    assert lines[1] == "  no best: good has the highest mean (1.000), not yet told apart from close"
+    assert lines[2].startswith("  bad -1.000 [-1.000, -1.000] against good over 12 questions: decided (p = ")
+    diff = [0.0, 0.0, 0.0, -1.0] * 3
+    _, low, high = bootstrap_ci(diff, n_resamples=10_000)
+    # the questions to tell the margin (0.05) apart, not the difference seen now (-0.25)
+    needed = questions_needed(0.05, float(np.std(diff, ddof=1)))
+    assert lines[3] == (
+        f"  close -0.250 [{low:+.3f}, {high:+.3f}] against good over 12 questions: not decided (p = 0.25): "
+        f"about {needed} questions needed to tell a difference of 0.05"
+    )
+
+
+def test_no_best_on_an_exact_or_a_settled_tie():
+    from helpers.experiment.analysis import decided_lines
+    from helpers.experiment.config import ExperimentConfig
+    from helpers.stats import settle
+
+    same = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+    lines = decided_lines(_correctness({"bm25": same, "rerank": same}), ExperimentConfig(architectures=["bm25"]))
+    assert lines[1:] == [
+        "  no best: bm25 (0.714) tied with rerank (0.714)",
+        "  rerank +0.000 [+0.000, +0.000] against bm25 over 7 questions: tied (the interval lies within ±0.05)",
+    ]
+    decided = decided_lines(_correctness({"good": [1.0] * 12, "bad": [0.0] * 12}), ExperimentConfig())
+    assert decided[1] == "  best: good (1.000), decided against every other"
+    # a difference of 0.01 on every question: significant, and still within the margin, so tied
+    tiny = settle(np.full(40, -0.01), 0.0001, margin=0.05)
+    assert (tiny["status"], tiny["needed"]) == ("tied", None)
+    assert settle(np.full(40, -0.01), 0.0001, margin=0.0)["status"] == "decided"
+    # margin 0: only an exact tie is one, and no number of questions is asked for
+    open_ = settle([0.1, -0.1, 0.2, 0.0], 0.9, margin=0.0)
+    assert (open_["status"], open_["needed"]) == ("not decided", None)

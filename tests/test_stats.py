@@ -146,7 +146,7 @@ def test_bootstrap_auroc_is_paired_and_skips_one_class_resamples():
 def test_analysis_uses_the_configured_confidence(tmp_path):
     import yaml
 
-    from helpers.experiment import analysis, figures_run
+    from helpers.experiment import analysis, figures_run, run_summary
 
     rng = np.random.default_rng(8)
     scores = pd.DataFrame(
@@ -160,7 +160,7 @@ def test_analysis_uses_the_configured_confidence(tmp_path):
     scores.to_parquet(tmp_path / "run" / "scores.parquet")
     config = {"statistics": {"confidence": 0.9, "n_resamples": 500}}
     (tmp_path / "run" / "config.yaml").write_text(yaml.safe_dump(config))
-    text = analysis.report("run", results_dir=tmp_path)
+    text = run_summary.report("run", results_dir=tmp_path)
     assert "mean [90% CI]" in text and "95%" not in text
     config = analysis.run_config("run", results_dir=tmp_path)  # typed: the defaults fill the rest
     assert config.statistics.confidence == 0.9 and config.statistics.alpha == 0.05

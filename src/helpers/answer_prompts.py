@@ -135,6 +135,15 @@ def get_prompt(spec: str | dict | AnswerPrompt | None = None) -> AnswerPrompt:
     return ANSWER_PROMPTS[spec]
 
 
+def refusal_reader(generation, language: str):
+    """answer -> whether it refuses, in the words of a run's answer prompt and the language its
+    answers were asked in: `generation` a config's GenerationConfig (None: the default prompt) and
+    its language, else `language` (the corpus's)."""
+    prompt = get_prompt(generation.prompt if generation is not None else None)
+    asked_in = (generation.language if generation is not None else None) or language
+    return lambda answer: is_refusal(answer, prompt, asked_in)
+
+
 def is_refusal(answer: str | None, prompt: AnswerPrompt, language: str) -> bool:
     """Does `answer` say the documents do not hold the answer, in the words `prompt` asked for (or
     any registered prompt's, in `language`): matched on words, case- and accent-insensitive."""

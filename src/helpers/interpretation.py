@@ -26,10 +26,12 @@ import pandas as pd
 
 from helpers.stats import MIN_INTERVAL_N, mean_text
 
-TRACE_SOURCE = "trace-evaluation-guide.md, 8. Interpreting Scores"
-RAGAS_SOURCE = "ragas-evaluation-framework.md, Interpreting RAGAS Scores"
-RAGAS_PATTERNS = "ragas-evaluation-framework.md, Diagnostic Patterns"
-TRACE_PATTERNS = "trace-evaluation-guide.md, the interpretation under each TRACe metric"
+# cited to the repository's page that copies the reference documents' scales (docs/glossary.md), and
+# through it to the documents themselves (../shared/seeds/, which a user of the repository lacks)
+TRACE_SOURCE = "docs/glossary.md#bands, from the TRACe guide's 8. Interpreting Scores"
+RAGAS_SOURCE = "docs/glossary.md#bands, from the RAGAS framework's Interpreting RAGAS Scores"
+RAGAS_PATTERNS = "docs/glossary.md#patterns, from the RAGAS framework's Diagnostic Patterns"
+TRACE_PATTERNS = "docs/glossary.md#patterns, from the TRACe guide's reading of each metric"
 
 COLOURS = {
     "Excellent": "#2d6a4f",

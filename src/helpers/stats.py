@@ -283,6 +283,49 @@ def questions_needed(
     return high
 
 
+def settle(
+    diff,
+    p_holm: float,
+    *,
+    alpha: float = 0.05,
+    margin: float,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    power: float = 0.8,
+) -> dict:
+    """One pair's decision at a fixed number of questions, from its paired differences `diff`
+    (one architecture minus the other, per question) and the Holm-corrected p-value of their
+    permutation test; `margin` the smallest difference that matters (a config's decisions.margin):
+
+        tied         the `confidence` bootstrap interval of the mean difference lies within
+                     [-margin, margin] (both ends): no difference that matters is left (an
+                     equivalence reading, as TOST's with the interval in place of its two tests);
+                     with margin 0, only an exact tie (every difference 0)
+        decided      otherwise, p_holm < alpha
+        not decided  otherwise; `needed`: the questions a paired t-test of `power` needs to detect
+                     a difference of `margin` at the differences' spread (questions_needed), the
+                     smallest difference that matters, not the one seen by chance now
+
+    Returns {status, mean, low, high, n, needed} (needed None unless not decided, or when margin
+    is 0)."""
+    diff = np.asarray(diff, dtype=float)
+    diff = diff[~np.isnan(diff)]
+    mean, low, high = bootstrap_ci(diff, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    result = {"mean": mean, "low": low, "high": high, "n": len(diff), "needed": None}
+    if len(diff) and -margin <= low and high <= margin:
+        return result | {"status": "tied"}
+    if p_holm < alpha:
+        return result | {"status": "decided"}
+    sd = float(np.std(diff, ddof=1)) if len(diff) > 1 else math.nan
+    if margin > 0 and sd == sd:
+        try:
+            result["needed"] = questions_needed(margin, sd, alpha=alpha, power=power)
+        except ValueError:
+            pass
+    return result | {"status": "not decided"}
+
+
 def detectable_differences(
     scores: pd.DataFrame, baseline: str, *, alpha: float = 0.05, power: float = 0.8
 ) -> pd.DataFrame:

@@ -163,6 +163,7 @@ def test_questions_file_formats(ingested, tmp_path, suffix):
     assert asked.answers == {"a": "Ocho."}  # an empty reference is no reference
     assert all(ingested.corpus[d]["page"] == 1 for d in asked.qrels["a"])
     assert {ingested.corpus[d]["source"] for d in asked.qrels["b"]} == {"notas.md", "pagina.html"}
+    assert asked.by_file == ["a", "b"]  # a page and whole files: a run narrows them to the reference's chunks
 
 
 @pytest.mark.parametrize(

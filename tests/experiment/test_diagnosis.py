@@ -46,7 +46,7 @@ def test_cuts_from_labels_worked_by_hand():
         ((0.5, 0.8), False, ("cannot tell", "correctness 0.50: between the cuts")),
         ((0.1, 0.5), False, ("cannot tell", "wrong (correctness 0.10); context recall 0.50: between the cuts")),
         ((0.1, 0.8), True, ("refused", "refused although statement 1 in context [2] (context recall 0.80)")),
-        ((0.1, 0.2), True, ("unanswerable", "refused, and the contexts lack statement 2 (context recall 0.20)")),
+        ((0.1, 0.2), True, ("refused, not found", "refused, and the contexts lack statement 2 (context recall 0.20)")),
     ],
 )
 def test_each_verdict_and_its_evidence(scores, refused, expected):

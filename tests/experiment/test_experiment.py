@@ -67,7 +67,9 @@ def test_figures_and_sidecars(tmp_path):
     for png in pngs:
         sidecar = json.loads(png.with_suffix(".json").read_text())
         assert png.with_suffix(".pdf").exists() and sidecar["run_ids"] and sidecar["git_commit"]
-    assert "Paired permutation tests vs bm25" in done.stdout
+    # the summary's sections (helpers.experiment.run_summary), the paired table left to `report`
+    assert "Decisions:\ndecision on correctness/correctness (alpha 0.05" in done.stdout
+    assert "Every term above: docs/glossary.md" in done.stdout and "Paired permutation" not in done.stdout
     again = subprocess.run(  # resumed, with --json: stdout is the summary and nothing else
         [sys.executable, "-m", "helpers", "run", str(tmp_path / "config.yaml"), "--json"],
         env=env,
@@ -78,7 +80,7 @@ def test_figures_and_sidecars(tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
     summary = json.loads(again.stdout)
     assert summary["run_id"] == sidecar["run_ids"][0] and summary["ok"] is True
-    assert "Paired permutation tests vs bm25" in again.stderr
+    assert "Decisions:\ndecision on correctness/correctness (alpha 0.05" in again.stderr
 
 
 def test_seed_table_keeps_unscored_cells_visible():

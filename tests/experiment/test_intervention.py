@@ -140,7 +140,7 @@ def test_intervene_on_a_run_answers_again_with_the_runs_own_llm_and_gold_passage
     assert main(["diagnose", "smoke-intervene", "--intervene", "--dry-run", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     plan = out["intervention_plan"]
-    stage = ("retrieval", "generation", "refused", "unanswerable")
+    stage = ("retrieval", "generation", "refused", "refused, not found")
     wrong = [a for a in out["answers"] if a["verdict"] in stage or a["evidence"].startswith("wrong (")]
     assert plan.startswith(f"--intervene would answer {len(wrong)} wrong answer(s) again, one LLM call each")
     assert main(["diagnose", "smoke-intervene", "--intervene", "--json"]) == 0

@@ -101,8 +101,8 @@ def hand(tmp_path_factory):
 
 def test_csv_has_one_row_per_answer_in_natural_order_and_the_summary_beside_it(hand, tmp_path):
     root, scores, _ = hand
-    table_path, summary_path = write_report("hand", "csv", out=tmp_path / "report.csv", results_dir=root)
-    assert summary_path == tmp_path / "report.summary.csv"
+    table_path, summary_path, sections_path = write_report("hand", "csv", out=tmp_path / "report.csv", results_dir=root)
+    assert (summary_path, sections_path) == (tmp_path / "report.summary.csv", tmp_path / "report.sections.csv")
     table = pd.read_csv(table_path)
     assert len(table) == len(ARCHITECTURES) * len(QIDS)
     assert list(table[table.architecture == "bm25"]["qid"]) == QIDS
@@ -145,7 +145,8 @@ def test_markdown_is_one_document_with_every_part(hand, tmp_path):
     text = path.read_text()
     for heading in (
         "# Run hand",
-        "## Means with 95% bootstrap intervals",
+        "## Headline: the metrics people's labels back, mean [95% CI] and band",
+        "## Judges people do not back",
         "## Paired comparisons",
         "## RAGAS (seed benchmark form)",
         "## TRACe (seed guide JSON)",
@@ -214,7 +215,7 @@ def test_every_format_gives_each_answer_its_verdict(diagnosed, tmp_path):
             "wrong (correctness 0.10); not in the contexts: statement 1 (context recall 0.20)",
         ),
     }
-    (csv, _) = write_report("diag", "csv", out=tmp_path / "r.csv", results_dir=diagnosed)
+    (csv, _, _) = write_report("diag", "csv", out=tmp_path / "r.csv", results_dir=diagnosed)
     table = pd.read_csv(csv, keep_default_na=False).set_index(["architecture", "qid"])
     assert table.loc[("bm25", "q2"), "verdict"] == "generation" and table.loc[("hybrid", "q2"), "verdict"] == ""
     (md,) = write_report("diag", "md", out=tmp_path / "r.md", results_dir=diagnosed)
@@ -234,6 +235,44 @@ def test_every_format_gives_each_answer_its_verdict(diagnosed, tmp_path):
 
     page = to_html(report, figures=False)
     assert page.count("<p class='verdict'>") == 3 and "<h2>Why answers fail</h2>" in page
+
+
+def test_every_format_shows_every_section_of_the_summary(diagnosed, tmp_path):
+    """The terminal's summary, every report format and the results panel: the same five sections
+    (helpers.experiment.run_summary), each with its title and its lines, in the same order."""
+    import html
+
+    from helpers.experiment.run_summary import SECTION_KEYS, as_html, as_text, report, run_sections
+
+    sections = run_sections("diag", diagnosed)
+    assert [s.key for s in sections] == list(SECTION_KEYS)
+    by_key = {s.key: s for s in sections}
+    # what each section must say on this run: adherence is no evidence, correctness is
+    assert any(line.startswith("correctness/correctness: AUROC") for line in by_key["agreement"].lines)
+    assert any(line.startswith("offline/adherence: cannot tell") for line in by_key["agreement"].lines)
+    assert "offline/adherence" in by_key["unbacked"].table.columns
+    assert "offline/adherence" not in by_key["headline"].table.columns
+    assert by_key["diagnosis"].lines[-2].startswith("bm25: 1 of 2 wrong answers had the fact in their contexts")
+    written = {fmt: write_report("diag", fmt, out=tmp_path / f"r.{fmt}", results_dir=diagnosed) for fmt in FORMATS}
+    texts = {
+        "terminal": as_text(sections),
+        "text report": report("diag", diagnosed),
+        "md": written["md"][0].read_text(),
+        "html": html.unescape(written["html"][0].read_text()),
+        "json": "\n".join(
+            line for s in json.loads(written["json"][0].read_text())["sections"] for line in [s["title"], *s["lines"]]
+        ),
+        "csv": "\n".join(pd.read_csv(written["csv"][2]).drop_duplicates("title")["title"])
+        + "\n"
+        + "\n".join(pd.read_csv(written["csv"][2])["text"]),
+        "panel": html.unescape(as_html(sections)),
+    }
+    for where, text in texts.items():
+        positions = [text.find(s.title) for s in sections]
+        assert -1 not in positions and positions == sorted(positions), where
+        for s in sections:
+            assert all(line in text for line in s.lines), (where, s.key)
+        assert "docs/glossary.md" in text, where
 
 
 def test_bad_format_and_unknown_run_are_one_line_errors(hand, tmp_path, monkeypatch, capsys):

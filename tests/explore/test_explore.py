@@ -190,7 +190,11 @@ def test_bands_meanings_and_diagnostic_patterns():
     assert "n = 1, too few for an interval" in card_html("ragas/faithfulness", 0.5, (float("nan"),) * 2, 1)
     # the four TRACe cards and the capstone's Average of them
     cards = trace_cards_html({"relevance": 0.5, "utilization": 0.7, "completeness": 0.9, "adherence": 1.0})
-    assert cards.count("class='hx-card'") == 5 and "data-metric='average'" in cards and "0.775" in cards
+    assert cards.count("class='hx-card'") == 5 and "data-metric='offline/average'" in cards and "0.775" in cards
+    # the offline judge's TRACe scores are not backed by people's labels: no band, no pattern (issue 60:
+    # "1.000 Excellent" for a judge that cannot tell), each card saying how far people agree
+    assert not re.search(r">(Excellent|Good|Fair|Poor)<", cards) and "hx-diagnosis" not in cards
+    assert cards.count("People vs this judge: ") == 5 and "cannot tell on hand-labelled answers" in cards
 
 
 def test_summary_cards_name_patterns_only_where_the_intervals_support_them():

@@ -110,13 +110,15 @@ def test_jupyterlab_panels_in_a_browser(served):
         page.wait_for_selector(".hx-trace-cards .hx-card", timeout=300_000)
         cards = page.locator(".hx-trace-cards .hx-card")
         assert [cards.nth(i).get_attribute("data-metric") for i in range(cards.count())] == [
-            "relevance",
-            "utilization",
-            "completeness",
-            "adherence",
-            "average",  # the capstone's overall score
+            "offline/relevance",
+            "offline/utilization",
+            "offline/completeness",
+            "offline/adherence",
+            "offline/average",  # the capstone's overall score
         ]
-        assert re.search(r"Excellent|Good|Fair|Poor", cards.first.inner_text())
+        # the offline judge is not backed by people's labels: no band, its agreement said instead
+        assert not re.search(r"Excellent|Good|Fair|Poor", cards.first.inner_text())
+        assert "People vs this judge" in cards.nth(3).inner_text()
         assert page.locator(".hx-sentences span[style*='background']").count() >= 2
         assert "Response:" in page.locator(".hx-sentences").inner_text()
         page.locator(".hx-trace-cards").scroll_into_view_if_needed()
@@ -168,6 +170,8 @@ def test_jupyterlab_panels_in_a_browser(served):
         page.click("button:has-text('Refresh')")
         page.wait_for_selector(".hx-intervals table", timeout=120_000)
         assert "ci_low" in page.locator(".hx-intervals").inner_text()
+        summary_text = page.locator(".hx-summary").inner_text()  # the sections every report format shows
+        assert "How far people agree with each judge" in summary_text and "Decisions" in summary_text
         page.wait_for_function("document.querySelector('img.hx-figure').naturalWidth > 100", timeout=30_000)
         page.locator(".hx-intervals").scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "explore-results.png")

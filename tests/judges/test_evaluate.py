@@ -10,7 +10,7 @@ import pytest
 
 import helpers
 from helpers.errors import UserError
-from helpers.judges.evaluate import score_answers
+from helpers.judges.evaluate import score_answers, summarize_scores
 from helpers.judges.external import read_answers
 from helpers.llm import LLM, ResponseCache
 
@@ -51,6 +51,9 @@ def test_ragas_column_names_score_as_a_file_does(tmp_path, monkeypatch):
     summary = result.summary.set_index("metric")
     assert summary.loc["correctness", "n"] == 2 and summary.loc["correctness", "validity"] == "agrees"
     assert summary.loc["correctness", "mean"] == pytest.approx(correctness.mean())
+    # a metric no answer was scored on claims no agreement (issue 60: "agrees" beside n = 0)
+    none = summarize_scores(scores.assign(value=float("nan"))).set_index("metric")
+    assert none.loc["correctness", "n"] == 0 and none.loc["correctness", "validity"] == "no data: no answer scored"
 
 
 def test_bad_frames_are_named():

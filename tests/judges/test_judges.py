@@ -7,8 +7,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from helpers.errors import UserError
-from helpers.experiment.analysis import quality_scores, report
+from helpers.experiment.analysis import quality_scores
 from helpers.experiment.config import ExperimentConfig
+from helpers.experiment.run_summary import report
 from helpers.experiment.runner import Experiment
 from helpers.judges import JUDGES, Judge, Metric, active_judges, judge_class, register
 from runs import TINY

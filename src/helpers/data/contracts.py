@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.errors import UserError
+from helpers.languages import corpus_language
 
 
 class DataError(UserError):
@@ -127,6 +128,20 @@ class Dataset:
 
     def __post_init__(self) -> None:
         self.validate()
+        self.mark_unanswerable()
+
+    def mark_unanswerable(self) -> None:
+        """One list of the questions the documents do not answer, whatever said so: a questions
+        file's `answerable: false`, or a reference that says the documents do not answer it ("The
+        documents do not say.", helpers.languages's `says_unanswered`). Each gets the language's
+        "not in the documents" reference where it has none, so the correctness judge scores it: a
+        refusal is its right answer (issue 60)."""
+        language = corpus_language(self.language)
+        marked = set(self.unanswerable)
+        said = [q for q, ref in self.answers.items() if q not in marked and language.says_unanswered(ref)]
+        self.unanswerable = [*self.unanswerable, *said]
+        for qid in self.unanswerable:
+            self.answers.setdefault(qid, language.not_in_documents)
 
     def validate(self) -> None:
         src = self.source or self.name

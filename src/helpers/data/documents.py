@@ -457,6 +457,6 @@ def load_documents(
         asked.qrels,
         asked.answers,
         source=str(path),
-        notes={"ingest_report": ingested.report(), "questions": str(questions)},
+        notes={"ingest_report": ingested.report(), "questions": str(questions), "qrels_by_file": asked.by_file},
         unanswerable=asked.unanswerable,
     )

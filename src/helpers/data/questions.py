@@ -38,6 +38,9 @@ class Questions:
     answers: dict[str, str] = field(default_factory=dict)
     qrels: dict[str, dict[str, int]] = field(default_factory=dict)
     unanswerable: list[str] = field(default_factory=list)
+    # qids whose `relevant` names a whole file or page (every chunk of it relevant), not a span or a
+    # chunk: a run narrows them to the chunks that hold the reference (helpers.experiment.relevance)
+    by_file: list[str] = field(default_factory=list)
 
 
 NOT_ANSWERABLE = {"false", "no", "0", "n", "falso", "f"}
@@ -81,6 +84,11 @@ def _cell(value) -> str:
     return str(value).strip()
 
 
+def spec_items(spec: str) -> list[str]:
+    """The items of one `relevant` cell, separated by ';', '|' or a new line."""
+    return [part.strip() for part in re.split(r"[;|\n]", spec) if part.strip()]
+
+
 def relevant_doc_ids(spec: str, corpus: dict[str, dict]) -> tuple[dict[str, int], list[str]]:
     """qrels of one `relevant` cell. Each item (separated by ';', '|' or a new line) is a doc_id,
     a file (every chunk of it; by its path in the folder or its name), `file#page` (the chunks on
@@ -88,7 +96,7 @@ def relevant_doc_ids(spec: str, corpus: dict[str, dict]) -> tuple[dict[str, int]
     half of themselves: what generated test sets write, valid under any chunking).
     Returns (qrels, the items that match nothing)."""
     rels, unknown = {}, []
-    for item in filter(None, (part.strip() for part in re.split(r"[;|\n]", spec))):
+    for item in spec_items(spec):
         if item in corpus:
             rels[item] = 1
             continue
@@ -183,4 +191,6 @@ def read_questions(path: str | Path, corpus: dict[str, dict] | None = None) -> Q
                     fix=f"Use a file name or 'file#page' of the folder; files: {', '.join(sources[:8])}",
                 )
             asked.qrels[qid] = rels
+            if any(item not in corpus and "@" not in item for item in spec_items(spec)):
+                asked.by_file.append(qid)
     return asked

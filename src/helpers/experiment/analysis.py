@@ -10,17 +10,15 @@ import pandas as pd
 
 from helpers import paths
 from helpers.errors import UserError
-from helpers.experiment.config import ExperimentConfig, StatisticsConfig, load_config
+from helpers.experiment.config import DecisionsConfig, ExperimentConfig, StatisticsConfig, load_config
 from helpers.inputs import inside
-from helpers.interpretation import TRUSTED, bands_legend, detect, mean_with_band
 from helpers.judges import is_quality, validity
 from helpers.ragas_eval import RAGAS_METRICS
 from helpers.stats import (
     MIN_INTERVAL_N,
     bootstrap_ci,
     compare_to_baseline,
-    detectable_differences,
-    mean_text,
+    settle,
     summarize,
 )
 
@@ -192,94 +190,20 @@ def run_config(run_id: str, results_dir: Path | None = None) -> ExperimentConfig
     return load_config(path) if path.exists() else None
 
 
-def report(run_id: str, results_dir: Path | None = None) -> str:
-    """Text report: the seed-form table, means with intervals, and the paired comparisons."""
-    directory = run_dir(run_id, results_dir)
-    scores = load_scores(run_id, results_dir)
-    config = run_config(run_id, results_dir)
-    summary_json = json.loads((directory / "summary.json").read_text()) if (directory / "summary.json").exists() else {}
-    parts = [
-        f"run {run_id}: {summary_json.get('answers', '?')} answers, failures {summary_json.get('answer_failures', {})}, "
-        f"NaN scores {summary_json.get('nan_scores', {})}"
-    ]
-    if summary_json.get("prompt_fallback"):  # the corpus's language has no prompts of its own
-        parts.append(summary_json["prompt_fallback"])
-    seed = seed_table(scores)
-    if len(seed):
-        parts += ["", "RAGAS (seed benchmark form):", seed.to_string()]
-    table = summary(scores, config)
-    if table.empty:
-        return "\n".join(parts + ["", "no quality scores to summarise"])
-    level = _percent(statistics_settings(config).confidence)
-    column = f"mean [{level} CI]"
-    table[column] = [
-        mean_with_band(r["metric"], r["mean"], r["ci_low"], r["ci_high"], r["n"], r["validity"])
-        for r in table.to_dict("records")
-    ]
-    trusted = table["validity"].isin(TRUSTED)
-    parts += [
-        "",
-        f"Headline: means with {level} bootstrap intervals and their band, {column} (fewer than {MIN_INTERVAL_N} "
-        "samples: no interval, n shown); only metrics people's labels back:",
-        table[trusted].pivot(index="architecture", columns="metric", values=column).to_string()
-        if trusted.any()
-        else "(no metric of this run is backed by people's labels: see below)",
-        "",
-        bands_legend(table.loc[trusted, "metric"]),
-        f"How far people agree with each headline metric ({validity.source()}):",
-        *[f"- {metric}: {validity.note(metric)}" for metric in dict.fromkeys(table.loc[trusted, "metric"])],
-    ]
-    if (~trusted).any():
-        parts += [
-            "",
-            f"Not in the headline, no band, no pattern (how far people agree with each judge, {validity.source()}):",
-        ]
-        parts += [f"- {metric}: {validity.note(metric)}" for metric in dict.fromkeys(table.loc[~trusted, "metric"])]
-        parts += ["", table[~trusted].pivot(index="architecture", columns="metric", values=column).to_string()]
-    found = detect(table)
-    if len(found):
-        parts += ["", "Diagnostic patterns (named: the intervals support every condition; possible: one straddles):"]
-        parts += [
-            f"- {r['architecture']}: {r['pattern']} ({r['status']}; {r['evidence']}): {r['problem']}"
-            + (f"; try: {r['fix']}" if r["fix"] else "")
-            for r in found.to_dict("records")
-        ]
-    else:
-        parts += [
-            "",
-            "Diagnostic patterns: none named (a pattern is read only from metrics people's labels back, "
-            f"each over at least {MIN_INTERVAL_N} samples)",
-        ]
-    comp = comparisons(scores, config)
-    if len(comp):
-        parts += [
-            "",
-            f"Paired permutation tests vs {comp['baseline'].iloc[0]} (Holm-corrected):",
-            comp.round(4).to_string(index=False),
-        ]
-    return "\n".join(parts)
-
-
-def headline_lines(run_id: str, results_dir: Path | None = None) -> list[str]:
-    """One line per architecture with its headline metrics (those people's labels back) and their
-    intervals: the last lines of a run's log, where a reader looks first."""
-    scores = load_scores(run_id, results_dir)
-    config = run_config(run_id, results_dir)
-    table = summary(scores, config)
-    if table.empty:
-        return ["headline: no quality scores"]
-    table = table[table["validity"].isin(TRUSTED)]
-    if table.empty:
-        return ["headline: no metric of this run is backed by people's labels"]
-    lines = [
-        f"headline {architecture}: "
-        + ", ".join(f"{r.metric} {mean_text(r.mean, r.ci_low, r.ci_high, r.n)}" for r in rows.itertuples())
-        for architecture, rows in table.groupby("architecture", sort=False)
-    ]
+def decision_text(run_id: str, scores: pd.DataFrame, config: Settings, results_dir=None, *, empty=None) -> list[str]:
+    """The decision's lines: `run --until-decided`'s where it stopped the run, else decided_lines;
+    `empty` (default: a line saying why) where there is nothing to decide."""
     decision = run_dir(run_id, results_dir) / DECISIONS_FILE
     if decision.exists():  # stopped by a confidence sequence: fixed-n p-values would not be valid here
-        return lines + decision_lines(json.loads(decision.read_text(encoding="utf-8")))
-    return lines + decided_lines(scores, config)
+        return decision_lines(json.loads(decision.read_text(encoding="utf-8")))
+    lines = decided_lines(scores, config)
+    if lines:
+        return lines
+    return (
+        ["fewer than two architectures with scores on the decision metric: nothing to decide"]
+        if empty is None
+        else empty
+    )
 
 
 def decision_lines(decision: dict) -> list[str]:
@@ -300,27 +224,72 @@ DECISIONS_FILE = "decisions.json"  # what `run --until-decided` decided (helpers
 
 
 def decided_lines(scores: pd.DataFrame, config: Settings = None) -> list[str]:
-    """Per architecture against the best on the decision metric (ExperimentConfig.decision_metric):
-    "decided" when the paired permutation test, Holm-corrected, is below alpha; else "not decided:
-    about N questions needed" for a paired t-test of power 0.8 to detect the difference seen now
-    (helpers.stats.questions_needed). `run --until-decided` answers only as many as it takes."""
+    """The decision on the decision metric (ExperimentConfig.decision_metric), each architecture
+    against the one with the highest mean, by helpers.stats `settle`: tied (its interval within
+    ±decisions.margin), decided (paired permutation test, Holm-corrected, below alpha) or not
+    decided, with the questions needed to tell a difference of the margin. A "best" is named only
+    when it is decided against every other; a tie at the top says so. `run --until-decided`
+    answers only as many questions as it takes."""
     stats = statistics_settings(config)
-    metric = config.decision_metric() if isinstance(config, ExperimentConfig) else "correctness/correctness"
+    experiment = isinstance(config, ExperimentConfig)
+    metric = config.decision_metric() if experiment else "correctness/correctness"
+    margin = config.decisions.margin if experiment else DecisionsConfig().margin
     quality = quality_scores(scores).dropna(subset=["value"])
     part = quality[quality["metric"] == metric]
     if part["architecture"].nunique() < 2:
         return []
-    means = part.groupby("architecture")["value"].mean().sort_values(ascending=False)
-    best = str(means.index[0])
-    tests = compare_to_baseline(part, best, alpha=stats.alpha, n_resamples=stats.n_resamples, seed=stats.seed)
-    needed = detectable_differences(part, best, alpha=stats.alpha).set_index("architecture")
-    lines = [f"decision on {metric}: best {best} ({means.iloc[0]:.3f}), each against it (alpha {stats.alpha}, Holm):"]
-    for row in tests.itertuples():
-        gap = f"{row.architecture} {means[row.architecture] - means.iloc[0]:+.3f} over {row.n_pairs} questions"
-        if row.significant:
-            lines.append(f"  {gap}: decided (p = {row.p_holm:.3g})")
-            continue
-        n = needed["questions_needed"].get(row.architecture) if row.architecture in needed.index else None
-        more = f"about {int(n)} questions needed" if n is not None and n == n else "no difference seen"
-        lines.append(f"  {gap}: not decided (p = {row.p_holm:.2f}): {more}")
+    means = part.groupby("architecture")["value"].mean().sort_values(ascending=False, kind="stable")
+    top = str(means.index[0])
+    tests = compare_to_baseline(part, top, alpha=stats.alpha, n_resamples=stats.n_resamples, seed=stats.seed)
+    wide = part.pivot_table(index="qid", columns="architecture", values="value", aggfunc="mean")
+    pairs = {
+        row.architecture: settle(
+            (wide[row.architecture] - wide[top]).to_numpy(),
+            row.p_holm,
+            alpha=stats.alpha,
+            margin=margin,
+            confidence=stats.confidence,
+            n_resamples=stats.n_resamples,
+            seed=stats.seed,
+        )
+        | {"p_holm": row.p_holm}
+        for row in tests.itertuples()
+    }
+    level = _percent(stats.confidence)
+    lines = [
+        f"decision on {metric} (alpha {stats.alpha}, Holm; a difference within ±{margin:g} does not matter: "
+        f"decisions.margin; {level} bootstrap interval of each difference):",
+        "  " + _verdict_at_the_top(top, means, pairs),
+    ]
+    for architecture, pair in pairs.items():
+        gap = (
+            f"{architecture} {pair['mean']:+.3f} [{pair['low']:+.3f}, {pair['high']:+.3f}] against {top} "
+            f"over {pair['n']} questions"
+        )
+        if pair["status"] == "tied":
+            lines.append(f"  {gap}: tied (the interval lies within ±{margin:g})")
+        elif pair["status"] == "decided":
+            lines.append(f"  {gap}: decided (p = {pair['p_holm']:.3g})")
+        else:
+            more = (
+                f"about {pair['needed']} questions needed to tell a difference of {margin:g}"
+                if pair["needed"]
+                else "no difference to look for (margin 0)"
+            )
+            lines.append(f"  {gap}: not decided (p = {pair['p_holm']:.2f}): {more}")
     return lines
+
+
+def _verdict_at_the_top(top: str, means: pd.Series, pairs: dict) -> str:
+    """'best: X', or who is tied with or not yet told apart from the highest mean."""
+    tied = [a for a, p in pairs.items() if p["status"] == "tied"]
+    open_ = [a for a, p in pairs.items() if p["status"] == "not decided"]
+    if not tied and not open_:
+        return f"best: {top} ({means[top]:.3f}), decided against every other"
+    parts = []
+    if tied:
+        parts.append(f"{top} ({means[top]:.3f}) tied with {', '.join(f'{a} ({means[a]:.3f})' for a in tied)}")
+    if open_:
+        who = f"{top} has the highest mean ({means[top]:.3f})," if not tied else ", and"
+        parts.append(f"{who} not yet told apart from {', '.join(open_)}")
+    return "no best: " + " ".join(parts).replace(" , and", ", and")

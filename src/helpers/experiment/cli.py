@@ -49,7 +49,6 @@ def _run(args: argparse.Namespace) -> int:
 def _run_and_report(args: argparse.Namespace) -> tuple[int, dict | None]:
     import logging
 
-    from helpers.experiment.analysis import headline_lines, report  # pandas, scipy: loaded only when this runs
     from helpers.experiment.runner import Experiment  # matplotlib, pandas, scipy: loaded only when this runs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -100,9 +99,9 @@ def _run_and_report(args: argparse.Namespace) -> tuple[int, dict | None]:
     if config.figures:
         from helpers.experiment.figures_run import build_figures  # matplotlib, seaborn: only when asked for
 
-        for name, path in build_figures(summary["run_id"]).items():
-            print(f"figure {name}: {path}")
-    print(report(summary["run_id"]))
+        figures = build_figures(summary["run_id"])
+        if figures:
+            print(f"{len(figures)} figures: {Path(next(iter(figures.values()))).parent}/{summary['run_id']}-*.png")
     for name, usage in summary["llm_usage"].items():  # what the run cost (its estimate: --dry-run)
         print(
             f"LLM {name}: {usage['calls']:,} calls ({usage['cache_hits']:,} from the cache, {usage['retries']:,} "
@@ -115,24 +114,28 @@ def _run_and_report(args: argparse.Namespace) -> tuple[int, dict | None]:
             f"{len(cut)} of {summary['answers']} answers were still being written when max_tokens ran out "
             f"({', '.join(cut[:8])}{' ...' if len(cut) > 8 else ''}): raise llms[].max_tokens in {args.config or 'the config'}"
         )
-    print()
-    print("\n".join(headline_lines(summary["run_id"])))  # with --until-decided: what it decided
-    from helpers.experiment.diagnosis import format_table, run_diagnosis  # pandas, scipy: only when this runs
+    # pandas, scipy: loaded only when this runs
+    from helpers.experiment.diagnosis import run_diagnosis
+    from helpers.experiment.run_summary import as_text, run_sections
 
     diagnosed = run_diagnosis(summary["run_id"], confidence=config.statistics.confidence)
-    if diagnosed is not None:  # answers with references: where the wrong ones were lost
-        print("\n" + format_table(diagnosed[0], diagnosed[2]))
-        if config.diagnosis.intervene:  # a second opinion on each wrong answer (one LLM call each)
-            from helpers.experiment import intervention
-            from helpers.experiment.diagnosis import read_run
+    # the same sections as every report format and the results panel (helpers.experiment.run_summary)
+    print("\n" + as_text(run_sections(summary["run_id"], diagnosis=diagnosed or False)))
+    if (
+        diagnosed is not None and config.diagnosis.intervene
+    ):  # a second opinion on each wrong answer (one LLM call each)
+        from helpers.experiment import intervention
+        from helpers.experiment.diagnosis import read_run
 
-            wide = read_run(summary["run_id"])
-            frame = intervention.second_opinion(diagnosed[1], wide, diagnosed[2], run_id=summary["run_id"])
-            print("\n" + intervention.summary(frame))
+        wide = read_run(summary["run_id"])
+        frame = intervention.second_opinion(diagnosed[1], wide, diagnosed[2], run_id=summary["run_id"])
+        print("\n" + intervention.summary(frame))
     if summary.get("prompt_fallback"):  # the corpus's language has no prompts of its own
         print(summary["prompt_fallback"])
     print(
-        f"run {summary['run_id']} finished {_now()}: took {time.perf_counter() - start:.1f} s; results in {summary['directory']}"
+        f"run {summary['run_id']} finished {_now()}: took {time.perf_counter() - start:.1f} s; results in "
+        f"{summary['directory']}; every score, the paired tests and each answer: "
+        f"python -m helpers report {summary['run_id']} --format html"
     )
     return 0, summary
 
@@ -192,7 +195,7 @@ def format_failures(summary: dict) -> str:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from helpers.experiment.analysis import report  # pandas, scipy: loaded only when this runs
+    from helpers.experiment.run_summary import report  # pandas, scipy: loaded only when this runs
 
     if args.sweep:
         # pandas, scipy: loaded only when this runs
@@ -351,9 +354,16 @@ def add_cli(subparsers) -> None:
         "estimate",
         help="labels only, judge only and prediction-powered estimates per architecture and paired difference",
     )
-    est.add_argument("scores", help="a run id (its folder under results/), or the CSV `helpers judge --out` writes")
     est.add_argument(
-        "--labels", help="the labelling panel's labels.csv, or a CSV with `id` and a label column (default: the run's)"
+        "scores",
+        help="a run id: the name of its folder under results/, NAME-HASH as `run` prints it "
+        "(obstetrics-default-8eb4bca9); or the CSV `helpers judge --out` writes",
+    )
+    est.add_argument(
+        "--labels",
+        help="the labelling panel's labels.csv (architecture, qid, label columns), or a CSV with `id` and a label "
+        "column, where an id is the scores' item: a run's question id (qid, e.g. q3) or the judged CSV's `id`; "
+        "with an `architecture` column when several answered (default: the run's labels.csv)",
     )
     est.add_argument("--metric", help="JUDGE/METRIC (or a metric name) the judge produced (default: correctness)")
     est.add_argument("--label", help="the label column: yes = 1, partly = 0.5, no = 0 (default: correct, else label)")

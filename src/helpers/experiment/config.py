@@ -106,7 +106,8 @@ class StatisticsConfig(Strict):
 
 
 class DecisionsConfig(Strict):
-    """`run --until-decided` (helpers.experiment.until_decided): when a comparison is settled."""
+    """When a comparison is settled: the decision lines after every run (helpers.experiment.analysis
+    `decided_lines`, helpers.stats `settle`) and `run --until-decided` (helpers.experiment.until_decided)."""
 
     metric: str | None = Field(
         None,
@@ -115,7 +116,12 @@ class DecisionsConfig(Strict):
     )
     alpha: float | None = Field(None, gt=0, lt=1, description="error of the decision; default statistics.alpha")
     margin: float = Field(
-        0.0, ge=0, lt=1, description="a pair whose interval lies within ±margin is settled as practically equal"
+        0.05,
+        ge=0,
+        lt=1,
+        description="the smallest difference that matters (on the metric's 0-1 scale: 0.05 is 5 points): a pair "
+        "whose interval lies within ±margin is tied, and 'questions needed' is for a difference of margin; "
+        "0: only an exact tie is one",
     )
     bets: list[float] = Field(
         default_factory=lambda: [0.5], description="the confidence sequence's constant bets, in (0, 1)"

@@ -6,9 +6,15 @@ people (issue 49), and per architecture how many answers fall in each, with inte
                    judge): the retriever lost it; the evidence names the statements not found
     generation     wrong although the contexts hold the reference's statements: the generator lost
                    it; the evidence names the context that held them
-    refused        said "not in the documents" although the contexts hold the answer
-    unanswerable   said "not in the documents", and the contexts do not hold it: right to refuse
+    refused        said "not in the documents" although the contexts hold the answer: the
+                   generator's failure
+    refused, not found  said "not in the documents", and the contexts do not hold the answer: the
+                   retriever's failure (the generator was right to refuse what it was given)
     cannot tell    a judge's score falls between its two cuts (`Band`): never a forced guess
+
+A question the documents do not answer (helpers.data.contracts.Dataset.mark_unanswerable: its
+correctness is the refusal judge's reading) is `correct` when refused and `generation` when
+answered; both refusal verdicts count as wrong answers in the table and the advice (issue 60).
 
 RAGChecker (Ru et al., NeurIPS 2024 D&B) splits the same way, claim by claim, with a strong LLM;
 here the claims are the reference's statements that `context_recall` attributes to the contexts,
@@ -45,19 +51,19 @@ from helpers.experiment.store import RunStore
 
 __all__ = ["Band", "SHIPPED", "VERDICTS", "verdict", "verdicts", "verdict_table", "run_diagnosis", "agreement"]
 
-VERDICTS = ("correct", "retrieval", "generation", "refused", "unanswerable", "cannot tell")
+VERDICTS = ("correct", "retrieval", "generation", "refused", "refused, not found", "cannot tell")
 WRONG = ("retrieval", "generation")
 DECIDED = ("correct", *WRONG)  # the verdicts a person's labels give (person_verdicts)
 # the stage a refusal blames, to compare with a person's verdict: refusing although the contexts hold
 # the answer is the generator's failure; refusing because they do not, the retriever's
-BLAME = {"refused": "generation", "unanswerable": "retrieval"}
+BLAME = {"refused": "generation", "refused, not found": "retrieval"}
 MAX_BETWEEN = 0.2  # more of a run's answers than this cannot tell: no advice
 VERDICT_COLOURS = {  # the figure's and the answer card's
     "correct": "#4c9a5b",
     "retrieval": "#d1603d",
     "generation": "#e8a33d",
     "refused": "#7f63b8",
-    "unanswerable": "#9fb7d6",
+    "refused, not found": "#9fb7d6",
     "cannot tell": "#c9c9c9",
 }
 CORRECTNESS = ("correctness", "correctness")
@@ -76,8 +82,20 @@ def _statements(reason: str) -> tuple[list[str], list[str]]:
     return found, missing
 
 
-def verdict(correctness: float | None, recall: float | None, recall_reason: str, refused: bool, bands: dict):
-    """(verdict, evidence) of one answer: the two judges' scores read through their bands."""
+def verdict(
+    correctness: float | None,
+    recall: float | None,
+    recall_reason: str,
+    refused: bool,
+    bands: dict,
+    unanswerable: bool = False,
+):
+    """(verdict, evidence) of one answer: the two judges' scores read through their bands; on a
+    question the documents do not answer, whether it refused."""
+    if unanswerable:
+        if refused:
+            return "correct", "refused, rightly: the documents do not answer this question"
+        return "generation", "answered, although the documents do not answer this question"
     correct, holds = bands["correct"].read(correctness), bands["holds"].read(recall)
     found, missing = _statements(recall_reason)
     where = f"context recall {recall:.2f}" if recall is not None and not math.isnan(recall) else "no context recall"
@@ -86,7 +104,7 @@ def verdict(correctness: float | None, recall: float | None, recall_reason: str,
             return "cannot tell", f"refused; {where}: between the cuts"
         if holds:
             return "refused", f"refused although {', '.join(found) or 'the contexts hold it'} ({where})"
-        return "unanswerable", f"refused, and the contexts lack {', '.join(missing) or 'the answer'} ({where})"
+        return "refused, not found", f"refused, and the contexts lack {', '.join(missing) or 'the answer'} ({where})"
     score = f"correctness {correctness:.2f}" if correctness is not None and not math.isnan(correctness) else ""
     if correct is None:
         return "cannot tell", f"{score or 'no correctness score'}: between the cuts"
@@ -116,7 +134,14 @@ def verdicts(wide: pd.DataFrame, bands: dict | None = None) -> pd.DataFrame:
     for r in wide.itertuples():
         if r.correctness is None or math.isnan(r.correctness):
             continue
-        v, evidence = verdict(r.correctness, r.context_recall, r.recall_reason, bool(r.refused), bands)
+        v, evidence = verdict(
+            r.correctness,
+            r.context_recall,
+            r.recall_reason,
+            bool(r.refused),
+            bands,
+            bool(getattr(r, "unanswerable", False)),
+        )
         said = getattr(r, "answer", None)
         if v == "generation" and isinstance(said, str) and said.strip():  # what it said instead
             said = " ".join(said.split())
@@ -141,20 +166,24 @@ def verdict_table(answers: pd.DataFrame, *, confidence: float = 0.95) -> pd.Data
 
 
 def advice(table: pd.DataFrame) -> list[str]:
-    """The sentence a user needs per architecture: where its wrong answers were lost."""
+    """The sentence a user needs per architecture: where its wrong answers were lost (a refusal of
+    an answerable question is a wrong answer, blamed on the stage `BLAME` names)."""
     lines = []
     for architecture, group in table.groupby("architecture", sort=False):
         count = dict(zip(group["verdict"], group["count"]))
-        wrong = count["retrieval"] + count["generation"]
+        stage = {s: sum(n for v, n in count.items() if BLAME.get(v, v) == s) for s in WRONG}
+        wrong, refusals = sum(stage.values()), sum(count[v] for v in BLAME)
         if not wrong:
             lines.append(f"{architecture}: no answer judged wrong ({count['cannot tell']} cannot tell)")
             continue
-        if count["generation"] >= count["retrieval"]:
+        if stage["generation"] >= stage["retrieval"]:
             fix = "change the prompt or the generator, not the retriever"
         else:
             fix = "change the retriever (k, chunking, rerank), not the prompt"
+        refused = f" ({refusals} of them refusals)" if refusals else ""
         lines.append(
-            f"{architecture}: {count['generation']} of {wrong} wrong answers had the fact in their contexts: {fix}"
+            f"{architecture}: {stage['generation']} of {wrong} wrong answers{refused} had the fact in their "
+            f"contexts: {fix}"
         )
     return lines
 
@@ -214,6 +243,10 @@ def wide_from_scores(scores: pd.DataFrame, key: list[str]) -> pd.DataFrame:
             "(judges: {correctness: {}, context_recall: {}}; `helpers judge FILE --judges correctness,context_recall`)"
         )
     wide = pd.DataFrame({"correctness": pick(CORRECTNESS, "value")})
+    # the correctness judge's reason says which questions the documents do not answer
+    wide["unanswerable"] = pick(CORRECTNESS, "reason").map(
+        lambda r: isinstance(r, str) and r.startswith("unanswerable")
+    )
     wide["context_recall"] = pick(RECALL, "value")
     wide["recall_reason"] = pick(RECALL, "reason")
     return wide
@@ -322,7 +355,7 @@ def agreement(answers: pd.DataFrame, labels_path: str | Path) -> tuple[pd.DataFr
     """(confusion table ours x person's, Cohen's kappa, answers compared) on the answers a person
     labelled (diagnosis_cuts.read_diagnosis_labels: id or qid, architecture where the answers have
     one, correct and reference_in_contexts, yes / partly / no), over the answers both read as
-    correct, retrieval or generation (ours "refused" as generation, "unanswerable" as retrieval:
+    correct, retrieval or generation (ours "refused" as generation, "refused, not found" as retrieval:
     `BLAME`)."""
     labels = read_diagnosis_labels(labels_path, required=("correct", "reference_in_contexts"))
     return compare(answers, labels, str(labels_path))

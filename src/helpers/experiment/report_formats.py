@@ -1,7 +1,9 @@
 """A finished run as documents people open: `python -m helpers report RUN_ID --format
 md|csv|html|json [--out PATH]` (without --format: the text report of helpers.experiment.analysis).
 
-Every format holds the per-question details (question, answer, contexts, every score with its
+Every format starts with the same summary as the terminal and the results panel
+(helpers.experiment.run_summary: the validated headline, each judge's agreement with people, the
+decisions, why answers fail, and the judges people do not back), and holds the per-question details (question, answer, contexts, every score with its
 reason, and where the question has a reference the answer's verdict: correct, or lost by retrieval
 or by generation, helpers.experiment.diagnosis), the means with their bootstrap intervals, the
 paired comparisons with the baseline, why answers fail per architecture, the seed benchmark's
@@ -9,6 +11,7 @@ RAGAS table and the seed guide's TRACe JSON:
   md    one Markdown document
   csv   the per-question table (one row per architecture x llm x question, a column per
         judge/metric and its reason) and, beside it, <name>.summary.csv (the means and intervals)
+        and <name>.sections.csv (the summary's sections, one row per line or table row)
   html  one self-contained file: inline CSS, figures embedded as base64 PNG, no external
         links or scripts, each answer's details folded in a <details> element
   json  one JSON object (NaN written as null)
@@ -28,6 +31,7 @@ import pandas as pd
 from helpers.errors import UserError
 from helpers.experiment import analysis
 from helpers.experiment.report_tables import (
+    COMPARISON_NOTE,
     KEY,
     RunReport,
     answer_text,
@@ -36,16 +40,14 @@ from helpers.experiment.report_tables import (
     collect,
     comparison_table,
     context_lines,
-    diagnosis_text,
     headline,
-    intervals_wide,
     patterns_table,
     plain,
     score_rows,
     summary_table,
     verdict_of,
 )
-from helpers.interpretation import bands_legend
+from helpers.experiment.run_summary import as_html, as_json, as_markdown, as_rows
 
 FORMATS = ("md", "csv", "html", "json")
 
@@ -65,6 +67,7 @@ def to_json(report: RunReport) -> str:
         "run_id": report.run_id,
         "config": report.config.model_dump(mode="json") if report.config else {},
         "run_summary": report.run_summary,
+        "sections": as_json(report.sections),
         "confidence": report.confidence,
         "summary": report.summary.to_dict("records"),
         "difference_intervals": report.differences.to_dict("records"),
@@ -102,12 +105,7 @@ def to_markdown(report: RunReport) -> str:
         "",
         headline(report),
         "",
-        f"## Means with {level} bootstrap intervals",
-        "",
-        _md_table(intervals_wide(report)),
-        "",
-        bands_legend(report.summary["metric"]) if len(report.summary) else "",
-        "",
+        as_markdown(report.sections),
         "## Diagnostic patterns (named when the intervals support every condition; possible when one straddles)",
         "",
         _md_table(patterns, index=False) if len(patterns) else "(none found)",
@@ -117,9 +115,7 @@ def to_markdown(report: RunReport) -> str:
         "",
         _md_table(comparison_table(report), index=False),
         "",
-        "## Why answers fail (each wrong answer blamed on retrieval or on generation)",
-        "",
-        f"```\n{diagnosis_text(report)}\n```" if report.diagnosis is not None else "(no answer with a reference)",
+        COMPARISON_NOTE,
         "",
         "## RAGAS (seed benchmark form)",
         "",
@@ -176,19 +172,14 @@ def to_html(report: RunReport, *, figures: bool = True) -> str:
         f"<style>{HTML_STYLE}</style></head><body>",
         f"<h1>Run {esc(report.run_id)}</h1>",
         f"<p>{esc(headline(report))}</p>",
-        f"<h2>Means with {level} bootstrap intervals</h2>",
-        _html_table(intervals_wide(report)),
-        f"<p class='muted'>{esc(bands_legend(report.summary['metric']) if len(report.summary) else '')}</p>",
+        as_html(report.sections),
         "<h2>Diagnostic patterns</h2>",
         "<p class='muted'>Named when the intervals support every condition; possible when one straddles.</p>",
         _html_table(patterns, index=False) if len(patterns) else "<p>(none found)</p>",
         "<h2>Paired comparisons with the baseline</h2>",
         f"<p class='muted'>Permutation tests, Holm-corrected; {level} bootstrap interval of the mean difference.</p>",
         _html_table(comparison_table(report), index=False),
-        "<h2>Why answers fail</h2>",
-        f"<pre>{esc(diagnosis_text(report))}</pre>"
-        if report.diagnosis is not None
-        else "<p>(no answer with a reference)</p>",
+        f"<p class='muted'>{esc(COMPARISON_NOTE)}</p>",
     ]
     if figures and report.diagnosis is not None:
         out.append(_verdict_figure_html(report))
@@ -273,10 +264,11 @@ def write_report(
         path = path / f"report.{fmt}"
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
-        second = path.with_name(f"{path.stem}.summary.csv")
+        second, third = path.with_name(f"{path.stem}.summary.csv"), path.with_name(f"{path.stem}.sections.csv")
         answers_table(report).to_csv(path, index=False)
         summary_table(report).to_csv(second, index=False)
-        return [path, second]
+        as_rows(report.sections).to_csv(third, index=False)
+        return [path, second, third]
     text = {"md": to_markdown, "html": to_html, "json": to_json}[fmt](report)
     path.write_text(text, encoding="utf-8")
     return [path]

@@ -16,9 +16,10 @@ import pandas as pd
 
 from helpers.experiment import analysis
 from helpers.experiment.config import ExperimentConfig
-from helpers.experiment.diagnosis import answer_ids, format_table, run_diagnosis
+from helpers.experiment.diagnosis import answer_ids, run_diagnosis
 from helpers.experiment.exports import trace_json
-from helpers.interpretation import detect, mean_with_band
+from helpers.experiment.run_summary import run_sections
+from helpers.interpretation import detect
 
 KEY = ["architecture", "llm", "qid"]  # one answer
 TEXT_COLUMNS = ["question", "answer", "error"]  # what the per-question table shows of a record
@@ -43,6 +44,7 @@ class RunReport:
     # cuts); None where no answer has a reference
     diagnosis: tuple | None = None
     verdicts: dict = field(default_factory=dict)  # (architecture, llm, qid) -> (verdict, evidence)
+    sections: list = field(default_factory=list)  # the summary every format shows (run_summary.run_sections)
 
 
 def parse_contexts(value, details=None) -> list | str:
@@ -124,6 +126,7 @@ def collect(run_id: str, results_dir: Path | None = None) -> RunReport:
         confidence=confidence,
         diagnosis=diagnosis,
         verdicts=_verdicts(diagnosis, scores),
+        sections=run_sections(run_id, results_dir, diagnosis=diagnosis or False),
     )
 
 
@@ -192,35 +195,24 @@ def _verdicts(diagnosis: tuple | None, scores: pd.DataFrame) -> dict:
     }
 
 
-def diagnosis_text(report: RunReport) -> str:
-    """The verdict table, the sentence per architecture and where the cuts come from (empty: no
-    answer with a reference)."""
-    return format_table(report.diagnosis[0], report.diagnosis[2]) if report.diagnosis is not None else ""
-
-
 def summary_table(report: RunReport) -> pd.DataFrame:
     """Mean and interval per architecture and metric, long (the CSV's second file)."""
     return report.summary.assign(confidence=report.confidence)
-
-
-def intervals_wide(report: RunReport) -> pd.DataFrame:
-    """metric x architecture cells 'mean [low, high] Band' (metrics down: there are more of them);
-    a mean over fewer than MIN_INTERVAL_N samples shows its n instead of an interval."""
-    if report.summary.empty:
-        return pd.DataFrame()
-    cells = report.summary.assign(
-        cell=[
-            mean_with_band(r["metric"], r["mean"], r["ci_low"], r["ci_high"], r["n"], r.get("validity"))
-            for r in report.summary.to_dict("records")
-        ]
-    )
-    return cells.pivot(index="metric", columns="architecture", values="cell")
 
 
 def patterns_table(report: RunReport) -> pd.DataFrame:
     """The reference documents' diagnostic patterns found per architecture (helpers.interpretation)."""
     found = detect(report.summary)
     return found[["architecture", "pattern", "status", "evidence", "problem", "fix"]] if len(found) else found
+
+
+# the paired table's interval and test are two procedures (issue 60: an interval excluding 0 beside
+# "significant: False"): said beside the table in every format
+COMPARISON_NOTE = (
+    "The interval is a bootstrap interval of the mean paired difference, not corrected for the other pairs; "
+    "'significant' is the sign-flip permutation test after Holm's correction over every row. On few "
+    "questions an interval may exclude 0 where the test is not significant: read the test."
+)
 
 
 def comparison_table(report: RunReport) -> pd.DataFrame:

@@ -1,8 +1,10 @@
-"""The retrieval table a run prints before its first answer: nDCG@10 and recall@k of every
+"""The retrieval table a run prints before its first answer: nDCG@k, recall@k and MRR@k of every
 architecture that needs no LLM, on the questions with qrels, each with its bootstrap interval over
 questions (ranx's definitions for the metrics; helpers.stats for the intervals). Answers take minutes on a local
 model; whether retrieval finds the passages is known in seconds. HyDE and multi-query call the LLM
-to retrieve: their retrieval scores come with their answers (the `retrieval` judge)."""
+to retrieve: their retrieval scores come with their answers (the `retrieval` judge). One k for every
+retrieval table of a run (this one, the headline's, the reports'): `retrieval.k`, the contexts the
+generator is given (issue 60: nDCG@10 here and nDCG@5 in the headline were two numbers for one run)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def retrieval_table(config, data, queries: dict[str, str], shared: dict) -> pd.D
     if not judged:
         return pd.DataFrame(columns=columns)
     k = config.retrieval.k
-    metrics = list(dict.fromkeys(["ndcg@10", f"recall@{k}"]))
+    metrics = [f"ndcg@{k}", f"recall@{k}", f"mrr@{k}"]  # the `retrieval` judge's, at the run's one k
     stats = config.statistics
     rows = []
     for architecture in config.architectures:
@@ -31,7 +33,7 @@ def retrieval_table(config, data, queries: dict[str, str], shared: dict) -> pd.D
             architecture, language=data.language, options=config.retrieval.options, shared=shared
         )
         retriever.index(data.corpus)
-        run = retriever.retrieve(judged, max(10, k))
+        run = retriever.retrieve(judged, k)
         values = per_query({q: data.qrels[q] for q in judged}, run, metrics)
         for metric in metrics:
             column = [values[q][metric] for q in judged if q in values]
@@ -54,7 +56,8 @@ def format_table(table: pd.DataFrame, skipped: list[str]) -> str:
     wide = cells.pivot(index="architecture", columns="metric", values="cell").reindex(table["architecture"].unique())
     n = int(table["n"].max())
     lines = [
-        f"Retrieval against the qrels, before any answer ({n} questions; 95 % bootstrap intervals):",
+        f"Retrieval against the qrels, before any answer ({n} questions; 95 % bootstrap intervals; "
+        f"k = {str(table['metric'].iloc[0]).split('@')[-1]}, the contexts the generator is given):",
         wide.to_string(),
     ]
     if skipped:

@@ -31,6 +31,7 @@ from helpers.experiment.accounting import at_max_tokens, failure_summary, show_f
 from helpers.experiment.analysis import DECISIONS_FILE
 from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.exports import TRACE_FILES, trace_json
+from helpers.experiment.relevance import passage_qrels, relevance_line
 from helpers.experiment.retrieval_first import format_table, retrieval_table
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
@@ -78,6 +79,8 @@ class Experiment:
         # indexed retrievers and prepared judges, kept for the next batch of questions (--until-decided)
         self._retrievers: dict = {}
         self._judges_built: dict = {}
+        self._data = None  # the dataset, once `start` has loaded it
+        self.relevance: dict = {}  # helpers.experiment.relevance's report, once `start` has run
 
     def llm(self, name: str | None):
         name = name or self.config.llms[0].name
@@ -272,7 +275,7 @@ class Experiment:
         self.answers(data, queries)
         answers = self.answered(queries)
         if self.config.generate:
-            for judge in active_judges(self.config):
+            for judge in active_judges(self.config, data):
                 if judge.stored:
                     self.score(judge, answers, data)
         return self.finish(data, answers, time.perf_counter() - started)
@@ -288,6 +291,10 @@ class Experiment:
         with self.timeline.step("load dataset") as step:
             data = load_dataset(cfg.dataset.name, **cfg.dataset.options)
             step["documents"] = len(data.corpus)
+        self._data = data  # which judges run depends on it (the refusal judge: unanswerable questions)
+        self.relevance = passage_qrels(data)  # a `relevant` file narrowed to the chunks holding the reference
+        if line := relevance_line(self.relevance):
+            tqdm.write(line)
         if "ingest_report" in data.notes:  # a user's own documents: what was taken from each file, or why not
             self.store.write_json(data.notes["ingest_report"], "ingest_report.json")
         queries = self.questions(data)
@@ -315,8 +322,9 @@ class Experiment:
         return self.config.questions_of(data)
 
     def _judges(self) -> list[str]:
-        """The stored judges this config runs (registry order)."""
-        return [judge.name for judge in active_judges(self.config) if judge.stored]
+        """The stored judges this config runs on its data (registry order; before `start`, the
+        config's alone)."""
+        return [judge.name for judge in active_judges(self.config, self._data) if judge.stored]
 
     def score_table(self, data, answers) -> tuple[pd.DataFrame, list[dict], list[dict]]:
         """The long scores of `answers` (SCORE_COLUMNS), their score records and the rows: stored
@@ -378,6 +386,7 @@ class Experiment:
                 for j in self._judges()
                 if any(r.get("artefact") for r in score_records if r["judge"] == j)
             },
+            "relevance": self.relevance,  # which qrels were narrowed to passages, which stayed per file
             "prompt_fallback": corpus_language(self.config.generation.language or data.language).fallback
             if self.config.generate
             else None,

@@ -125,7 +125,7 @@ def run_until_decided(experiment: Experiment, *, budget: Budget | None = None) -
     order = question_order(queries, cfg.statistics.seed)
     gen_name = cfg.generation_llm or cfg.llms[0].name
     batch = cfg.decisions.batch or (experiment.llm(gen_name).workers if cfg.generate else 8)
-    stored = [j for j in active_judges(cfg) if j.stored] if cfg.generate else []
+    stored = [j for j in active_judges(cfg, data) if j.stored] if cfg.generate else []
     path, pairs, used, stopped = [], [], 0, "questions ran out"
     bar = tqdm(total=len(order), desc="until decided", unit="q")
     for start in range(0, len(order), batch):

@@ -115,14 +115,24 @@ def card_html(
     )
 
 
-def trace_cards_html(scores: dict) -> str:
-    """The four TRACe cards, the capstone's Average of the four (trace-evaluation-guide.md), and the
-    patterns that apply."""
+def average_validity(judge: str) -> str:
+    """How far people agree with the Average of a judge's four TRACe scores: as with the least
+    backed of the four (no band for the average of scores people do not back)."""
+    statuses = [judge_validity.status(judge, m) for m in TRACE_METRICS]
+    return next((s for s in statuses if s not in TRUSTED), statuses[0])
+
+
+def trace_cards_html(scores: dict, judge: str = "offline") -> str:
+    """The four TRACe cards of `judge` (the answer panel's: the offline judge), the capstone's
+    Average of the four (trace-evaluation-guide.md), and the patterns that apply; a metric people
+    do not back (helpers.judges.validity) gets no band and names no pattern, as in every report."""
     values = [scores.get(m) for m in TRACE_METRICS]
     known = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
     average = sum(known) / len(known) if len(known) == len(TRACE_METRICS) else None
-    cards = "".join(card_html(m, scores.get(m)) for m in TRACE_METRICS) + card_html("average", average)
-    patterns = diagnose(scores)
+    statuses = {m: judge_validity.status(judge, m) for m in TRACE_METRICS}
+    cards = "".join(card_html(f"{judge}/{m}", scores.get(m), validity=statuses[m]) for m in TRACE_METRICS)
+    cards += card_html(f"{judge}/average", average, validity=average_validity(judge))
+    patterns = diagnose({m: v for m, v in scores.items() if statuses.get(m) in TRUSTED})
     notes = "".join(f"<li>{html.escape(p)}</li>" for p in patterns)
     return f"<div class='hx-cards'>{cards}</div>" + (f"<ul class='hx-diagnosis'>{notes}</ul>" if notes else "")
 
@@ -158,7 +168,8 @@ def summary_cards_html(table) -> str:
         for judge in dict.fromkeys(judges):
             means = {m.rsplit("/", 1)[-1]: v for m, v in zip(part["metric"], part["mean"]) if m.startswith(f"{judge}/")}
             if all(m in means and means[m] == means[m] for m in TRACE_METRICS):
-                cards += card_html(f"{judge}/average", sum(means[m] for m in TRACE_METRICS) / len(TRACE_METRICS))
+                average = sum(means[m] for m in TRACE_METRICS) / len(TRACE_METRICS)
+                cards += card_html(f"{judge}/average", average, validity=average_validity(judge))
         notes = "".join(
             f"<li class='hx-pattern hx-{r['status']}'><b>{html.escape(r['pattern'])}</b> ({r['status']}): "
             f"{html.escape(r['problem'])}"
@@ -178,8 +189,8 @@ VERDICT_MEANINGS = {
     "correct": "agrees with the reference answer.",
     "retrieval": "wrong, and the contexts do not hold the reference's fact: change the retriever, not the prompt.",
     "generation": "wrong although the contexts hold the reference's fact: change the prompt or the generator.",
-    "refused": "said it is not in the documents, although the contexts hold it.",
-    "unanswerable": "refused, and the contexts do not hold it: right to refuse.",
+    "refused": "said it is not in the documents, although the contexts hold it: change the prompt or the generator.",
+    "refused, not found": "refused an answerable question, and the contexts do not hold its answer: change the retriever.",
     "cannot tell": "a judge's score falls between its cuts: no forced guess.",
 }
 

@@ -14,6 +14,7 @@ from helpers.data import DATASETS
 from helpers.experiment.analysis import load_scores, summary
 from helpers.experiment.estimates_figure import estimates_figure
 from helpers.experiment.run_labels import run_estimates
+from helpers.experiment.run_summary import as_html, run_sections
 from helpers.experiment.trends import config_diff, run_index, trend, trend_figure
 from helpers.explore.cards import summary_cards_html
 from helpers.explore.panels import KEEP, Panel, guarded
@@ -158,7 +159,8 @@ class RunPanel(Panel):
 
 
 class ResultsPanel(Panel):
-    """A saved run or sweep, a judge and a metric: the comparison figure and intervals table."""
+    """A saved run or sweep, a judge and a metric: the run's summary (the sections every report
+    format shows: helpers.experiment.run_summary), the comparison figure and intervals table."""
 
     def __init__(self, *, results_dir=None):
         self.results_dir, self._quiet = results_dir, False
@@ -174,6 +176,8 @@ class ResultsPanel(Panel):
         self.estimates.add_class("hx-estimates")
         self.table = w.HTML()
         self.table.add_class("hx-intervals")
+        self.summary = w.HTML()  # the run's summary, as the terminal and every report format show it
+        self.summary.add_class("hx-summary")
         self.refresh.on_click(lambda _: self.list_saved())
         self.run.observe(lambda _: self._choices(), "value")
         for control in (self.sweep, self.judge, self.metric):
@@ -183,6 +187,7 @@ class ResultsPanel(Panel):
                 w.HBox([self.run, self.sweep, self.refresh]),
                 w.HBox([self.judge, self.metric]),
                 self.status,
+                self.summary,
                 self.figure,
                 self.estimates,
                 self.table,
@@ -209,6 +214,7 @@ class ResultsPanel(Panel):
         if not self.run.value:
             return
         found = judges_and_metrics(self.run.value, self.results_dir)
+        self.summary.value = STYLE + as_html(run_sections(self.run.value, self.results_dir))
         self._quiet = True  # one redraw after the choices change, not one per choice
         try:
             self.judge.options = list(found)

@@ -179,6 +179,12 @@ class Judge:
         return config.judges.on(cls.name)
 
     @classmethod
+    def needed_by(cls, data) -> bool:
+        """Whether a dataset needs this judge although the config leaves it off (the refusal judge:
+        questions the documents do not answer); default never."""
+        return False
+
+    @classmethod
     def options_of(cls, config: "RunConfig") -> BaseModel:
         """This judge's options in `config` (its `Options`, the defaults where the config has none)."""
         return cls.Options(**config.judges.options(cls.name))
@@ -279,11 +285,13 @@ def judge_class(name: str) -> type[Judge]:
     return JUDGES[name]
 
 
-def active_judges(config: "RunConfig") -> list[type[Judge]]:
-    """The judges a config runs, in registry order (none when the run does not generate)."""
+def active_judges(config: "RunConfig", data=None) -> list[type[Judge]]:
+    """The judges a config runs on `data` (a Dataset; None: the config's alone), in registry order:
+    those the config turns on and those the data needs (`Judge.needed_by`); none when the run does
+    not generate."""
     if not config.generate:
         return []
-    return [judge for judge in JUDGES.values() if judge.enabled(config)]
+    return [j for j in JUDGES.values() if j.enabled(config) or (data is not None and j.needed_by(data))]
 
 
 def metric_names(judge: str, config: "RunConfig | None" = None) -> list[str]:

@@ -12,7 +12,7 @@ from helpers import paths
 def _judge(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from helpers.judges.evaluate import score_answers, summarize_scores
+    from helpers.judges.evaluate import VALIDITY_MEANING, score_answers, summarize_scores
     from helpers.judges.external import read_answers
 
     answers = read_answers(args.file)
@@ -26,6 +26,7 @@ def _judge(args: argparse.Namespace) -> int:
     pd.set_option("display.width", 200)
     print(f"{len(answers)} answers of {args.file} judged by {', '.join(table['judge'].unique())}:")
     print(table.round(3).to_string(index=False))
+    print(VALIDITY_MEANING)
     print(f"\nscores (id, judge, metric, value, reason): {out}")
     return 0
 

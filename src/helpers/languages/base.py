@@ -13,7 +13,18 @@ a config with a non-default answer prompt keeps the prompts' texts in its run id
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, field
+
+MAX_UNANSWERED_WORDS = 15  # a longer reference answers something, whatever its first words
+
+
+def _folded_words(text: str) -> str:
+    """'¿No está en la guía?' -> 'no esta en la guia': lower case, accents and punctuation dropped
+    (helpers.text's words and fold_accents, which read this package, so not imported here)."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+    return " ".join("".join(c if c.isalnum() or c == "_" else " " for c in folded).split())
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,10 @@ class Language:
     # unanswerable ({passages}); two ({passage_a}, {passage_b}); check ({passages}, {question})
     testset: dict[str, str]
     not_in_documents: str  # an unanswerable question's reference answer
+    # a reference that says the documents do not answer the question ("The documents do not say."), as
+    # a regex matched at the start of its words, lower case and without accents or punctuation
+    # (`says_unanswered`): such a question is unanswerable, and a refusal is its right answer
+    unanswered_reference: str
     # ---- judges
     # a judge LLM refusing to judge, as regex alternatives (helpers.ragas_eval.runner: an output that
     # is a refusal, not a parse failure); matched case-insensitively after a word boundary
@@ -77,6 +92,17 @@ class Language:
     # ---- set by the registry (helpers.languages), never in a language's module
     prompts_from: str = ""  # the code of the language whose texts these are, when not its own
     fallback: str | None = None  # that fallback as the run says it (summary.json `prompt_fallback`)
+
+    def says_unanswered(self, reference: str | None) -> bool:
+        """Whether a reference answer says the documents do not answer its question: one short
+        sentence (at most MAX_UNANSWERED_WORDS words) matching `unanswered_reference`, or the
+        language's own "not in the documents" sentences (`not_in_documents`, `no_answer`, every
+        answer prompt's refusals). "Not in the first trimester" is an answer, not a refusal."""
+        words = _folded_words(reference or "")
+        if not words or len(words.split()) > MAX_UNANSWERED_WORDS:
+            return False
+        own = {self.not_in_documents, self.no_answer, *(r for t in self.answer_prompts.values() for r in t.refusals)}
+        return words in map(_folded_words, own) or re.match(self.unanswered_reference, words) is not None
 
     @property
     def prompt_code(self) -> str:

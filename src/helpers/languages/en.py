@@ -85,6 +85,12 @@ LANGUAGE = Language(
     speakers=("User", "Assistant"),
     testset=TESTSET,
     not_in_documents="The documents do not contain this information.",
+    unanswered_reference=(
+        r"(the )?(documents?|texts?|sources?|handbook|guidelines?|manual|corpus|contexts?|passages?)"
+        r"( provided)? (do|does|did) ?(not|n t) (say|answer|contain|mention|cover|state|specify|include|address)"
+        r"|not (stated |mentioned |answered |given |found )?in the (documents?|texts?|sources?|handbook|guidelines?)"
+        r"|(unanswerable|no answer|not answerable|unknown|n a)$"
+    ),
     judge_refusal=r"I'?m sorry|I am sorry|I can(?:no|')t (?:help|assist|comply|provide)|as an AI",
     negatable=r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may)\b",
     negated=r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may) not\b",

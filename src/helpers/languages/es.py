@@ -217,6 +217,13 @@ LANGUAGE = Language(
     speakers=("Usuario", "Asistente"),
     testset=TESTSET,
     not_in_documents="Los documentos no contienen esta información.",
+    unanswered_reference=(
+        r"(los |el |la |las )?(documentos?|textos?|fuentes?|guias?|manual|contextos?|pasajes?)"
+        r"( proporcionados?)? no (lo |la |los |las |se )?(dicen?|responden?|contienen?|mencionan?|especifican?|incluyen?|indican?|tratan?)"
+        r"|no (esta|aparece|figura|se menciona|se encuentra|se indica) en (los|el|la|las) "
+        r"(documentos?|textos?|fuentes?|guias?|manual)"
+        r"|(sin respuesta|no tiene respuesta|no se puede responder|desconocido)$"
+    ),
     judge_refusal=r"lo siento|no puedo (?:ayudar|responder|hacer)",
     # the negation goes before the verb ("no se recomienda", "no debe")
     negatable=r"\b(se recomienda|es|son|debe|deben|puede|pueden|est[aá]n?|fue|tiene|tienen|hay)\b",
