@@ -34,3 +34,8 @@ def bm25(documents):
 
 def not_a_retriever(documents):
     return [d.page_content for d in documents]
+
+
+def takes_nothing():
+    """A factory written without the corpus argument: the error names it and what it must take."""
+    return None

@@ -172,6 +172,43 @@ def test_a_run_named_out_of_results_is_a_one_line_error(tmp_path):
     assert not list(tmp_path.parent.rglob("escaped*"))
 
 
+SHARED_APP = """from pathlib import Path
+
+Path(__file__).with_name("ran.txt").write_text("module-level code of a shared config's module ran")
+
+from langchain_community.retrievers import BM25Retriever
+
+
+def build(documents):
+    return BM25Retriever.from_documents(documents, k=10)
+"""
+
+
+def test_a_shared_config_runs_no_code_unless_the_user_trusts_its_module(tmp_path, monkeypatch):
+    """Issue 61: `langchain:MODULE:FACTORY` imports MODULE; a config someone shared, with a .py file
+    beside it, runs nothing (a dry run included) until the user names the module; then it runs."""
+    import sys
+
+    from runs import cli_in_process
+
+    (tmp_path / "shared_app.py").write_text(SHARED_APP)
+    monkeypatch.syspath_prepend(str(tmp_path))  # importable, as a file beside a config in the working folder
+    monkeypatch.delenv("HELPERS_TRUST_CODE", raising=False)
+    config = dict(TINY, name="shared", generate=False, architectures=["bm25", "langchain:shared_app:build"])
+    path = write_config(tmp_path, config)
+    env = run_env(tmp_path)
+    for args in (("run", path, "--dry-run"), ("run", path)):
+        refused = cli_in_process(*args, env=env)
+        assert refused.returncode == 2, refused.stderr
+        assert "would import and run the Python module 'shared_app'" in refused.stderr
+        assert "run with `--trust-code shared_app` (or set HELPERS_TRUST_CODE=shared_app)" in refused.stderr
+        assert not (tmp_path / "ran.txt").exists() and "shared_app" not in sys.modules
+    trusted = cli_in_process("--trust-code", "shared_app", "run", path, env=env)
+    assert trusted.returncode == 0, trusted.stderr
+    assert (tmp_path / "ran.txt").exists() and "langchain:shared_app:build" in trusted.stdout
+    sys.modules.pop("shared_app", None)
+
+
 # ---- 3 and 4. keys: which variable, which host, and never stored
 class _KeyServer:
     """An OpenAI-compatible stand-in on 127.0.0.1 that records each Authorization header; under

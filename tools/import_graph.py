@@ -34,7 +34,7 @@ top, whatever their package):
     3  pipelines     generation, testset, judges (the registered judges and, in judges.models, the
                      models they run: offline TRACe trees, the LLM annotator, the evidence model)
     4  experiments   experiment (config, runner, sweeps, analysis, figures of a run), reproduce
-    5  front ends    explore, teaching, book, __main__, every `*.cli` module
+    5  front ends    explore, teaching, book, seeds, __main__, every `*.cli` module
 
 Against the first sketch of issue 25 (finetune in layer 3): finetune is the training loop that
 retrieval's cross-encoder and the trace evidence model both call, so it sits below them (1),
@@ -114,6 +114,7 @@ LAYERS: dict[str, int] = {
     "helpers.teaching": 5,
     "helpers.book": 5,
     "helpers.__main__": 5,
+    "helpers.seeds": 5,  # the reference documents' interfaces over the package (issue 61)
 }
 LAYER_NAMES = ["foundations", "services", "components", "pipelines", "experiments", "front ends"]
 FRONT_END = 5

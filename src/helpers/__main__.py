@@ -30,7 +30,8 @@ Commands:
   book           execute every notebook in order into a static site (book/_build/index.html); a
                  failing cell exits 1 naming the notebook and the cell
 
-`--allow-key-host HOST` lets an API key go to HOST besides its provider and this machine (SECURITY.md).
+`--allow-key-host HOST` lets an API key go to HOST besides its provider and this machine, and
+`--trust-code MODULE` lets a config's `langchain:MODULE:FACTORY` import and run MODULE (SECURITY.md).
 
 A user's mistake (a missing config, an unknown dataset or architecture, a missing directory) is
 answered on one line with exit status 2; `--debug` shows the traceback. A run that fails as a
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from helpers.offline import apply_offline_defaults
@@ -50,6 +52,7 @@ apply_offline_defaults()
 
 from helpers.errors import UserError  # noqa: E402
 from helpers.extras import missing_extra  # noqa: E402
+from helpers.inputs import TRUST_CODE_SETTING  # noqa: E402
 from helpers.llm.keys import add_key_host_option, allow_extra_key_hosts  # noqa: E402
 from helpers.redaction import redact  # noqa: E402
 
@@ -74,6 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of a user error")
     add_key_host_option(parser, default=[])
+    parser.add_argument(
+        "--trust-code",
+        action="append",
+        metavar="MODULE",
+        default=[],
+        help="let a config import and run this Python module (a langchain:MODULE:FACTORY architecture); "
+        f"repeatable; the same as listing it in {TRUST_CODE_SETTING} (SECURITY.md)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).add_cli(sub)
@@ -83,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     allow_extra_key_hosts(args.allow_key_host)
+    if args.trust_code:  # read where the module would be imported (helpers.inputs.require_trusted_code)
+        trusted = [m for m in os.environ.get(TRUST_CODE_SETTING, "").split(",") if m] + args.trust_code
+        os.environ[TRUST_CODE_SETTING] = ",".join(dict.fromkeys(trusted))
     try:
         return args.func(args)
     except UserError as exc:

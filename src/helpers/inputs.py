@@ -7,6 +7,7 @@ length that retrieval can afford.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -73,3 +74,20 @@ def load_yaml(path: str | Path, what: str = "config"):
         return yaml.load(path.read_text(encoding="utf-8"), Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise UserError(f"{path}: not valid YAML ({exc})") from None
+
+
+TRUST_CODE_SETTING = "HELPERS_TRUST_CODE"  # modules a config may import and run (SECURITY.md)
+
+
+def require_trusted_code(module: str, what: str) -> None:
+    """Raise unless the person running the command allowed `module` to be imported: a config (or a
+    sweep, or anything else shared) runs no code of its own unless the user says so, as
+    `trust_remote_code` is for the hub. `--trust-code MODULE` on the command line (repeatable) or
+    HELPERS_TRUST_CODE=MODULE[,MODULE...] in the environment; `*` trusts every module."""
+    trusted = {m.strip() for m in os.environ.get(TRUST_CODE_SETTING, "").split(",") if m.strip()}
+    if module in trusted or "*" in trusted:
+        return
+    raise UserError(
+        f"{what} would import and run the Python module {module!r}: a config runs no code unless you say so; "
+        f"if you trust it, run with `--trust-code {module}` (or set {TRUST_CODE_SETTING}={module}); nothing was imported"
+    )

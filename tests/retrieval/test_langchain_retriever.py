@@ -17,6 +17,12 @@ CORPUS = {
 QUERIES = {"a": "¿Cuándo iniciar el control prenatal?", "b": "¿Con qué se trata la preeclampsia?"}
 
 
+@pytest.fixture(autouse=True)
+def trusted(monkeypatch):
+    """The user's say-so these tests' modules need (a config runs no code without it: test_security)."""
+    monkeypatch.setenv("HELPERS_TRUST_CODE", "langchain_app,no_such_app")
+
+
 @pytest.mark.parametrize("factory", ["bm25", "vector_store"])
 def test_a_langchain_retriever_ranks_the_labelled_documents_first(factory):
     name = f"langchain:langchain_app:{factory}"
@@ -57,5 +63,13 @@ def test_what_a_user_gets_wrong_is_named():
         build_retriever("langchain:langchain_app:missing")
     with pytest.raises(RetrievalError, match=r"returned list, not a LangChain BaseRetriever"):
         build_retriever("langchain:langchain_app:not_a_retriever").index(CORPUS)
+    # a factory with the wrong signature: one line naming it and what it must do
+    with pytest.raises(RetrievalError) as failed:
+        build_retriever("langchain:langchain_app:takes_nothing").index(CORPUS)
+    assert str(failed.value) == (
+        "architecture langchain:langchain_app:takes_nothing: the factory failed (TypeError: takes_nothing() takes "
+        "0 positional arguments but 1 was given); langchain_app:takes_nothing must take the corpus (a list of "
+        "LangChain Documents) and return a BaseRetriever"
+    )
     with pytest.raises(RetrievalError, match=r"unknown architecture 'colbert'.*or langchain:MODULE:FACTORY"):
         build_retriever("colbert")

@@ -17,7 +17,7 @@ from helpers.data.contracts import DataError, Dataset
 from helpers.data.documents import load_documents
 from helpers.data.fetch import DataSourceError, prepare_data
 from helpers.data.obstetrics import guideline_chunks, load_maternaqa, load_obstetrics, load_obstetrics_es
-from helpers.data.ragbench import list_splits, load_ragbench, load_ragbench_dataset, training_frame
+from helpers.data.ragbench import list_splits, load_ragbench, load_ragbench_dataset, published, training_frame
 from helpers.data.splits import QUERY_SPLITS, split_queries
 
 
@@ -119,11 +119,16 @@ def load_dataset(name: str, *, query_split: str = "all", **options) -> Dataset:
 
 
 def summarize_all() -> tuple[list[dict], list[dict]]:
-    """(one summary row per dataset, one row per RAGBench subset/split with its example count)."""
+    """(one summary row per dataset, one row per published RAGBench subset/split: its example count
+    where downloaded, else how to fetch it; nothing is fetched here)."""
     rows = [load_dataset(name).summary() for name in DATASETS if name not in SUMMARIZED_APART]
+    present = list_splits()
     ragbench_rows = [
-        {"subset": subset, "split": split, "examples": len(load_ragbench(subset, split))}
-        for subset, splits in list_splits().items()
+        {"subset": subset, "split": split, "examples": len(load_ragbench(subset, split)), "status": "present"}
+        if split in present.get(subset, [])
+        else {"subset": subset, "split": split, "examples": None}
+        | {"status": f"not downloaded: python -m helpers prepare-data ragbench/{subset}"}
+        for subset, splits in published().items()
         for split in splits
     ]
     return rows, ragbench_rows

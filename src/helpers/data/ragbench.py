@@ -1,7 +1,10 @@
 """RAGBench (Friel et al. 2024, arXiv:2407.11005): examples with TRACe gold labels.
 
 Any directory laid out as `<subset>/<split>-*.parquet` works, e.g. a download of the HF dataset
-rungalileo/ragbench.
+rungalileo/ragbench. The default, data/raw/ragbench/, holds what `make data` fetched; any other of
+the twelve published subsets (covidqa, cuad, delucionqa, emanual, expertqa, finqa, hagrid, hotpotqa,
+msmarco, pubmedqa, tatqa, techqa) and their splits is fetched when first loaded (`fetch_split`), or by
+`python -m helpers prepare-data ragbench/SUBSET`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import pandas as pd
 
 from helpers import paths
 from helpers.data.contracts import DataError, Dataset
+from helpers.data.fetch import DataSourceError, load_sources, raw_path
 
 REQUIRED_COLUMNS = (
     "id",
@@ -63,9 +67,43 @@ def _as_list(value) -> list:
     return [_as_list(v) if hasattr(v, "tolist") or isinstance(v, list) else v for v in value]
 
 
+def published() -> dict[str, list[str]]:
+    """{subset: [split, ...]} of RAGBench's published files (sources.yaml: the twelve subsets,
+    those not fetched by `make data` marked on demand)."""
+    found: dict[str, set[str]] = {}
+    for src in load_sources()["ragbench"]:
+        _, subset, name = src.relpath.split("/")
+        found.setdefault(subset, set()).add(name.split("-")[0])
+    return {subset: sorted(splits) for subset, splits in sorted(found.items())}
+
+
+def fetch_split(subset: str, split: str) -> None:
+    """Fetch a published subset/split not yet in data/raw/ (helpers.data.fetch.raw_path: verified
+    by its git blob id, with a progress bar); offline, one line naming the command that fetches it."""
+    splits = published()
+    if split not in splits.get(subset, []):
+        raise DataError(
+            f"ragbench {subset}/{split}",
+            "no such published subset and split",
+            fix=f"RAGBench's subsets and splits: {splits}",
+        )
+    try:
+        raw_path(f"ragbench/{subset}/{split}-00000-of-00001.parquet")
+    except DataSourceError as exc:
+        reason = str(exc).split(" failed (", 1)[-1].split(")", 1)[0] if " failed (" in str(exc) else str(exc)
+        raise DataError(
+            f"ragbench {subset}/{split}",
+            f"not downloaded, and fetching it failed ({reason})",
+            fix=f"fetch it where the internet is reachable: `python -m helpers prepare-data ragbench/{subset}`",
+        ) from None
+
+
 def load_ragbench(subset: str, split: str, ragbench_dir: str | Path | None = None) -> pd.DataFrame:
-    """One subset/split as a DataFrame with plain Python lists; columns checked."""
+    """One subset/split as a DataFrame with plain Python lists; columns checked. From data/raw/
+    (default), a published split not there yet is fetched first (`fetch_split`)."""
     root = Path(ragbench_dir) if ragbench_dir else default_dir()
+    if ragbench_dir is None and not list((root / subset).glob(f"{split}-*.parquet")):
+        fetch_split(subset, split)
     files = sorted((root / subset).glob(f"{split}-*.parquet"))
     if not files:
         available = list_splits(root) if root.is_dir() else {}

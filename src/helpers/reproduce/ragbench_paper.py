@@ -188,7 +188,10 @@ def _reasons(row, available: dict[str, list[str]]) -> tuple[str, str]:
     """(agreement, why) for one row of the side-by-side table."""
     why = []
     if row.subset not in available:
-        return "not comparable", "subset not shipped here"
+        return (
+            "not comparable",
+            f"subset not downloaded: `python -m helpers prepare-data ragbench/{row.subset}` fetches it",
+        )
     if row.judge == "deberta":
         return "not comparable", "the paper's fine-tuned DeBERTa: its predictions are not shipped"
     if pd.isna(row.ours):
@@ -268,6 +271,23 @@ def agreement_counts(table: pd.DataFrame) -> pd.Series:
     """How many comparable rows agree, fall inside our interval, or outside it."""
     comparable = table[table["agreement"] != "not comparable"]
     return comparable["agreement"].value_counts()
+
+
+def coverage(table: pd.DataFrame) -> pd.Series:
+    """Of Table 3's printed numbers: how many are recomputed here, how many could be with every
+    subset downloaded (the twelve of helpers.data.ragbench.published: `prepare-data ragbench/SUBSET`),
+    and how many never can (the paper's DeBERTa, whose predictions are not published; judges whose
+    scores no published split ships)."""
+    printed = table[table["paper"].notna()]
+    fetchable = printed["why"].str.startswith("subset not downloaded")
+    return pd.Series(
+        {
+            "printed in Table 3": len(printed),
+            "recomputed here": int(printed["ours"].notna().sum()),
+            "with every subset downloaded, also": int(fetchable.sum()),
+            "never (not published)": int((printed["ours"].isna() & ~fetchable).sum()),
+        }
+    )
 
 
 def to_markdown(table: pd.DataFrame) -> str:

@@ -6,6 +6,8 @@
 
     architectures: [dense, bm25, "langchain:myapp.retrieval:build_retriever"]
 
+A config that names one runs code, so the module is imported only when you allow it:
+`python -m helpers --trust-code myapp.retrieval run CONFIG` (or HELPERS_TRUST_CODE=myapp.retrieval).
 `MODULE:FACTORY` names a function (importable: your package installed, or on PYTHONPATH) that takes
 the corpus as a list of LangChain `Document`s (page_content = title and text, metadata = the chunk's
 metadata plus `doc_id`) and returns any `BaseRetriever` (a vector store's `.as_retriever()`,
@@ -24,6 +26,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
+from helpers.inputs import require_trusted_code
 from helpers.retrieval.architectures.base import RetrievalError, Retriever, doc_text
 
 PREFIX = "langchain:"
@@ -50,12 +53,15 @@ class WorkbenchRetriever(BaseRetriever):
 
 
 def resolve_factory(target: str):
-    """The function `MODULE:FACTORY` names; a clear error when it cannot be found."""
+    """The function `MODULE:FACTORY` names; a clear error when it cannot be found. The module is
+    imported only if the user trusts it (helpers.inputs.require_trusted_code: a config that names it
+    runs nothing otherwise, a dry run included)."""
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise RetrievalError(
             f"architecture {PREFIX}{target!r}: write it as {PREFIX}MODULE:FACTORY, e.g. {PREFIX}myapp.rag:retriever"
         )
+    require_trusted_code(module_name, f"architecture {PREFIX}{target}")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -83,7 +89,13 @@ class LangChain(Retriever):
             Document(page_content=doc_text(doc), metadata={**_plain(doc), "doc_id": doc_id})
             for doc_id, doc in corpus.items()
         ]
-        retriever = self.factory(documents)
+        try:
+            retriever = self.factory(documents)
+        except Exception as exc:  # the user's code: one line naming it and what it must do (--debug: the traceback)
+            raise RetrievalError(
+                f"architecture {PREFIX}{self.target}: the factory failed ({type(exc).__name__}: {exc}); "
+                f"{self.target} must take the corpus (a list of LangChain Documents) and return a BaseRetriever"
+            ) from exc
         if not isinstance(retriever, BaseRetriever):
             raise RetrievalError(
                 f"architecture {PREFIX}{self.target}: the factory returned {type(retriever).__name__}, not a LangChain BaseRetriever"
