@@ -243,9 +243,12 @@ def test_every_format_shows_every_section_of_the_summary(diagnosed, tmp_path):
     import html
 
     from helpers.experiment.run_summary import SECTION_KEYS, as_html, as_text, report, run_sections
+    from helpers.judges import validity
+    from helpers.ragas_eval import RAGAS_METRICS
 
     sections = run_sections("diag", diagnosed)
-    assert [s.key for s in sections] == list(SECTION_KEYS)
+    # the five of every run, and the RAGAS framework's reading: this run has RAGAS scores
+    assert [s.key for s in sections] == [*SECTION_KEYS, "seed_ragas"]
     by_key = {s.key: s for s in sections}
     # what each section must say on this run: adherence is no evidence, correctness is
     assert any(line.startswith("correctness/correctness: AUROC") for line in by_key["agreement"].lines)
@@ -253,6 +256,11 @@ def test_every_format_shows_every_section_of_the_summary(diagnosed, tmp_path):
     assert "offline/adherence" in by_key["unbacked"].table.columns
     assert "offline/adherence" not in by_key["headline"].table.columns
     assert by_key["diagnosis"].lines[-2].startswith("bm25: 1 of 2 wrong answers had the fact in their contexts")
+    # the seed's reading: its bands on the RAGAS means and its patterns, each line with the judge's agreement
+    seed = by_key["seed_ragas"]
+    assert list(seed.table.columns) == [f"ragas/{m}" for m in sorted(RAGAS_METRICS)]
+    assert seed.lines[1].startswith("High precision, low recall (context_precision > 0.8 and context_recall < 0.6): ")
+    assert seed.lines[-1] == "ragas/faithfulness: " + validity.note("ragas/faithfulness")
     written = {fmt: write_report("diag", fmt, out=tmp_path / f"r.{fmt}", results_dir=diagnosed) for fmt in FORMATS}
     texts = {
         "terminal": as_text(sections),

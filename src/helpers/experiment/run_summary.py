@@ -6,6 +6,8 @@
     decisions   the decision on the decision metric: best, tied or not decided (analysis)
     diagnosis   why answers fail: the verdicts per architecture and the advice (diagnosis)
     unbacked    the judges people do not back: means and intervals, no band, no pattern
+    seed_ragas  where RAGAS ran: the RAGAS framework's own reading (its bands, its four diagnostic
+                patterns with their thresholds), each line saying how far people agree with the judge
 
 Every term printed is explained once in docs/glossary.md, which each form links to.
 
@@ -25,11 +27,12 @@ import pandas as pd
 
 from helpers.experiment import analysis
 from helpers.experiment.relevance import relevance_line
-from helpers.interpretation import TRUSTED, bands_legend, detect, mean_with_band
+from helpers.interpretation import PATTERNS, TRUSTED, bands_legend, detect, mean_with_band
 from helpers.judges import validity
 from helpers.stats import MIN_INTERVAL_N
 
-SECTION_KEYS = ("headline", "agreement", "decisions", "diagnosis", "unbacked")
+SECTION_KEYS = ("headline", "agreement", "decisions", "diagnosis", "unbacked")  # every run's
+OPTIONAL_KEYS = ("seed_ragas",)  # where RAGAS ran: the seed's reading of it
 GLOSSARY = "docs/glossary.md"  # every term the sections print, explained once
 
 
@@ -42,8 +45,9 @@ class Section:
 
 
 def run_sections(run_id: str, results_dir: Path | None = None, *, diagnosis=None) -> list[Section]:
-    """The five sections of a run (SECTION_KEYS, in order). `diagnosis`: run_diagnosis's result
-    when already computed (False: the run has none)."""
+    """The five sections of a run (SECTION_KEYS, in order), and the seed's reading of RAGAS where it
+    ran (OPTIONAL_KEYS). `diagnosis`: run_diagnosis's result when already computed (False: the run
+    has none)."""
     from helpers.experiment.diagnosis import format_table, run_diagnosis  # scipy: loaded only when this runs
 
     scores = analysis.load_scores(run_id, results_dir)
@@ -95,7 +99,33 @@ def run_sections(run_id: str, results_dir: Path | None = None, *, diagnosis=None
         [] if (~trusted).any() else ["none: every metric of this run is backed"],
         wide(table[~trusted]) if len(table) and (~trusted).any() else None,
     )
-    return [headline, agreement, decisions, why, unbacked]
+    seed = seed_reading(table, level)
+    return [headline, agreement, decisions, why, unbacked] + ([seed] if seed else [])
+
+
+def seed_reading(table: pd.DataFrame, level: str) -> Section | None:
+    """The RAGAS framework's own reading of a run's RAGAS scores (issue 61), when RAGAS ran: the four
+    metrics per architecture with the seed's bands, and its four diagnostic patterns with their
+    thresholds, per architecture, each line with how far people agree with the judge. Shown as the
+    seed reads it whether or not people back the judge: the lines say which it is."""
+    ragas = table[table["metric"].str.startswith("ragas/")] if len(table) else table
+    if not len(ragas):
+        return None
+    ragas = ragas.assign(cell=[mean_with_band(r.metric, r.mean, r.ci_low, r.ci_high, r.n) for r in ragas.itertuples()])
+    found = detect(ragas.drop(columns="validity"))
+    lines = [bands_legend(ragas["metric"])]
+    for pattern in (p for p in PATTERNS if p.family == "RAGAS"):
+        hits = found[found["pattern"] == pattern.name]
+        where = ", ".join(f"{r.architecture} ({r.status})" for r in hits.itertuples()) or "no architecture"
+        lines.append(f"{pattern.name} ({' and '.join(map(str, pattern.conditions))}): {where}")
+    lines += [f"{m}: {validity.note(m)}" for m in dict.fromkeys(ragas["metric"])]
+    return Section(
+        "seed_ragas",
+        f"The RAGAS framework's reading (its bands and diagnostic patterns, mean [{level} CI]), evidence only "
+        "where people back the judge",
+        lines,
+        ragas.pivot(index="architecture", columns="metric", values="cell"),
+    )
 
 
 def as_text(sections: list[Section]) -> str:
