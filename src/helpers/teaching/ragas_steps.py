@@ -158,3 +158,33 @@ exercise(
     lambda: faithfulness({"a": True, "b": True, "c": True, "d": False}),
     "supported / all statements",
 )
+
+
+def scores_figure(rows: pd.DataFrame):
+    """The four RAGAS scores of each judged answer (RagasJudge's rows: qid, metric, value,
+    error_kind), one bar each; a NaN is a grey stub labelled with why (parse failure, timeout, ...)."""
+    import matplotlib.pyplot as plt  # matplotlib: loaded only when this runs
+
+    metrics = list(dict.fromkeys(rows["metric"]))
+    qids = list(dict.fromkeys(rows["qid"]))
+    width = 0.8 / len(metrics)
+    fig, ax = plt.subplots(figsize=(1.6 * len(qids) + 2.5, 3.6))
+    for m, metric in enumerate(metrics):
+        part = rows[rows["metric"] == metric].set_index("qid")
+        for q, qid in enumerate(qids):
+            x = q + (m - (len(metrics) - 1) / 2) * width
+            value = part["value"].get(qid) if qid in part.index else None
+            if value is None or value != value:  # NaN: a stub and the reason's kind
+                why = str(part["error_kind"].get(qid) or "no score") if qid in part.index else "not judged"
+                ax.bar(x, 0.04, width, color="#c9c9c9", hatch="//")
+                ax.text(x, 0.06, f"NaN: {why}", rotation=90, ha="center", va="bottom", fontsize=7)
+            else:
+                ax.bar(x, value, width, color=f"C{m}", label=metric if q == 0 else None)
+    ax.set_xticks(range(len(qids)), qids)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("score")
+    ax.set_title("RAGAS per answer (grey: NaN, and why)", fontsize=10)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=f"C{m}") for m in range(len(metrics))]
+    ax.legend(handles, metrics, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    return fig

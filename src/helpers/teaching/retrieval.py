@@ -217,3 +217,31 @@ exercise(
     "one of the two relevant documents is in the top 2",
     tolerance=0.001,
 )
+
+
+def first_relevant_figure(table: pd.DataFrame, qrels: dict[str, dict[str, int]], k: int):
+    """What each architecture retrieved for each question, as one figure: the rank of the first
+    passage marked relevant (the hand-marked qrels) in its top k, or none (side_by_side's table
+    in; one cell per architecture and question). Green is rank 1, red is none."""
+    import matplotlib.pyplot as plt  # matplotlib: loaded only when this runs
+
+    architectures = list(dict.fromkeys(table["architecture"]))
+    qids = [q for q in dict.fromkeys(table["qid"]) if qrels.get(q)]
+    grid = np.full((len(architectures), len(qids)), np.nan)
+    for (a, q), part in table.groupby(["architecture", "qid"], sort=False):
+        if q in qids:
+            hits = part.loc[part["doc_id"].isin(list(qrels[q])), "rank"]
+            grid[architectures.index(a), qids.index(q)] = hits.min() if len(hits) else k + 1
+    fig, ax = plt.subplots(figsize=(1.1 * len(qids) + 2.5, 0.45 * len(architectures) + 1.4))
+    ax.imshow(grid, cmap="RdYlGn_r", vmin=1, vmax=k + 1, aspect="auto")
+    for i in range(len(architectures)):
+        for j in range(len(qids)):
+            value = grid[i, j]
+            ax.text(
+                j, i, "none" if value == k + 1 else ("" if np.isnan(value) else int(value)), ha="center", va="center"
+            )
+    ax.set_xticks(range(len(qids)), qids)
+    ax.set_yticks(range(len(architectures)), architectures)
+    ax.set_title(f"First hand-marked passage: its rank in the top {k}", fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -87,3 +87,24 @@ exercise(
     lambda: toy_scores().adherence,
     "one response sentence is unsupported",
 )
+
+
+def gold_figure(scores: list, title: str = "RAGBench gold TRACe scores"):
+    """The four gold scores of every example (helpers.trace's gold_scores), one histogram each:
+    relevance and utilization sit low even for good answers (shares of all document sentences),
+    completeness and adherence spread to 1."""
+    import matplotlib.pyplot as plt  # matplotlib: loaded only when this runs
+
+    frame = pd.DataFrame([s.as_dict() for s in scores])
+    metrics = [m for m in ("relevance", "utilization", "completeness", "adherence") if m in frame]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(2.6 * len(metrics), 2.6), sharey=True)
+    for ax, metric in zip(axes, metrics):
+        values = frame[metric].dropna()
+        ax.hist(values, bins=10, range=(0, 1), color="#4c72b0")
+        ax.axvline(values.mean(), color="#c44e52", linestyle="--")
+        ax.set_title(f"{metric} (mean {values.mean():.2f})", fontsize=9)
+        ax.set_xlim(0, 1)
+    axes[0].set_ylabel("examples")
+    fig.suptitle(f"{title}, {len(frame)} examples", fontsize=10)
+    fig.tight_layout()
+    return fig
