@@ -164,3 +164,55 @@ def all_settled(pairs: list[Pair]) -> bool:
 
 def pairs_of(architectures) -> list[tuple[str, str]]:
     return list(itertools.combinations(architectures, 2))
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm of a search after the questions so far: its mean, and the CS of the leader minus it."""
+
+    name: str
+    n: int  # questions it was evaluated on
+    mean: float
+    low: float  # the CS of leader - this arm (the leader's own: 0, 0)
+    high: float
+    status: str  # "leader", "eliminated", "open"
+
+
+def eliminate(
+    values: dict[str, dict[str, float]],
+    alive: list[str],
+    *,
+    delta: float = 0.05,
+    epsilon: float = 0.0,
+    bets=(0.5,),
+    adaptive: bool = True,
+) -> tuple[list[Arm], bool]:
+    """One round of successive elimination with anytime-valid confidence sequences (Even-Dar,
+    Mannor & Mansour, JMLR 7, 2006, with the betting CS of this module in place of Hoeffding's
+    bounds): the arms still `alive`, their values {arm: {qid: value in [0, 1]}} so far (paired
+    by question). The leader is the alive arm of highest mean; an arm whose CS of leader - arm lies
+    above 0 is eliminated (it is worse than the leader); the search is done when one arm is left or
+    every other alive arm's CS lies above -epsilon (the leader is within epsilon of each). δ is split
+    over all K(K-1)/2 pairs of the K arms ever alive (Bonferroni), so the leader may be chosen from
+    the data and the rounds looked at whenever: with probability >= 1 - δ the best arm is never
+    eliminated and the chosen one is within epsilon of it. Returns (arms, done)."""
+    k = len(values)
+    per_pair = delta / max(1, k * (k - 1) / 2)
+    means = {a: float(np.mean(list(values[a].values()))) if values[a] else -np.inf for a in alive}
+    leader = max(alive, key=lambda a: (means[a], -alive.index(a)))
+    arms = [Arm(leader, len(values[leader]), means[leader], 0.0, 0.0, "leader")]
+    done = True
+    for other in (a for a in alive if a != leader):
+        shared = [q for q in values[leader] if q in values[other]]
+        d = np.array([values[leader][q] - values[other][q] for q in shared], dtype=float)
+        if len(d) == 0:
+            arms.append(Arm(other, len(values[other]), means[other], -1.0, 1.0, "open"))
+            done = False
+            continue
+        low, high = confidence_sequence(d, alpha=per_pair, bets=bets, adaptive=adaptive)
+        lo, hi = float(low[-1]), float(high[-1])
+        status = "eliminated" if lo > 0 else "open"
+        if status == "open" and lo < -epsilon:
+            done = False
+        arms.append(Arm(other, len(values[other]), means[other], lo, hi, status))
+    return arms, done

@@ -68,7 +68,7 @@ def test_figures_and_sidecars(tmp_path):
         sidecar = json.loads(png.with_suffix(".json").read_text())
         assert png.with_suffix(".pdf").exists() and sidecar["run_ids"] and sidecar["git_commit"]
     # the summary's sections (helpers.experiment.run_summary), the paired table left to `report`
-    assert "Decisions:\ndecision on correctness/correctness (alpha 0.05" in done.stdout
+    assert "Decisions:\n" in done.stdout  # the tiny config scores no correctness: nothing to decide on it
     assert "Every term above: docs/glossary.md" in done.stdout and "Paired permutation" not in done.stdout
     again = subprocess.run(  # resumed, with --json: stdout is the summary and nothing else
         [sys.executable, "-m", "helpers", "run", str(tmp_path / "config.yaml"), "--json"],
@@ -80,7 +80,7 @@ def test_figures_and_sidecars(tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
     summary = json.loads(again.stdout)
     assert summary["run_id"] == sidecar["run_ids"][0] and summary["ok"] is True
-    assert "Decisions:\ndecision on correctness/correctness (alpha 0.05" in again.stderr
+    assert "Decisions:\n" in again.stderr
 
 
 def test_seed_table_keeps_unscored_cells_visible():

@@ -1,0 +1,50 @@
+"""`python -m helpers search SWEEP.yaml`: the best cell of a sweep's grid with a guarantee, for a
+fraction of the grid's evaluations (helpers.experiment.search)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def _search(args: argparse.Namespace) -> int:
+    from helpers.experiment.search import format_table, search  # the retrievers: loaded only when this runs
+
+    log = (lambda line: print(line, file=sys.stderr)) if args.json else print
+    summary = search(
+        args.sweep,
+        metric=args.metric,
+        at=args.at,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        batch=args.batch,
+        seed=args.seed,
+        log=log,
+    )
+    print(json.dumps(summary, default=float) if args.json else format_table(summary))
+    return 0
+
+
+def add_cli(subparsers) -> None:
+    search = subparsers.add_parser(
+        "search", help="the best cell of a sweep's grid with a guarantee, arms eliminated as questions come"
+    )
+    search.add_argument(
+        "sweep", help="a sweep file (configs/sweeps/search-retrieval.yaml): its grid's cells are the arms"
+    )
+    search.add_argument("--metric", default="ndcg", help="retrieval metric: ndcg, recall or mrr (default ndcg)")
+    search.add_argument("--at", type=int, default=10, help="the metric's depth, the same for every cell (default 10)")
+    search.add_argument(
+        "--epsilon",
+        type=float,
+        default=0.02,
+        help="a tie: the chosen cell is within epsilon of the best (default 0.02)",
+    )
+    search.add_argument(
+        "--delta", type=float, default=0.05, help="the chance the guarantee fails, over all pairs (default 0.05)"
+    )
+    search.add_argument("--batch", type=int, default=10, help="questions between two looks (default 10)")
+    search.add_argument("--seed", type=int, default=0, help="the question order's seed")
+    search.add_argument("--json", action="store_true", help="one JSON object on stdout (the log on stderr)")
+    search.set_defaults(func=_search)
