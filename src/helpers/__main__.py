@@ -25,6 +25,8 @@ Commands:
                  architecture, with intervals: diagnose RUN_ID|SCORES.csv [--labels FILE] [--json]
   search         the best cell of a sweep's grid, with a guarantee, eliminating arms as questions
                  come (retrieval stage): search SWEEP.yaml [--epsilon 0.02] [--delta 0.05] [--json]
+  compare        a candidate against a baseline (run ids or configs): better, not worse, worse or
+                 undecided with an anytime-valid interval; exit 0, 0, 1, 3 (a CI gate)
   judge-eval     the TRACe judges vs RAGBench's shipped baselines, per subset, or vs a person's
                  labels of a run (--labels RUN_ID)
   serve-llm      serve the bundled local model over the OpenAI chat-completions protocol
@@ -64,7 +66,7 @@ from helpers.redaction import redact  # noqa: E402
 COMMAND_MODULES = (
     "helpers.experiment.cli",  # run, report, sweep, estimate
     "helpers.experiment.diagnose_cli",  # diagnose
-    "helpers.experiment.search_cli",  # search
+    "helpers.experiment.search_cli",  # search, compare
     "helpers.data.cli",  # prepare-data, summary, ingest, testset
     "helpers.retrieval.cli",  # retrieval-eval, tune-fusion, train-reranker, prefill-embeddings, train-cross-encoder
     "helpers.trace.cli",  # train-judge, train-evidence, judge-eval

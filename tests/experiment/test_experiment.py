@@ -11,7 +11,7 @@ import pytest
 
 from helpers.experiment.config import ConfigError, load_config
 from helpers.judges import JUDGES
-from runs import TINY, write_config
+from runs import TINY, cli_in_process, write_config
 
 
 def _run(config_path, results, *, wait=True):
@@ -70,13 +70,9 @@ def test_figures_and_sidecars(tmp_path):
     # the summary's sections (helpers.experiment.run_summary), the paired table left to `report`
     assert "Decisions:\n" in done.stdout  # the tiny config scores no correctness: nothing to decide on it
     assert "Every term above: docs/glossary.md" in done.stdout and "Paired permutation" not in done.stdout
-    again = subprocess.run(  # resumed, with --json: stdout is the summary and nothing else
-        [sys.executable, "-m", "helpers", "run", str(tmp_path / "config.yaml"), "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    # resumed, with --json: stdout is the summary and nothing else (in this process: the boundary was
+    # tested by the run above, and a second interpreter would only import torch again)
+    again = cli_in_process("run", tmp_path / "config.yaml", "--json", env=env)
     assert again.returncode == 0, again.stderr[-2000:]
     summary = json.loads(again.stdout)
     assert summary["run_id"] == sidecar["run_ids"][0] and summary["ok"] is True

@@ -1,5 +1,7 @@
 """`python -m helpers search SWEEP.yaml`: the best cell of a sweep's grid with a guarantee, for a
-fraction of the grid's evaluations (helpers.experiment.search)."""
+fraction of the grid's evaluations (helpers.experiment.search); `python -m helpers compare BASELINE
+CANDIDATE`: better, not worse, worse or undecided, with an exit status for a CI gate
+(helpers.experiment.compare)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,14 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    from helpers.experiment.compare import EXIT, compare, format_result  # pandas: loaded only when this runs
+
+    result = compare(args.baseline, args.candidate, metric=args.metric, margin=args.margin, alpha=args.alpha)
+    print(json.dumps(result) if args.json else format_result(result))
+    return EXIT[result["status"]]
+
+
 def add_cli(subparsers) -> None:
     search = subparsers.add_parser(
         "search", help="the best cell of a sweep's grid with a guarantee, arms eliminated as questions come"
@@ -48,3 +58,16 @@ def add_cli(subparsers) -> None:
     search.add_argument("--seed", type=int, default=0, help="the question order's seed")
     search.add_argument("--json", action="store_true", help="one JSON object on stdout (the log on stderr)")
     search.set_defaults(func=_search)
+
+    compare = subparsers.add_parser(
+        "compare",
+        help="a candidate against a baseline (run ids or configs): better, not worse, worse or undecided; "
+        "exit 0, 0, 1, 3",
+    )
+    compare.add_argument("baseline", help="RUN_ID[:ARCHITECTURE] or a config file (run first)")
+    compare.add_argument("candidate", help="RUN_ID[:ARCHITECTURE] or a config file (run first)")
+    compare.add_argument("--metric", help="JUDGE/METRIC in [0, 1] (default: the candidate's decision metric)")
+    compare.add_argument("--margin", type=float, default=0.05, help="'not worse': within this (default 0.05)")
+    compare.add_argument("--alpha", type=float, default=0.05, help="the error of any verdict (default 0.05)")
+    compare.add_argument("--json", action="store_true", help="one JSON object")
+    compare.set_defaults(func=_compare)
