@@ -135,27 +135,39 @@ def settle(
     if len(architectures) < 2:
         raise ValueError(f"a decision needs at least 2 architectures, got {architectures}")
     per_pair = alpha / (len(architectures) * (len(architectures) - 1) / 2)
-    means = {
-        a: np.mean([values[a][q] for q in order if q in values[a]]) if values[a] else -np.inf for a in architectures
-    }
-    leader = max(architectures, key=lambda a: (means[a], -architectures.index(a)))
+    leader, _, others = _against_leader(values, architectures, order, per_pair, bets, adaptive)
     pairs = []
-    for other in (a for a in architectures if a != leader):
-        shared = [q for q in order if q in values[leader] and q in values[other]]
-        d = np.array([values[leader][q] - values[other][q] for q in shared], dtype=float)
-        if len(d) == 0:
-            pairs.append(Pair(leader, other, 0, np.nan, -1.0, 1.0, OPEN))
-            continue
-        low, high = confidence_sequence(d, alpha=per_pair, bets=bets, adaptive=adaptive)
-        lo, hi = float(low[-1]), float(high[-1])
-        if lo > 0 or hi < 0:
+    for other, n, mean_diff, lo, hi in others:
+        if n == 0:
+            status = OPEN
+        elif lo > 0 or hi < 0:
             status = DECIDED
         elif margin > 0 and -margin <= lo and hi <= margin:
             status = EQUIVALENT
         else:
             status = OPEN
-        pairs.append(Pair(leader, other, len(d), float(d.mean()), lo, hi, status))
+        pairs.append(Pair(leader, other, n, mean_diff, lo, hi, status))
     return pairs
+
+
+def _against_leader(values, names: list[str], order, alpha: float, bets, adaptive: bool):
+    """(leader, means, [(other, n, mean of leader - other, CS low, CS high)]): the name of highest
+    mean (ties: the first) and each other's CS at `alpha` on the questions of `order` both have (none:
+    n 0, the whole range)."""
+    means = {
+        a: float(np.mean([values[a][q] for q in order if q in values[a]])) if values[a] else -np.inf for a in names
+    }
+    leader = max(names, key=lambda a: (means[a], -names.index(a)))
+    others = []
+    for other in (a for a in names if a != leader):
+        shared = [q for q in order if q in values[leader] and q in values[other]]
+        d = np.array([values[leader][q] - values[other][q] for q in shared], dtype=float)
+        if len(d) == 0:
+            others.append((other, 0, np.nan, -1.0, 1.0))
+            continue
+        low, high = confidence_sequence(d, alpha=alpha, bets=bets, adaptive=adaptive)
+        others.append((other, len(d), float(d.mean()), float(low[-1]), float(high[-1])))
+    return leader, means, others
 
 
 def all_settled(pairs: list[Pair]) -> bool:
@@ -198,21 +210,12 @@ def eliminate(
     eliminated and the chosen one is within epsilon of it. Returns (arms, done)."""
     k = len(values)
     per_pair = delta / max(1, k * (k - 1) / 2)
-    means = {a: float(np.mean(list(values[a].values()))) if values[a] else -np.inf for a in alive}
-    leader = max(alive, key=lambda a: (means[a], -alive.index(a)))
+    order = list(dict.fromkeys(q for a in alive for q in values[a]))  # the questions, as they came
+    leader, means, others = _against_leader(values, alive, order, per_pair, bets, adaptive)
     arms = [Arm(leader, len(values[leader]), means[leader], 0.0, 0.0, "leader")]
     done = True
-    for other in (a for a in alive if a != leader):
-        shared = [q for q in values[leader] if q in values[other]]
-        d = np.array([values[leader][q] - values[other][q] for q in shared], dtype=float)
-        if len(d) == 0:
-            arms.append(Arm(other, len(values[other]), means[other], -1.0, 1.0, "open"))
-            done = False
-            continue
-        low, high = confidence_sequence(d, alpha=per_pair, bets=bets, adaptive=adaptive)
-        lo, hi = float(low[-1]), float(high[-1])
-        status = "eliminated" if lo > 0 else "open"
-        if status == "open" and lo < -epsilon:
-            done = False
+    for other, n, _, lo, hi in others:
+        status = "eliminated" if n and lo > 0 else "open"
+        done = done and (status == "eliminated" or (n > 0 and lo >= -epsilon))
         arms.append(Arm(other, len(values[other]), means[other], lo, hi, status))
     return arms, done
