@@ -3,7 +3,7 @@ screenshot showed the smoke config's 135M model, its broken Spanish graded with 
 notebook 08 in JupyterLab on 127.0.0.1, driven by Chromium: the answer panel and a two-turn chat,
 answered by Qwen2.5-Coder-1.5B (configs/default.yaml) over the whole guideline.
 
-    .venv/bin/python tools/docs_screenshots.py          # writes docs/explore-chat.png, docs/explore-answer.png
+    .venv/bin/python tools/docs_screenshots.py          # writes docs/explore-chat.png (and explore-answer.png)
 
 The browser test (tests/explore/test_explore_browser.py) checks the same panels on the smoke config;
 this script only draws what docs/explore.md shows. Minutes on 2 cores (the indexes are cached after
@@ -27,6 +27,7 @@ from browser import browser_page, jupyter_server  # noqa: E402
 NOTEBOOK = "08-explore.ipynb"
 QUESTION = "¿Cuándo debe ser la primera visita prenatal?"
 CHAT = ("¿Qué es la preeclampsia?", "¿Y cómo se trata?")
+MODEL = "qwen2.5-coder-1.5b"  # configs/default.yaml's `local` (helpers.explore.search.known_llms)
 
 
 def main() -> int:
@@ -41,6 +42,12 @@ def main() -> int:
         page.click("li[data-command='runmenu:run-all']")
         page.wait_for_selector("button.hx-search", timeout=600_000)
         page.wait_for_function("document.body.innerText.includes('| Idle')", timeout=600_000)
+        # the default config's model in the answer panel and the chat (both LLM choices of each)
+        for dropdown in page.locator(
+            ".widget-dropdown:has(label:text-is('LLM')) select, "
+            ".widget-dropdown:has(label:text-is('rewrites by')) select"
+        ).all():
+            dropdown.select_option(label=MODEL)
         page.fill(".hx-question input", QUESTION)
         page.click("button.hx-search")
         page.wait_for_selector(".hx-column[data-architecture='rerank'] .hx-hit", timeout=600_000)

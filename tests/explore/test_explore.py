@@ -238,7 +238,9 @@ def test_summary_cards_name_patterns_only_where_the_intervals_support_them():
 
 def test_known_llms_come_from_the_configs():
     llms = known_llms()
-    assert llms["local"]["provider"] == "local"
+    assert llms["local"] == {"provider": "local", "model": "smollm2"}
+    # the default config's `local` is the 1.5B model: offered by its model's name, so a panel can pick it
+    assert llms["qwen2.5-coder-1.5b"]["model"] == "qwen2.5-coder-1.5b"
     assert llms["groq"]["provider"] == "groq" and llms["server"]["provider"] == "openai-compatible"
 
 

@@ -48,14 +48,19 @@ def default_settings(config_path: str | Path | None = None) -> dict:
 
 
 def known_llms(configs_dir: str | Path | None = None) -> dict[str, dict]:
-    """Every LLM named in configs/*.yaml, by name (the first definition of a name wins), the
-    bundled local model first."""
+    """Every LLM named in configs/*.yaml, by name (the first definition of a name wins; another
+    model under a name already taken is offered by its model's name), the bundled local model first."""
     found: dict[str, dict] = {"local": {"provider": "local", "model": "smollm2"}}
     for path in sorted(Path(configs_dir or paths.CONFIGS_DIR).glob("*.yaml")):
         raw = load_yaml(path) or {}
         for llm in raw.get("llms") or []:
             settings = {k: v for k, v in llm.items() if k != "name"}
-            found.setdefault(llm.get("name", "local"), settings)
+            name, model = llm.get("name", "local"), settings.get("model")
+            if name in found and found[name].get("model") != model and model and model not in found:
+                # a name the configs define twice with another model (the default config's `local`
+                # is Qwen 1.5B, the bundled `local` SmolLM2): offered by its model's name too
+                found[model] = settings
+            found.setdefault(name, settings)
     return found
 
 
