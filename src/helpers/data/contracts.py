@@ -136,12 +136,11 @@ class Dataset:
         documents do not say.", helpers.languages's `says_unanswered`). Each gets the language's
         "not in the documents" reference where it has none, so the correctness judge scores it: a
         refusal is its right answer (issue 60)."""
-        language = corpus_language(self.language)
-        marked = set(self.unanswerable)
-        said = [q for q, ref in self.answers.items() if q not in marked and language.says_unanswered(ref)]
+        language, marked = corpus_language(self.language), set(self.unanswerable)
+        said = [q for q, ref in self.answers.items() if q not in marked and language.unanswered(ref)[0]]
         self.unanswerable = [*self.unanswerable, *said]
         for qid in self.unanswerable:
-            self.answers.setdefault(qid, language.not_in_documents)
+            self.answers[qid] = language.unanswered(self.answers.get(qid), marked=True)[1]
 
     def validate(self) -> None:
         src = self.source or self.name

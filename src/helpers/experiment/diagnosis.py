@@ -48,6 +48,7 @@ from helpers.experiment.diagnosis_cuts import (
     sources,
 )
 from helpers.experiment.store import RunStore
+from helpers.judges.correctness import UNANSWERABLE
 
 __all__ = ["Band", "SHIPPED", "VERDICTS", "verdict", "verdicts", "verdict_table", "run_diagnosis", "agreement"]
 
@@ -244,9 +245,7 @@ def wide_from_scores(scores: pd.DataFrame, key: list[str]) -> pd.DataFrame:
         )
     wide = pd.DataFrame({"correctness": pick(CORRECTNESS, "value")})
     # the correctness judge's reason says which questions the documents do not answer
-    wide["unanswerable"] = pick(CORRECTNESS, "reason").map(
-        lambda r: isinstance(r, str) and r.startswith("unanswerable")
-    )
+    wide["unanswerable"] = pick(CORRECTNESS, "reason").map(lambda r: isinstance(r, str) and r.startswith(UNANSWERABLE))
     wide["context_recall"] = pick(RECALL, "value")
     wide["recall_reason"] = pick(RECALL, "reason")
     return wide

@@ -38,6 +38,8 @@ FEATURES = ("similarity", "word_recall", "word_precision", "number_match", "has_
 # scored low). Against the hand labels, which the fit never sees: MaternaQA-es AUROC 0.893 -> 0.955,
 # the obstetrics answers 0.990 -> 0.983 (1.5B model) and 0.981 -> 0.976 (all 120). The bias first,
 # then FEATURES in order; with both word shares in, the e5 cosine's weight comes out negative.
+# the reason of every score of an unanswerable question: diagnosis reads which questions those were from it
+UNANSWERABLE = "unanswerable question"
 WEIGHTS = (-1.8105, -2.0319, 4.6797, 4.0737, 4.9753, -2.3402)
 THRESHOLD = 0.69
 
@@ -89,8 +91,8 @@ class Correctness(Judge):
         if sample.unanswerable:  # the documents do not answer it: refusing is right, anything else wrong
             refused = self.refuses(sample.answer)
             said = "refused, rightly" if refused else "answered, although the documents do not answer it"
-            return [("correctness", float(refused), f"unanswerable question: {said}")] + [
-                (name, None, "unanswerable question: scored by its refusal")
+            return [("correctness", float(refused), f"{UNANSWERABLE}: {said}")] + [
+                (name, None, f"{UNANSWERABLE}: scored by its refusal")
                 for name in ("similarity", "word_recall", "number_match")
             ], None
         row = self.matcher.pair_features([sample.answer], [sample.reference], [sample.question or ""])

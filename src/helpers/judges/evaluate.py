@@ -224,8 +224,7 @@ def samples(answers: list[dict], language: str = "en") -> list[Sample]:
     says the documents do not answer it; without a reference it gets the language's."""
     lang, built = corpus_language(language), []
     for a in answers:
-        unanswerable = bool(a.get("unanswerable")) or lang.says_unanswered(a["reference"])
-        reference = a["reference"] or (lang.not_in_documents if unanswerable else None)
+        unanswerable, reference = lang.unanswered(a["reference"], marked=bool(a.get("unanswerable")))
         built.append(
             Sample(
                 a["qid"],

@@ -104,6 +104,14 @@ class Language:
         own = {self.not_in_documents, self.no_answer, *(r for t in self.answer_prompts.values() for r in t.refusals)}
         return words in map(_folded_words, own) or re.match(self.unanswered_reference, words) is not None
 
+    def unanswered(self, reference: str | None, marked: bool = False) -> tuple[bool, str | None]:
+        """(unanswerable, reference): a question is unanswerable when `marked` so (a questions file's
+        `answerable: false`) or its reference says so (`says_unanswered`); such a question without a
+        reference gets `not_in_documents`, so the correctness judge scores it. One rule for a run's
+        datasets and for answers judged outside a run."""
+        unanswerable = marked or self.says_unanswered(reference)
+        return unanswerable, reference or (self.not_in_documents if unanswerable else None)
+
     @property
     def prompt_code(self) -> str:
         """The language the texts are written in: this one's code, or the fallback's ("en")."""
