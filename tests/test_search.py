@@ -3,6 +3,7 @@ elimination with anytime-valid confidence sequences, worked on known values, the
 grid (XQuAD-es, BM25 cells), whose chosen config `run` reproduces; and each bad input's error."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,8 @@ def test_an_arm_is_eliminated_exactly_when_its_interval_against_the_leader_leave
     arms, done = eliminate({"good": good, "bad": bad, "close": close}, ["good", "bad", "close"], delta=0.05)
     by = {a.name: a for a in arms}
     assert by["good"].status == "leader"
-    # delta split over the 3 pairs (Bonferroni): the CS of good - bad at 0.05 / 3
-    low, high = confidence_sequence(np.array([good[q] - bad[q] for q in qids]), alpha=0.05 / 3)
+    # delta split over the K - 1 = 2 pairs with the best arm (Bonferroni): the CS of good - bad at 0.05 / 2
+    low, high = confidence_sequence(np.array([good[q] - bad[q] for q in qids]), alpha=0.05 / 2)
     assert (by["bad"].low, by["bad"].high) == (low[-1], high[-1]) and low[-1] > 0
     assert by["bad"].status == "eliminated" and by["close"].status == "open"
     assert not done  # close's interval reaches below -epsilon (0): not settled
@@ -48,7 +49,8 @@ SWEEP = {
 def test_a_tiny_grid_is_searched_and_its_choice_reproduced(tmp_path):
     from helpers.experiment.config import load_config
     from helpers.experiment.runner import Experiment
-    from helpers.experiment.search import format_table, search
+    from helpers.experiment.search import search
+    from helpers.experiment.search_report import format_table
 
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(SWEEP))
@@ -59,14 +61,15 @@ def test_a_tiny_grid_is_searched_and_its_choice_reproduced(tmp_path):
     assert summary["evaluations"] <= summary["full_grid_evaluations"] == 2 * 40
     assert "chosen config:" in format_table(summary)
     trace = json.loads((tmp_path / "search" / "tiny-search" / "search.json").read_text())
-    assert trace["rounds"][0]["questions"] == 10
+    stage = trace["trace"][0]
+    assert [t["stage"] for t in trace["trace"]] == ["retrieval"] and stage["rounds"][0]["questions"] == 10
     # `run chosen.yaml` reproduces the chosen arm's values on the questions the search used
     chosen = load_config(summary["chosen_config"])
     assert chosen.architectures == ["bm25"] and chosen.retrieval.options.bm25.k1 == 1.5
     result = Experiment(chosen, results_dir=tmp_path).run()
     scores = pd.read_parquet(tmp_path / result["run_id"] / "scores.parquet")
     ndcg = scores[scores["metric"] == "ndcg@10"].set_index("qid")["value"]
-    seen = trace["order"][: statuses[1.5]["questions"]]  # the questions the chosen arm was scored on
+    seen = stage["order"][: statuses[1.5]["questions"]]  # the questions the chosen arm was scored on
     assert summary["chosen"]["estimate"] == pytest.approx(ndcg.loc[seen].mean())
 
 
@@ -102,5 +105,151 @@ def test_bad_searches_are_one_line_errors(tmp_path):
     with pytest.raises(UserError, match="kone"):
         search(path, results_dir=tmp_path)
     path.write_text(yaml.safe_dump(SWEEP | {"axes": {"architectures": [["hyde"]]}}))
-    with pytest.raises(UserError, match="retrieves with the LLM \\(hyde\\)"):
+    with pytest.raises(UserError, match="retrieves with the LLM \\(hyde\\) and the sweep does not generate"):
         search(path, results_dir=tmp_path)
+
+
+def _scripted_llms(monkeypatch, references: dict[str, str]) -> dict[str, list]:
+    """The runs' LLMs: "good" answers each question with its reference, "bad" says it does not
+    know; {llm name: its backend's calls}."""
+    import helpers.experiment.runner as runner
+    from helpers.llm import LLM
+    from helpers.llm.scripted import ScriptedBackend
+
+    def good(call):
+        return next((ref for question, ref in references.items() if question in call.prompt), "No lo sé.")
+
+    backends = {"good": ScriptedBackend(good), "bad": ScriptedBackend("No lo sé.")}
+    monkeypatch.setattr(runner, "LLM", lambda settings: LLM(settings, backend=backends[settings["model"]]))
+    return {name: backend.calls for name, backend in backends.items()}
+
+
+ANSWERING = {
+    "name": "tiny-answers",
+    "base": SWEEP["base"] | {"generate": True, "dataset": SWEEP["base"]["dataset"] | {"n_questions": 16}},
+    "axes": {
+        "retrieval.bm25.k1": [0.0, 1.5],
+        "llm": [
+            {"name": "good", "provider": "local", "model": "good", "cache": "off", "max_tokens": 32},
+            {"name": "bad", "provider": "local", "model": "bad", "cache": "off", "max_tokens": 32},
+        ],
+        "architectures": [["bm25"]],
+    },
+}
+
+
+def test_the_answer_stage_drops_the_arm_whose_answers_are_wrong_and_resumes_for_free(tmp_path, monkeypatch):
+    """Two stages: retrieval (bm25's k1, no LLM call), then answers scored by correctness for the arms
+    retrieval kept; the LLM that answers with the reference wins, the one that never knows is
+    dropped before the questions run out; a second search answers nothing again; `run chosen.yaml`
+    reuses the search's run."""
+    from helpers.data import load_dataset
+    from helpers.experiment.config import load_config
+    from helpers.experiment.runner import Experiment
+    from helpers.experiment.search import search
+
+    data = load_dataset("xquad-es", query_split="test")
+    calls = _scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(ANSWERING))
+    summary = search(path, epsilon=0.1, delta=0.05, batch=4, results_dir=tmp_path, log=lambda _: None)
+    assert summary["stages"] == ["retrieval", "answers"] and summary["metric"] == "correctness/correctness"
+    assert summary["delta"] == 0.025  # each stage at delta / 2
+    assert summary["chosen"]["axes"]["llm"]["name"] == "good"
+    bad = [c for c in summary["cells"] if c["axes"]["llm"]["name"] == "bad" and c["stage"] == "answers"]
+    assert bad and all(c["status"] == "eliminated" and c["questions"] < 16 for c in bad)
+    assert all(c["estimate"] < 0.1 < 0.9 < summary["chosen"]["estimate"] for c in bad), (bad, summary["chosen"])
+    good_calls, bad_calls = len(calls["good"]), len(calls["bad"])
+    answering = [c for c in summary["cells"] if c["stage"] == "answers"]
+    assert summary["llm_calls"] == good_calls + bad_calls == sum(c["questions"] for c in answering)
+    assert summary["llm_calls"] < summary["full_grid_llm_calls"] == 4 * 16
+    # resumed: the same search again asks the LLMs nothing and chooses the same
+    again = search(path, epsilon=0.1, delta=0.05, batch=4, results_dir=tmp_path, log=lambda _: None)
+    assert (len(calls["good"]), len(calls["bad"])) == (good_calls, bad_calls)
+    assert again["chosen"] == summary["chosen"]
+    # `run chosen.yaml`: the search's own run, its answers reused, the rest of the questions answered
+    chosen = load_config(summary["chosen_config"])
+    assert chosen.resolved_run_id() in summary["runs"].values()
+    result = Experiment(chosen, results_dir=tmp_path).run()
+    scores = pd.read_parquet(tmp_path / result["run_id"] / "scores.parquet")
+    correctness = scores[scores["metric"] == "correctness"].set_index("qid")["value"]
+    trace = json.loads((tmp_path / "search" / "tiny-answers" / "search.json").read_text())["trace"][-1]
+    used = trace["order"][: max(c["questions"] for c in answering)]
+    assert summary["chosen"]["estimate"] == pytest.approx(correctness.loc[used].mean())
+    assert len(calls["good"]) == good_calls + 16 - len(used)  # only the questions the search left
+
+
+def test_an_arm_whose_answers_all_fail_is_recorded_and_the_search_goes_on(tmp_path, monkeypatch):
+    import helpers.experiment.runner as runner
+    from helpers.experiment.search import search
+    from helpers.experiment.until_decided import Budget
+    from helpers.llm import LLM, LLMError
+    from helpers.llm.scripted import ScriptedBackend
+
+    backends = {"good": ScriptedBackend("Sí."), "bad": ScriptedBackend(LLMError("the server is down"))}
+    monkeypatch.setattr(
+        runner, "LLM", lambda settings: LLM(settings | {"max_retries": 0}, backend=backends[settings["model"]])
+    )
+    sweep = ANSWERING | {"axes": ANSWERING["axes"] | {"retrieval.bm25.k1": [1.5]}}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    summary = search(path, epsilon=0.1, batch=4, results_dir=tmp_path, log=lambda _: None)
+    by_llm = {c["axes"]["llm"]["name"]: c for c in summary["cells"]}
+    assert by_llm["bad"]["status"] == "failed" and "the server is down" in by_llm["bad"]["error"]
+    # the failure leaves one arm after the first look: chosen there
+    assert by_llm["good"]["status"] == "chosen" and by_llm["good"]["questions"] == 4
+    assert summary["stopped"] == "one arm left"
+    path.write_text(yaml.safe_dump(sweep | {"axes": sweep["axes"] | {"llm": [sweep["axes"]["llm"][1]]}}))
+    with pytest.raises(UserError, match=r"search \(answers\): every arm failed \(.*the server is down"):
+        search(path, batch=4, results_dir=tmp_path / "again", log=lambda _: None)
+    with pytest.raises(UserError, match="--budget 0 min leaves nothing to spend"):
+        search(path, budget=Budget("minutes", 0), results_dir=tmp_path)
+    with pytest.raises(
+        UserError,
+        match="--answer-metric 'correctness/bleu' is not an answer metric a judge produces; valid: .*correctness/correctness",
+    ):
+        search(path, answer_metric="correctness/bleu", results_dir=tmp_path)
+
+
+def test_the_command_searches_a_folder_of_documents_and_prints_one_json_object(tmp_path):
+    """`search SWEEP --documents DIR --questions FILE --json`: the sweep's axes over the folder; the
+    summary's keys as issue 62 names them; the figure written beside search.json."""
+    from runs import cli_in_process, run_env
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    topics = {
+        "magnesio": "El sulfato de magnesio previene las convulsiones en la preeclampsia grave.",
+        "hierro": "El hierro oral corrige la anemia ferropénica del embarazo en pocas semanas.",
+        "oxitocina": "La oxitocina tras el parto reduce la hemorragia posparto.",
+    }
+    for name, text in topics.items():
+        (docs / f"{name}.md").write_text(f"# {name}\n\n{text}\n")
+    questions = tmp_path / "preguntas.csv"
+    pd.DataFrame(
+        [
+            {"question": "¿Qué previene las convulsiones en la preeclampsia?", "relevant": "magnesio.md"},
+            {"question": "¿Qué corrige la anemia ferropénica?", "relevant": "hierro.md"},
+            {"question": "¿Qué reduce la hemorragia posparto?", "relevant": "oxitocina.md"},
+        ]
+    ).to_csv(questions, index=False)
+    sweep = SWEEP | {"axes": {"dataset.options.chunk_size": [200, 400], "architectures": [["bm25"]]}}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    env = run_env(tmp_path)
+    done = cli_in_process("search", path, "--documents", docs, "--questions", questions, "--json", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert set(summary) >= {"metric", "epsilon", "delta", "chosen", "cells", "evaluations", "llm_calls"}
+    assert set(summary) >= {"full_grid_evaluations", "full_grid_llm_calls", "seconds"}
+    assert set(summary["chosen"]) == {"axes", "estimate", "low", "high"}
+    assert {c["stage"] for c in summary["cells"]} == {"retrieval"} and summary["full_grid_evaluations"] == 2 * 3
+    chosen = yaml.safe_load(Path(summary["chosen_config"]).read_text())
+    assert chosen["dataset"]["name"] == "documents" and chosen["dataset"]["options"]["path"] == str(docs)
+    assert Path(summary["chosen_config"]).with_name("search.png").stat().st_size > 10_000
+    half = cli_in_process("search", path, "--documents", docs, env=env)
+    assert half.returncode == 2
+    assert half.stderr.strip() == (
+        "error: search: --documents DIR and --questions FILE go together (the grid's axes over your folder) "
+        "(--debug for the traceback)"
+    )

@@ -280,9 +280,10 @@ class Experiment:
                     self.score(judge, answers, data)
         return self.finish(data, answers, time.perf_counter() - started)
 
-    def start(self) -> tuple:
+    def start(self, table: bool = True) -> tuple:
         """The run folder's config.yaml and meta.json, the dataset and the questions; the retrieval
-        table when answers remain to be written. Returns (data, {qid: question})."""
+        table when answers remain to be written (and `table`: a search, which has measured
+        retrieval itself, says not). Returns (data, {qid: question})."""
         cfg = self.config
         (self.store.directory / "config.yaml").write_text(
             yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
@@ -298,7 +299,7 @@ class Experiment:
         if "ingest_report" in data.notes:  # a user's own documents: what was taken from each file, or why not
             self.store.write_json(data.notes["ingest_report"], "ingest_report.json")
         queries = self.questions(data)
-        if cfg.generate and not all(self.store.finished(key) for key in self._answer_keys(queries)):
+        if table and cfg.generate and not all(self.store.finished(key) for key in self._answer_keys(queries)):
             self.print_retrieval_table(data, queries)
         return data, queries
 

@@ -9,31 +9,35 @@ arm) lies above 0. The search stops when one arm is left, when every other survi
 least 1 - delta the best arm is never dropped and the chosen one is within epsilon of it (the
 guarantee is checked by simulation: benchmarks/search_guarantee.py).
 
-Stage: retrieval, with no LLM call: the metric is one of the `retrieval` judge's (`ndcg`, `recall`,
-`mrr`) at one depth for every cell (`at`, default 10) against the dataset's qrels: a cell's
-`retrieval.k` (how many contexts the generator gets) is no retrieval axis, since recall@10 beats
-recall@5 by construction; cells that differ only in it do the same retrieval work. Arms that need
-the LLM to retrieve (HyDE, multi-query) and the answer stage (correctness on the survivors) are not
-searched yet: the first are refused by name, the second is issue 62's next step.
+Two stages, each such a race:
+- retrieval, with no LLM call, where the questions have qrels: the metric is one of the `retrieval`
+  judge's (`ndcg`, `recall`, `mrr`) at one depth for every cell (`at`, default 10): a cell's
+  `retrieval.k` (how many contexts the generator gets) is no retrieval axis, since recall@10 beats
+  recall@5 by construction; cells that differ only in it (or in generation settings) do the same
+  retrieval work, raced once. Arms that retrieve with the LLM (HyDE, multi-query) skip it.
+- answers, when the sweep's configs generate (`generate: true`): the arms the retrieval stage kept
+  answer questions, scored by the answer metric (helpers.experiment.search_answers). The retrieval
+  stage is a screen on another metric: the answer stage's guarantee is about the arms it raced.
+  With both stages, each runs at delta / 2, so that both guarantees hold at once with
+  probability >= 1 - delta.
 
-Hands back (results/search/NAME/): `search.json` (the trace: every round's estimates, intervals
-and statuses, and the summary `--json` prints) and `chosen.yaml`, the chosen arm as a config that
-`python -m helpers run chosen.yaml` reproduces (retrieval only: `generate: false`).
+Hands back (results/search/NAME/): `search.json` (the trace: each stage's question order, every
+round's estimates, intervals and statuses, each arm's values, and the summary `--json` prints) and
+`chosen.yaml`, the chosen arm as a config that `python -m helpers run chosen.yaml` reproduces.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import yaml
-
-from helpers import paths
 from helpers.errors import UserError
+from helpers.experiment.search_answers import AnswerArms, check_metric
+from helpers.experiment.search_report import write_result
 from helpers.experiment.sweep import expand, load_sweep
-from helpers.inputs import inside
 from helpers.retrieval.evaluation.metrics import parse_metric, per_query
 from helpers.retrieval.registry import architecture as registry_entry
 from helpers.retrieval.registry import build_retriever, needs_llm
@@ -43,19 +47,21 @@ KINDS = ("ndcg", "recall", "mrr")  # the retrieval judge's metrics, at each cell
 
 
 def arms_of(runs: list[dict]) -> list[dict]:
-    """One arm per (cell, architecture): {name, axes, architecture, config}."""
+    """One arm per (cell, architecture): {name, axes, architecture, config, cell}. An arm that retrieves
+    with the LLM needs the answer stage (configs that generate)."""
     arms = []
     for run in runs:
         config = run["config"]
         for architecture in config.architectures:
             axes = {k: v for k, v in run["axes"].items() if k != "architectures"} | {"architecture": architecture}
             name = " ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in axes.items())
-            if needs_llm(architecture, config.retrieval.options):
+            if needs_llm(architecture, config.retrieval.options) and not config.generate:
                 raise UserError(
-                    f"search: arm {name!r} retrieves with the LLM ({architecture}); the search's retrieval stage "
-                    "calls none: leave hyde and multi_query out of the grid (or compare them with `run`)"
+                    f"search: arm {name!r} retrieves with the LLM ({architecture}) and the sweep does not generate: "
+                    "set `generate: true` in its base (the answer stage races it) or leave hyde and multi_query out"
                 )
-            arms.append({"name": name, "axes": axes, "architecture": architecture, "config": config})
+            cell = f"{run['run_id']}--{architecture}"  # the sweep's readable id: the answer stage's run name
+            arms.append({"name": name, "axes": axes, "architecture": architecture, "config": config, "cell": cell})
     if not arms:
         raise UserError("search: the grid has no arm (every axis needs values, and a cell an architecture)")
     return arms
@@ -125,9 +131,7 @@ class RetrievalArms:
                     "search one dataset at a time"
                 )
             found = qids
-        if not found:
-            raise UserError("search: no question of the grid's dataset has qrels; the retrieval stage needs them")
-        return found
+        return found or []
 
     def evaluate(self, name: str, qids: list[str]) -> dict[str, float]:
         arm, key = self.arms[name], self.keys[name]
@@ -147,19 +151,90 @@ class RetrievalArms:
         return {q: self._done[(key, q)] for q in qids}
 
 
+@dataclass
+class Race:
+    """One stage of a search: its arms' racers (arms doing the same work race as one), the question
+    order, the values, each look's statuses, and why it stopped."""
+
+    stage: str
+    racer: dict[str, str]  # arm name -> the racer whose values and fate it shares
+    order: list[str]
+    values: dict[str, dict[str, float]] = field(default_factory=dict)
+    statuses: list = field(default_factory=list)  # the last look's helpers.sequential.Arm list
+    rounds: list[dict] = field(default_factory=list)
+    dropped: dict[str, dict] = field(default_factory=dict)  # racer -> the look that eliminated it
+    failed: dict[str, str] = field(default_factory=dict)
+    done: bool = False
+    stopped: str = "questions ran out"
+
+    @property
+    def racers(self) -> list[str]:
+        return list(dict.fromkeys(self.racer.values()))
+
+    @property
+    def survivors(self) -> list[str]:
+        """Arms (not racers) whose racer was neither eliminated nor failed."""
+        return [a for a, r in self.racer.items() if r not in self.dropped and r not in self.failed]
+
+
+def race(stage, keys: dict[str, str], order, evaluate, *, delta, epsilon, batch, log, spent=None) -> Race:
+    """Successive elimination over `order`, `batch` questions a look (helpers.sequential.eliminate).
+    keys: arm name -> its work (equal keys: one racer); evaluate(racer, qids) -> {qid: value in
+    [0, 1]}; spent(): True when a budget is spent (checked after each look)."""
+    racer = {name: next(n for n, k in keys.items() if k == key) for name, key in keys.items()}
+    state = Race(stage, racer, list(order))
+    state.values = {r: {} for r in state.racers}
+    alive = list(state.racers)
+    for start in range(0, len(order), batch):
+        chunk = order[start : start + batch]
+        for name in list(alive):
+            try:
+                state.values[name].update(evaluate(name, chunk))
+            except Exception as exc:  # noqa: BLE001 - one arm's failure is recorded, the search goes on
+                state.failed[name] = f"{type(exc).__name__}: {exc}"
+                alive.remove(name)
+                log(f"search ({stage}): arm {name!r} failed and left the search ({state.failed[name]})")
+        if not alive:
+            raise UserError(
+                f"search ({stage}): every arm failed ({'; '.join(f'{k}: {v}' for k, v in state.failed.items())}); "
+                "fix the cause and rerun: what was done is kept"
+            )
+        kept = {r: v for r, v in state.values.items() if r not in state.failed}
+        state.statuses, state.done = eliminate(kept, alive, delta=delta, epsilon=epsilon)
+        used = start + len(chunk)
+        for arm in state.statuses:
+            if arm.status == "eliminated":
+                state.dropped[arm.name] = {"questions": used, "mean": arm.mean, "low": arm.low, "high": arm.high}
+        state.rounds.append({"questions": used, "arms": [a.__dict__ for a in state.statuses]})
+        alive = [a.name for a in state.statuses if a.status != "eliminated"]
+        log(f"search ({stage}): {used} questions, {len(alive)} of {len(state.racers)} distinct arms left")
+        if state.done:
+            state.stopped = "one arm left" if len(alive) == 1 else "a tie within epsilon"
+            break
+        if spent is not None and spent():
+            state.stopped = "budget spent"
+            break
+    return state
+
+
 def search(
     sweep_path: str | Path,
     *,
     metric: str = "ndcg",
     at: int = 10,
+    answer_metric: str = "correctness/correctness",
     epsilon: float = 0.02,
     delta: float = 0.05,
     batch: int = 10,
     seed: int = 0,
+    budget=None,
+    documents: dict | None = None,
     results_dir: Path | None = None,
     log=print,
 ) -> dict:
-    """Search the sweep's grid (module docstring); returns the summary `--json` prints."""
+    """Search the sweep's grid (module docstring); returns the summary `--json` prints.
+    budget: a helpers.experiment.until_decided.Budget for the answer stage; documents: a dataset
+    section (a user's folder) in place of the sweep base's."""
     if metric not in KINDS:
         raise UserError(f"search: metric {metric!r} is not one the retrieval stage measures; valid: {', '.join(KINDS)}")
     parse_metric(f"{metric}@1")
@@ -167,111 +242,73 @@ def search(
         raise UserError(
             f"search: epsilon in [0, 1), delta in (0, 1), batch >= 1, at >= 1; got {epsilon}, {delta}, {batch}, {at}"
         )
-    sweep, path = load_sweep(sweep_path)
-    arms = arms_of(expand(sweep, path))
-    engine = RetrievalArms(arms, metric, at)
-    order = engine.questions()
-    random.Random(seed).shuffle(order)
-    # one racer per distinct retrieval (arms doing the same work share its values and its fate), so
-    # delta is split over the pairs of distinct racers only
-    racer = {name: next(n for n, k in engine.keys.items() if k == key) for name, key in engine.keys.items()}
-    racers = list(dict.fromkeys(racer.values()))
-    values: dict[str, dict[str, float]] = {r: {} for r in racers}
-    alive, trace, rounds, failed = list(racers), [], [], {}
-    statuses, done = [], False
-    for start in range(0, len(order), batch):
-        chunk = order[start : start + batch]
-        for name in list(alive):
-            try:
-                values[name].update(engine.evaluate(name, chunk))
-            except Exception as exc:  # noqa: BLE001 - one arm's failure is recorded, the search goes on
-                failed[name] = f"{type(exc).__name__}: {exc}"
-                alive.remove(name)
-                log(f"search: arm {name!r} failed and left the search ({failed[name]})")
-        if not alive:
-            raise UserError(f"search: every arm failed ({'; '.join(f'{k}: {v}' for k, v in failed.items())})")
-        statuses, done = eliminate(values, alive, delta=delta, epsilon=epsilon)
-        used = start + len(chunk)
-        for arm in statuses:
-            if arm.status == "eliminated":
-                trace.append({"arm": arm.name, "questions": used, "mean": arm.mean, "low": arm.low, "high": arm.high})
-        rounds.append({"questions": used, "arms": [a.__dict__ for a in statuses]})
-        alive = [a.name for a in statuses if a.status != "eliminated"]
-        log(f"search: {used} questions, {len(alive)} of {len(racers)} distinct retrievals left ({len(arms)} arms)")
-        if done:
-            break
-    # the work done: each distinct retrieval once; the full grid's: every distinct arm on every question
-    counts = {"evaluations": engine.evaluations, "full_grid_evaluations": len(racers) * len(order)}
-    looks = {"order": order, "rounds": rounds}  # the question order, then each look
-    settings = (f"{metric}@{at}", epsilon, delta)
-    return _result(sweep.name, arms, racer, values, statuses, done, trace, looks, failed, counts, settings, results_dir)
-
-
-def _result(name, arms, racer, values, statuses, done, trace, looks, failed, counts, settings, results_dir):
-    """The summary, search.json and chosen.yaml; `racer`: each arm's name -> the racer whose
-    values and status it shares (the chosen arm: the leader racer's first arm)."""
-    metric, epsilon, delta = settings
-    by_name = {a["name"]: a for a in arms}
-    final = {a.name: a for a in statuses}
-    leader = statuses[0].name
-    dropped = {t["arm"]: t for t in trace}
-    cells = []
-    for arm in arms:
-        own = racer[arm["name"]]
-        seen = values[own]
-        estimate = float(np.mean(list(seen.values()))) if seen else None
-        if own in failed:
-            status, low, high = "failed", None, None
-        elif own == leader:
-            status, low, high = ("chosen" if arm["name"] == leader else "same as chosen"), None, None
-        elif own in dropped:
-            status, low, high = "eliminated", dropped[own]["low"], dropped[own]["high"]
-        else:
-            status = "tied" if done else "open"
-            low, high = final[own].low, final[own].high
-        cells.append(
-            {"axes": arm["axes"], "status": status, "stage": "retrieval", "questions": len(seen)}
-            | {"estimate": estimate, "leader_minus_low": low, "leader_minus_high": high}
-            | ({"error": failed[own]} if own in failed else {})
+    if budget is not None and budget.amount <= 0:
+        raise UserError(
+            f"search: --budget {budget} leaves nothing to spend; give a positive amount (30m, 50k tokens, $2)"
         )
-    chosen = by_name[leader]
-    summary = {
-        "metric": f"retrieval/{metric}",
-        "epsilon": epsilon,
-        "delta": delta,
-        "stopped": "one arm left or a tie within epsilon" if done else "questions ran out",
-        "chosen": {"axes": chosen["axes"], "estimate": float(np.mean(list(values[leader].values())))},
-        "cells": cells,
-        **counts,
+    started = time.perf_counter()
+    sweep, path = load_sweep(sweep_path)
+    arms = arms_of(expand(sweep, path, dataset=documents))
+    generate = {a["config"].generate for a in arms}
+    if len(generate) > 1:
+        raise UserError(
+            "search: some cells generate and some do not; set `generate` in the sweep's base, not as an axis"
+        )
+    generate = generate.pop()
+    if generate:
+        check_metric(answer_metric)
+    screened = [a for a in arms if not needs_llm(a["architecture"], a["config"].retrieval.options)]
+    engine = RetrievalArms(screened, metric, at)
+    order = engine.questions() if screened else []
+    if not order and not generate:
+        raise UserError("search: no question of the grid's dataset has qrels; the retrieval stage needs them")
+    share = delta / 2 if generate and order else delta  # both stages' guarantees at once
+    settings = {"epsilon": epsilon, "delta": share, "batch": batch, "log": log}
+    races = []
+    if order:
+        random.Random(seed).shuffle(order)
+        races.append(race("retrieval", engine.keys, order, engine.evaluate, **settings))
+    else:
+        log("search: no qrels for these questions: no retrieval stage, every arm answers")
+    counts = {
+        "evaluations": engine.evaluations,
+        "full_grid_evaluations": len(set(engine.keys.values())) * len(order),
         "llm_calls": 0,
         "full_grid_llm_calls": 0,
     }
-    directory = inside(Path(results_dir or paths.RESULTS_DIR) / "search", name, what="search name")
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "search.json").write_text(json.dumps(summary | looks, indent=2, default=float))
-    config = chosen["config"].model_dump(mode="json") | {"run_id": None, "generate": False}
-    config["architectures"] = [chosen["architecture"]]
-    config["name"] = f"{name}-chosen"
-    (directory / "chosen.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
-    summary["chosen_config"] = str(directory / "chosen.yaml")
-    return summary
+    answers = None
+    if generate:
+        kept = set(races[0].survivors) if races else {a["name"] for a in screened}
+        unscreened = {a["name"] for a in arms} - {a["name"] for a in screened}
+        entering = [a for a in arms if a["name"] in kept | unscreened]
+        keys = {a["name"]: same_work(a) for a in arms}
+        answers = AnswerArms(entering, keys, answer_metric, results_dir=results_dir)
+        everyone = AnswerArms(arms, keys, answer_metric, results_dir=results_dir)
+        first = next(iter(answers.arms))
+        order = answers.questions(first)
+        if not order:
+            raise UserError("search: no question of the grid's dataset has a reference; the answer stage needs them")
+        random.Random(seed + 1).shuffle(order)
 
+        def spent() -> bool:
+            return (
+                budget is not None and budget.spent(answers.answered(), time.perf_counter() - started) >= budget.amount
+            )
 
-def format_table(summary: dict) -> str:
-    """The cells as a person reads them: status, questions used, estimate."""
-    lines = [
-        f"search on {summary['metric']} (epsilon {summary['epsilon']}, delta {summary['delta']}): {summary['stopped']}; "
-        f"{summary['evaluations']:,} of the full grid's {summary['full_grid_evaluations']:,} evaluations",
-    ]
-    width = max(len(" ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in c["axes"].items())) for c in summary["cells"])
-    for cell in sorted(summary["cells"], key=lambda c: -(c["estimate"] or -1)):
-        label = " ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in cell["axes"].items())
-        estimate = "n/a" if cell["estimate"] is None else f"{cell['estimate']:.3f}"
-        gap = (
-            f"  leader - this in [{cell['leader_minus_low']:+.3f}, {cell['leader_minus_high']:+.3f}]"
-            if cell["leader_minus_low"] is not None
-            else ""
+        races.append(race("answers", answers.keys, order, answers.evaluate, spent=spent, **settings))
+        calls = [c for per in answers.calls.values() for c in per.values()]
+        counts["llm_calls"] = sum(calls)
+        counts["full_grid_llm_calls"] = round(
+            len(set(everyone.keys.values())) * len(order) * (sum(calls) / max(1, len(calls)))
         )
-        lines.append(f"  {label:<{width}}  {cell['status']:<10} {cell['questions']:>4} questions  {estimate}{gap}")
-    lines.append(f"chosen config: {summary['chosen_config']} (python -m helpers run it to reproduce)")
-    return "\n".join(lines)
+    return write_result(
+        sweep.name,
+        arms,
+        races,
+        answers,
+        counts | {"seconds": round(time.perf_counter() - started, 1)},
+        metric=answer_metric if generate else f"retrieval/{metric}@{at}",
+        delta=share,
+        epsilon=epsilon,
+        results_dir=results_dir,
+    )

@@ -8,23 +8,40 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+
+from helpers.errors import UserError
 
 
 def _search(args: argparse.Namespace) -> int:
-    from helpers.experiment.search import format_table, search  # the retrievers: loaded only when this runs
+    # the retrievers and the runner: loaded only when this runs
+    from helpers.experiment.search import search
+    from helpers.experiment.search_report import format_table, search_figure
+    from helpers.experiment.until_decided import Budget
 
+    if bool(args.documents) != bool(args.questions):
+        raise UserError("search: --documents DIR and --questions FILE go together (the grid's axes over your folder)")
+    documents = {"name": "documents", "options": {"path": args.documents, "questions": args.questions}}
     log = (lambda line: print(line, file=sys.stderr)) if args.json else print
     summary = search(
         args.sweep,
         metric=args.metric,
         at=args.at,
+        answer_metric=args.answer_metric,
         epsilon=args.epsilon,
         delta=args.delta,
         batch=args.batch,
         seed=args.seed,
+        budget=Budget.parse(args.budget) if args.budget else None,
+        documents=documents if args.documents else None,
         log=log,
     )
+    trace = Path(summary["chosen_config"]).with_name("search.json")
+    figure = search_figure(json.loads(trace.read_text()))
+    figure.savefig(trace.with_name("search.png"), dpi=120, bbox_inches="tight")
     print(json.dumps(summary, default=float) if args.json else format_table(summary))
+    if not args.json:
+        print(f"figure: {trace.with_name('search.png')} (every arm's interval against the questions it used)")
     return 0
 
 
@@ -43,7 +60,19 @@ def add_cli(subparsers) -> None:
     search.add_argument(
         "sweep", help="a sweep file (configs/sweeps/search-retrieval.yaml): its grid's cells are the arms"
     )
-    search.add_argument("--metric", default="ndcg", help="retrieval metric: ndcg, recall or mrr (default ndcg)")
+    search.add_argument(
+        "--documents", help="a folder of your own documents: the grid's axes over it (with --questions)"
+    )
+    search.add_argument("--questions", help="with --documents: your questions file (reference and relevant columns)")
+    search.add_argument(
+        "--metric", default="ndcg", help="the retrieval stage's metric: ndcg, recall or mrr (default ndcg)"
+    )
+    search.add_argument(
+        "--answer-metric",
+        default="correctness/correctness",
+        help="the answer stage's metric, JUDGE/METRIC in [0, 1] (default correctness/correctness)",
+    )
+    search.add_argument("--budget", help="the answer stage stops when spent: 30m, 50k tokens or $2")
     search.add_argument("--at", type=int, default=10, help="the metric's depth, the same for every cell (default 10)")
     search.add_argument(
         "--epsilon",

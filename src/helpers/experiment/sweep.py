@@ -141,9 +141,10 @@ def load_sweep(path: str | Path) -> tuple[SweepConfig, Path]:
         raise ConfigError(f"{path}: {problems}") from None
 
 
-def expand(sweep: SweepConfig, sweep_path: Path | None = None) -> list[dict]:
+def expand(sweep: SweepConfig, sweep_path: Path | None = None, dataset: dict | None = None) -> list[dict]:
     """[{run_id, axes: {axis: value}, config: ExperimentConfig}] for every combination, checked
-    (a bad axis value fails here, naming the run, before anything runs)."""
+    (a bad axis value fails here, naming the run, before anything runs). `dataset`: in place of
+    the base's (a user's folder: `search --documents`), before the axes apply to it."""
     if isinstance(sweep.base, str):
         base_path = (sweep_path.parent if sweep_path else Path.cwd()) / sweep.base
         try:
@@ -153,6 +154,8 @@ def expand(sweep: SweepConfig, sweep_path: Path | None = None) -> list[dict]:
     else:
         base = copy.deepcopy(sweep.base)
     base = _merge(base, sweep.set)
+    if dataset is not None:
+        base["dataset"] = copy.deepcopy(dataset)
     if not sweep.axes or any(not values for values in sweep.axes.values()):
         raise ConfigError(f"sweep {sweep.name!r}: every axis needs at least one value")
     runs, seen = [], set()

@@ -1,0 +1,125 @@
+"""The search's answer stage (issue 62): the arms the retrieval stage kept answer questions, each
+answer scored by an answer metric (default correctness against the reference, the judge people's
+"correct" labels validate: docs/judges.md), and arms are eliminated as in the retrieval stage.
+
+Each distinct arm is one ordinary run (its own folder under results/, named after the search and its
+axes, with only the metric's judge on), answering a batch of questions at a time: answers are stored
+as they finish, so a killed search resumes with nothing answered twice, and `helpers report RUN`
+reads a search's run like any other. Arms whose answers are the same work (the same retrieval, k,
+generation settings and LLM) answer once and share the result; an LLM that answers several
+questions at once (a hosted one's `concurrency`) answers a batch side by side (Experiment.answers).
+
+People's labels are not used yet: the estimates are the judge's, whose agreement with people is
+measured (judge-eval) but not corrected for; a prediction-powered correction under the search's
+adaptive sampling is issue 62's next step.
+"""
+
+from __future__ import annotations
+
+import json
+
+from helpers.errors import UserError
+
+DEFAULT_METRIC = "correctness/correctness"
+# the judges a run turns on unless told not to: off here, so that only the metric's judge scores
+OFF = {"offline": False, "ragas": False, "ragas_evidence": False}
+
+
+def check_metric(metric: str) -> str:
+    """The metric's judge; a metric no judge produces fails with the valid names."""
+    from helpers.judges import JUDGES, metric_names  # the judges: loaded only when a search answers
+
+    judge, _, name = metric.partition("/")
+    valid = [f"{j}/{m}" for j in JUDGES if j not in ("retrieval", "system") for m in metric_names(j)]
+    if judge not in JUDGES or name not in metric_names(judge) or judge == "retrieval":
+        raise UserError(
+            f"search: --answer-metric {metric!r} is not an answer metric a judge produces; valid: "
+            f"{', '.join(valid)} ({DEFAULT_METRIC} is checked against people's labels)"
+        )
+    return judge
+
+
+def answer_settings(config) -> dict:
+    """What an answer depends on past the retrieval: k, the generation settings, the generating LLM."""
+    llm = config.llm(config.generation_llm or config.llms[0].name).model_dump(mode="json", exclude={"name"})
+    return {"k": config.retrieval.k, "generation": config.generation.model_dump(mode="json"), "llm": llm}
+
+
+class AnswerArms:
+    """Evaluate arms on questions by an answer metric, each distinct arm one run (module docstring).
+    `retrieval_keys`: each arm's retrieval work (helpers.experiment.search.same_work)."""
+
+    def __init__(self, arms: list[dict], retrieval_keys: dict[str, str], metric: str, *, results_dir=None):
+        self.metric, self.judge = metric, check_metric(metric)
+        self.arms = {a["name"]: a for a in arms}
+        self.keys = {
+            n: json.dumps([retrieval_keys[n], answer_settings(a["config"])], sort_keys=True, default=str)
+            for n, a in self.arms.items()
+        }
+        self.results_dir = results_dir
+        self._runs: dict[str, tuple] = {}  # arm name -> (experiment, data)
+        self._shared: dict[str, dict] = {}  # dataset key -> built indexes, shared by the runs on it
+        self.calls: dict[str, dict[str, int]] = {}  # arm name -> {qid: LLM calls its answer took}
+
+    def config(self, name: str):
+        """The arm's run: its cell's config, one architecture, only the metric's judge."""
+        from helpers.experiment.config import ExperimentConfig
+
+        arm = self.arms[name]
+        raw = arm["config"].model_dump(mode="json")
+        judges = OFF | {self.judge: raw["judges"].get(self.judge) or {}}
+        raw.update(
+            name=arm["cell"],  # the sweep's run id of the cell, and the architecture
+            run_id=None,
+            architectures=[arm["architecture"]],
+            generate=True,
+            figures=False,
+            judges=judges,
+        )
+        return ExperimentConfig(**raw)
+
+    def run(self, name: str) -> tuple:
+        if name not in self._runs:
+            from helpers.experiment.runner import Experiment  # the runner: loaded only when a search answers
+
+            experiment = Experiment(self.config(name), results_dir=self.results_dir)
+            data, _ = experiment.start(table=False)
+            config = experiment.config.dataset
+            key = json.dumps([config.name, config.options], sort_keys=True, default=str)
+            experiment.shared = self._shared.setdefault(key, {})
+            self._runs[name] = (experiment, data)
+        return self._runs[name]
+
+    def questions(self, name: str) -> list[str]:
+        """The questions the arm's run can be scored on: those with a reference."""
+        experiment, data = self.run(name)
+        return [q for q in experiment.questions(data) if data.answers.get(q)]
+
+    def evaluate(self, name: str, qids: list[str]) -> dict[str, float]:
+        from helpers.experiment.until_decided import metric_values
+        from helpers.judges import judge_class
+
+        experiment, data = self.run(name)
+        chunk = {q: data.queries[q] for q in qids}
+        experiment.answers(data, chunk)
+        answered = experiment.answered(chunk)
+        failed = [a for a in answered if a.get("error")]
+        if answered and len(failed) == len(answered):  # a batch with no answer at all: the arm fails
+            raise RuntimeError(f"every answer of {len(answered)} failed, e.g. {failed[0]['error']}")
+        experiment.score(judge_class(self.judge), answered, data)
+        self.calls.setdefault(name, {}).update({a["qid"]: a.get("llm_calls") or 0 for a in answered})
+        scores, _, _ = experiment.score_table(data, answered)
+        architecture = self.arms[name]["architecture"]
+        return metric_values(scores, self.metric, [architecture])[architecture]
+
+    def answered(self) -> list[dict]:
+        """Every answer record the search's runs hold (a budget counts what they spent)."""
+        return [a for experiment, data in self._runs.values() for a in experiment.answered(experiment.questions(data))]
+
+    def run_ids(self) -> dict[str, str]:
+        return {name: experiment.run_id for name, (experiment, _) in self._runs.items()}
+
+    def chosen_config(self, name: str) -> dict:
+        """The chosen arm's run as a config: `helpers run` it to answer the rest of the questions
+        (the run id is the search's, so its answers are reused)."""
+        return self.config(name).model_dump(mode="json")
