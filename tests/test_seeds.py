@@ -65,9 +65,19 @@ def test_the_trace_guides_workflow_runs_as_written(smoke):
         loader.get_test_data(dataset_name="wiki_qa", num_samples=10)
 
 
-def test_the_ragas_frameworks_evaluator_runs_as_written(smoke):
+def test_the_ragas_frameworks_evaluator_runs_as_written(smoke, monkeypatch):
+    """As the framework writes it, on the smoke config; every LLM call (the answers and RAGAS's
+    verdicts) answered by the schema responder, well-formed JSON in microseconds: the 135M model
+    judging RAGAS (about 30 s a question) is tests/ragas_eval/test_ragas.py's."""
+    import helpers.experiment.runner as runner
     from helpers.experiment.analysis import load_scores
+    from helpers.llm import LLM
+    from helpers.llm.responder import SchemaResponder
+    from helpers.llm.scripted import ScriptedBackend
     from helpers.seeds import RAGASEvaluator
+
+    responder = ScriptedBackend(lambda call: SchemaResponder().answer(call.messages, **call.options()))
+    monkeypatch.setattr(runner, "LLM", lambda settings: LLM(settings | {"cache": "off"}, backend=responder))
 
     said = []
     evaluator = RAGASEvaluator(rag_type="hybrid", log=said.append)

@@ -27,14 +27,25 @@ def _keys(records: Path) -> list[str]:
     return [json.loads(line)["key"] for line in records.read_text().splitlines() if line.strip()]
 
 
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory):
+    """TINY (named "logged") run straight through, in this process: (its config file, the folder
+    it ran in, the CLI's result). The run log's test reads its output; the killed run's compares
+    its scores with it."""
+    folder = tmp_path_factory.mktemp("straight")
+    config = write_config(folder, dict(TINY, name="logged"))
+    return config, folder, cli_in_process("run", str(config), env=_env(folder))
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
-def test_killed_run_resumes_without_redoing_anything(tmp_path):
-    config = write_config(tmp_path, TINY)
+def test_killed_run_resumes_without_redoing_anything(straight_run, tmp_path):
+    config, straight_folder, straight = straight_run
     run_id = load_config(config).resolved_run_id()
-    straight = _cli("run", str(config), env=_env(tmp_path / "a"))
     assert straight.returncode == 0, straight.stderr[-2000:]
-    # the same run in a fresh place, SIGKILLed as soon as two answers are on disk
+    # the same run in a fresh place, SIGKILLed as soon as two answers are on disk (the resume runs
+    # in this process: a new interpreter costs seconds of imports and model loading; the kill needs
+    # its own process)
     env = _env(tmp_path / "b")
     records = tmp_path / "b" / "results" / run_id / "records.jsonl"
     process = subprocess.Popen(
@@ -52,14 +63,14 @@ def test_killed_run_resumes_without_redoing_anything(tmp_path):
     assert 2 <= len(finished) < 6, "the kill should land mid-way"
     with open(records, "a") as fh:
         fh.write('{"key": "answer|torn')  # as if killed in the middle of a write
-    resumed = _cli("run", str(config), env=env)
+    resumed = cli_in_process("run", str(config), env=env)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     summary = json.loads((records.parent / "summary.json").read_text())
     # one answer call per unfinished sample (bm25 and hybrid call the LLM for the answer only)
     assert summary["llm_usage"]["local"]["calls"] == 6 - len(finished)
     keys = _keys(records)
     assert len(keys) == len(set(keys)) == 12  # 6 answers + 6 offline scores, each exactly once
-    a = pd.read_parquet(tmp_path / "a" / "results" / run_id / "scores.parquet")
+    a = pd.read_parquet(straight_folder / "results" / run_id / "scores.parquet")
     b = pd.read_parquet(records.parent / "scores.parquet")
     key = ["architecture", "llm", "judge", "qid", "metric"]
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
@@ -275,10 +286,10 @@ def test_api_keys_appear_nowhere_a_run_writes(server_url, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_run_log_starts_and_ends_with_its_times_and_the_headline(tmp_path):
+def test_the_run_log_starts_and_ends_with_its_times_and_the_headline(straight_run):
     import re
 
-    result = cli_in_process("run", write_config(tmp_path, dict(TINY, name="logged")), env=_env(tmp_path))
+    result = straight_run[2]
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.strip().splitlines()
     stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"

@@ -239,11 +239,12 @@ def test_stack_weight_is_chosen_on_held_out_examples_and_used(tiny_model, tmp_pa
 
     folder = tmp_path / "evidence"
     shutil.copytree(tiny_model[0], folder)
-    stacking = fit_stack_weight(folder, max_iter=5)
+    # 100 of the ~300 held-out examples (~10% of ~2,980), the lexical judge on 1,000 of the rest
+    stacking = fit_stack_weight(folder, max_iter=5, max_examples=100)
     grid = stacking["mean_subset_auroc_by_weight"]
     assert len(grid) == 11 and stacking["weight"] in grid
     assert grid[stacking["weight"]] == max(grid.values())
-    assert 200 < stacking["examples"] < 400 and stacking["hallucinated"] > 10  # ~10% of ~2,980 examples
+    assert stacking["examples"] == 100 and stacking["hallucinated"] > 3
     evidence = EvidenceModel.load(folder)
     assert evidence.card["stacking"]["weight"] == stacking["weight"]
     judge = OfflineJudge({}, {}, {}, evidence, "stacked")

@@ -42,6 +42,7 @@ BY_HAND = {
     # the shipped cuts: correct at 0.576, the contexts hold it at >= 0.984, not at <= 0.952
     "diagnosis-verdict": "generation",  # 0.10 < 0.524: wrong; 0.997 >= 0.848: the contexts held it
     "diagnosis-cannot-tell": "cannot tell",  # the run is unlike the calibration data: 0.763 < 0.80 < 0.867
+    "search-pairs": 5,  # six arms: the best with each of the five others
 }
 
 
@@ -143,3 +144,15 @@ def test_every_notebook_teaches(path):
     toy_cell = next(i for i, s in enumerate(sources) if "helpers.teaching" in s)
     notice = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "What to notice" in c.source)
     assert toy_cell < notice, f"{path.name}: the toy case comes before what to notice"
+
+
+def test_the_toy_search_drops_the_worst_first_and_never_the_best():
+    from helpers.teaching import search as toy
+
+    steps = toy.elimination_steps(toy.toy_scores())
+    dropped = toy.dropped_order(steps)
+    assert dropped[0] == "bm25 k=3" and "hybrid k=5" not in dropped  # true means 0.40 and 0.72
+    last = steps[steps["questions"] == steps["questions"].max()]
+    assert set(last["arm"]) == set(toy.TOY_MEANS) - set(dropped)
+    # each arm scored 20 answers at each look it was in (300 questions: 15 looks)
+    assert toy.evaluations(steps) == 20 * len(steps) and check("search-evaluations", 20 * len(steps)).right

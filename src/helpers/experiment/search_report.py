@@ -159,6 +159,8 @@ def search_figure(trace: dict):
         ax.set_ylabel("leader - arm (interval at each look)")
         ax.legend(loc="upper right", fontsize=7)
     chosen = _label(trace["chosen"]["axes"])
-    fig.suptitle(f"search on {trace['metric']}; chosen: {chosen}\ngrey: eliminated, orange: left at the end", fontsize=9)
+    fig.suptitle(
+        f"search on {trace['metric']}; chosen: {chosen}\ngrey: eliminated, orange: left at the end", fontsize=9
+    )
     fig.tight_layout()
     return fig

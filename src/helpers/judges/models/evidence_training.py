@@ -194,12 +194,18 @@ def train_evidence_model(
 
 
 def fit_stack_weight(
-    out_dir: str | Path | None = None, ragbench_dir=None, seed: int = 0, max_iter: int | None = None
+    out_dir: str | Path | None = None,
+    ragbench_dir=None,
+    seed: int = 0,
+    max_iter: int | None = None,
+    max_examples: int | None = None,
 ) -> dict:
     """Choose the stacking weight w (adherence = (1 - w) * lexical + w * lowest neural P(supported))
     on the RAGBench examples the evidence model held out, with a lexical judge trained without
     them, so that neither part has seen the examples it is weighed on; w maximises the mean
-    per-subset hallucination AUROC over a grid (ties: the smaller w). Saved in the card."""
+    per-subset hallucination AUROC over a grid (ties: the smaller w). Saved in the card.
+    `max_examples`: a seeded sample of at most this many held-out examples, and ten times as many
+    to train the lexical judge on (a test's tiny model; the shipped one uses every example)."""
     # sklearn: loaded only when this runs
     from helpers.judges.models.trace_trees import OfflineJudge, featurise_frame, fit_judge
 
@@ -207,8 +213,11 @@ def fit_stack_weight(
     evidence = EvidenceModel.load(out)
     frame = training_frame(ragbench_dir)
     held = np.array([_held_out(f"{s}/{i}", 0.10) for s, i in zip(frame["subset"], frame["id"])])
-    lexical = fit_judge(featurise_frame(frame[~held]), seed=seed, max_iter=max_iter)
-    part = frame[held]
+    train, part = frame[~held], frame[held]
+    if max_examples is not None:
+        train = train.sample(n=min(len(train), 10 * max_examples), random_state=seed)
+        part = part.sample(n=min(len(part), max_examples), random_state=seed)
+    lexical = fit_judge(featurise_frame(train), seed=seed, max_iter=max_iter)
     items = list(zip(part["question"], part["documents_sentences"], part["response_sentences"]))
     s_lex = np.array(
         [
@@ -234,7 +243,7 @@ def fit_stack_weight(
     stacking = {
         "weight": weight,
         "mean_subset_auroc_by_weight": grid,
-        "examples": int(held.sum()),
+        "examples": len(part),
         "hallucinated": int(hallucinated.sum()),
         "subsets": subsets,
         "chosen_on": "RAGBench non-test examples held out from the evidence model's training, "
