@@ -163,13 +163,17 @@ def test_the_answer_stage_drops_the_arm_whose_answers_are_wrong_and_resumes_for_
     answering = [c for c in summary["cells"] if c["stage"] == "answers"]
     assert summary["llm_calls"] == good_calls + bad_calls == sum(c["questions"] for c in answering)
     assert summary["llm_calls"] < summary["full_grid_llm_calls"] == 4 * 16
+    # each arm's run is a plain run over the questions it answered: `report` and `compare` read it
+    for cell in answering:
+        written = pd.read_parquet(tmp_path / cell["run"] / "scores.parquet")
+        assert written.query("metric == 'correctness'")["value"].mean() == pytest.approx(cell["estimate"])
     # resumed: the same search again asks the LLMs nothing and chooses the same
     again = search(path, epsilon=0.1, delta=0.05, batch=4, results_dir=tmp_path, log=lambda _: None)
     assert (len(calls["good"]), len(calls["bad"])) == (good_calls, bad_calls)
     assert again["chosen"] == summary["chosen"]
     # `run chosen.yaml`: the search's own run, its answers reused, the rest of the questions answered
     chosen = load_config(summary["chosen_config"])
-    assert chosen.resolved_run_id() in summary["runs"].values()
+    assert chosen.resolved_run_id() == next(c["run"] for c in answering if c["status"] == "chosen")
     result = Experiment(chosen, results_dir=tmp_path).run()
     scores = pd.read_parquet(tmp_path / result["run_id"] / "scores.parquet")
     correctness = scores[scores["metric"] == "correctness"].set_index("qid")["value"]

@@ -296,6 +296,7 @@ def search(
             )
 
         races.append(race("answers", answers.keys, order, answers.evaluate, spent=spent, **settings))
+        answers.finish(time.perf_counter() - started)
         calls = [c for per in answers.calls.values() for c in per.values()]
         counts["llm_calls"] = sum(calls)
         counts["full_grid_llm_calls"] = round(

@@ -116,6 +116,12 @@ class AnswerArms:
         """Every answer record the search's runs hold (a budget counts what they spent)."""
         return [a for experiment, data in self._runs.values() for a in experiment.answered(experiment.questions(data))]
 
+    def finish(self, seconds: float) -> None:
+        """Each run's scores and summary over the questions it answered, as a plain run writes
+        them: `helpers report RUN` and `helpers compare RUN RUN` read a search's runs."""
+        for experiment, data in self._runs.values():
+            experiment.finish(data, experiment.answered(experiment.questions(data)), seconds)
+
     def run_ids(self) -> dict[str, str]:
         return {name: experiment.run_id for name, (experiment, _) in self._runs.items()}
 

@@ -29,7 +29,7 @@ def _own_interval(values: dict[str, float], order: list[str], delta: float) -> t
     return float(low[-1]), float(high[-1])
 
 
-def _cell(arm: dict, stage, final: bool, chosen: str, delta: float) -> dict:
+def _cell(arm: dict, stage, final: bool, chosen: str, delta: float, runs: dict[str, str]) -> dict:
     own = stage.racer[arm["name"]]
     seen = stage.values.get(own, {})
     estimate = float(np.mean(list(seen.values()))) if seen else None
@@ -45,6 +45,7 @@ def _cell(arm: dict, stage, final: bool, chosen: str, delta: float) -> dict:
     low, high = _own_interval(seen, stage.order, delta)
     cell = {"axes": arm["axes"], "status": status, "stage": stage.stage, "questions": len(seen)}
     cell |= {"estimate": estimate, "low": low, "high": high, "leader_minus_low": gap[0], "leader_minus_high": gap[1]}
+    cell |= {"run": runs[own]} if own in runs and stage.stage == "answers" else {}  # the run that answered
     return cell | ({"error": stage.failed[own]} if own in stage.failed else {})
 
 
@@ -57,10 +58,11 @@ def write_result(
     last = races[-1]
     leader = last.statuses[0].name
     chosen = next(a for a in arms if last.racer.get(a["name"]) == leader)
+    runs = answers.run_ids() if answers is not None else {}
     cells = []
     for arm in arms:
         stage = next(r for r in reversed(races) if arm["name"] in r.racer)
-        cells.append(_cell(arm, stage, stage is last, chosen["name"], delta))
+        cells.append(_cell(arm, stage, stage is last, chosen["name"], delta, runs))
     low, high = _own_interval(last.values[leader], last.order, delta)
     summary = {
         "metric": metric,
@@ -81,7 +83,6 @@ def write_result(
     directory.mkdir(parents=True, exist_ok=True)
     if answers is not None:
         config = answers.chosen_config(chosen["name"])
-        summary["runs"] = answers.run_ids()
     else:
         config = chosen["config"].model_dump(mode="json") | {
             "run_id": None,
