@@ -74,6 +74,10 @@ def test_the_interval_is_the_anytime_valid_sequence_of_the_differences(runs):
     random.Random(0).shuffle(order)
     low, high = confidence_sequence(np.array([bad[q] - base[int(q[1:])] for q in order]), alpha=0.05)
     assert (result["low"], result["high"]) == (low[-1], high[-1])
+    # "worse" first when the sequence lies below 0 and reaches below -margin
+    assert (
+        result["status"] == "worse" and result["decided_at"] == int(np.flatnonzero((high < 0) & (low < -0.05))[0]) + 1
+    )
 
 
 def test_what_a_user_gets_wrong_is_named(runs):

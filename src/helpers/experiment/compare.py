@@ -94,12 +94,23 @@ def verdict(differences, *, alpha: float, margin: float) -> dict:
     low, high = confidence_sequence(d, alpha=alpha)
     lo, hi = float(low[-1]), float(high[-1])
     status, more = _status(lo, hi, margin), None
+    # the first question at which the sequence reached the verdict it ends with (None: undecided)
+    reached = [t for t in range(len(d)) if _status(low[t], high[t], margin) == status != "undecided"]
+    decided_at = reached[0] + 1 if reached else None
     if status == "undecided":  # the same differences again and again: when would the sequence decide?
         longer = np.resize(d, 20 * len(d))
         low, high = confidence_sequence(longer, alpha=alpha)
         decided = [t for t in range(len(d), len(longer)) if _status(low[t], high[t], margin) != "undecided"]
         more = decided[0] + 1 - len(d) if decided else None
-    return {"status": status, "n": len(d), "mean_diff": float(d.mean()), "low": lo, "high": hi, "more_questions": more}
+    return {
+        "status": status,
+        "n": len(d),
+        "decided_at": decided_at,
+        "mean_diff": float(d.mean()),
+        "low": lo,
+        "high": hi,
+        "more_questions": more,
+    }
 
 
 def compare(
@@ -134,7 +145,11 @@ def compare(
 
 
 def format_result(result: dict) -> str:
-    more = f": about {result['more_questions']} more questions" if result["status"] == "undecided" else ""
+    more = (
+        f": about {result['more_questions']} more questions"
+        if result["status"] == "undecided"
+        else f" (reached at question {result['decided_at']} of {result['n']})"
+    )
     return (
         f"{result['candidate']} against {result['baseline']} on {result['metric']}: {result['status']}{more} "
         f"(candidate - baseline {result['mean_diff']:+.3f}, anytime-valid {1 - result['alpha']:.0%} interval "
