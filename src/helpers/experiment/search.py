@@ -279,29 +279,13 @@ def search(
     answers = None
     if generate:
         kept = set(races[0].survivors) if races else {a["name"] for a in screened}
-        unscreened = {a["name"] for a in arms} - {a["name"] for a in screened}
+        unscreened = {a["name"] for a in arms} - {a["name"] for a in screened}  # HyDE, multi-query
         entering = [a for a in arms if a["name"] in kept | unscreened]
-        keys = {a["name"]: same_work(a) for a in arms}
-        answers = AnswerArms(entering, keys, answer_metric, results_dir=results_dir)
-        everyone = AnswerArms(arms, keys, answer_metric, results_dir=results_dir)
-        first = next(iter(answers.arms))
-        order = answers.questions(first)
-        if not order:
-            raise UserError("search: no question of the grid's dataset has a reference; the answer stage needs them")
-        random.Random(seed + 1).shuffle(order)
-
-        def spent() -> bool:
-            return (
-                budget is not None and budget.spent(answers.answered(), time.perf_counter() - started) >= budget.amount
-            )
-
-        races.append(race("answers", answers.keys, order, answers.evaluate, spent=spent, **settings))
-        answers.finish(time.perf_counter() - started)
-        calls = [c for per in answers.calls.values() for c in per.values()]
-        counts["llm_calls"] = sum(calls)
-        counts["full_grid_llm_calls"] = round(
-            len(set(everyone.keys.values())) * len(order) * (sum(calls) / max(1, len(calls)))
+        stage, answers, calls = _answer_stage(
+            arms, entering, answer_metric, seed, budget, started, settings, results_dir
         )
+        races.append(stage)
+        counts |= calls
     return write_result(
         sweep.name,
         arms,
@@ -313,3 +297,25 @@ def search(
         epsilon=epsilon,
         results_dir=results_dir,
     )
+
+
+def _answer_stage(arms, entering, metric, seed, budget, started, settings, results_dir):
+    """The answer stage's race over the arms `entering` it, (race, AnswerArms, LLM call counts);
+    the full grid's calls: every distinct arm of the grid on every question, at the calls an answer
+    took here (HyDE and multi-query take more than one)."""
+    keys = {a["name"]: same_work(a) for a in arms}
+    answers = AnswerArms(entering, keys, metric, results_dir=results_dir)
+    order = answers.questions(next(iter(answers.arms)))
+    if not order:
+        raise UserError("search: no question of the grid's dataset has a reference; the answer stage needs them")
+    random.Random(seed + 1).shuffle(order)
+
+    def spent() -> bool:
+        return budget is not None and budget.spent(answers.answered(), time.perf_counter() - started) >= budget.amount
+
+    stage = race("answers", answers.keys, order, answers.evaluate, spent=spent, **settings)
+    answers.finish(time.perf_counter() - started)
+    calls = [c for per in answers.calls.values() for c in per.values()]
+    distinct = len(set(AnswerArms(arms, keys, metric).keys.values()))
+    full = round(distinct * len(order) * sum(calls) / max(1, len(calls)))
+    return stage, answers, {"llm_calls": sum(calls), "full_grid_llm_calls": full}
