@@ -33,6 +33,31 @@ def test_an_arm_is_eliminated_exactly_when_its_interval_against_the_leader_leave
     assert done and [a.status for a in arms] == ["leader", "open"]
 
 
+def test_audited_values_are_unbiased_for_the_labels_whatever_the_judge():
+    from helpers.sequential import audit_scale, audited
+
+    assert audited(0.8, None, 0.25) == 0.8 and audited(0.8, 0.0, 0.25) == pytest.approx(0.8 - 3.2)
+    assert audit_scale(0.25) == 7.0 and audit_scale(1.0) == 1.0  # labels on every question: the labels
+    rng = np.random.default_rng(0)
+    truth = (rng.random(200_000) < 0.6).astype(float)
+    judge = np.where(rng.random(200_000) < 0.3, 1.0, truth)  # a judge that says "right" too often
+    seen = rng.random(200_000) < 0.2
+    values = [audited(f, y if s else None, 0.2) for f, y, s in zip(judge, truth, seen)]
+    assert judge.mean() == pytest.approx(0.72, abs=0.01) and np.mean(values) == pytest.approx(0.6, abs=0.01)
+    assert min(values) >= 1 - 1 / 0.2 and max(values) <= 1 / 0.2
+
+
+def test_eliminate_on_a_wider_range_scales_its_intervals():
+    qids = [f"q{i}" for i in range(40)]
+    rng = np.random.default_rng(2)
+    values = {a: {q: float(rng.random() < p) for q in qids} for a, p in (("a", 0.9), ("b", 0.3))}
+    doubled = {a: {q: 2 * v for q, v in vs.items()} for a, vs in values.items()}
+    plain, _ = eliminate(values, ["a", "b"], delta=0.05)
+    wide, _ = eliminate(doubled, ["a", "b"], delta=0.05, scale=2.0)
+    assert [a.status for a in plain] == [a.status for a in wide]
+    assert (wide[1].low, wide[1].high) == (2 * plain[1].low, 2 * plain[1].high)
+
+
 SWEEP = {
     "name": "tiny-search",
     "base": {

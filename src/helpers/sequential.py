@@ -150,10 +150,10 @@ def settle(
     return pairs
 
 
-def _against_leader(values, names: list[str], order, alpha: float, bets, adaptive: bool):
+def _against_leader(values, names: list[str], order, alpha: float, bets, adaptive: bool, scale: float = 1.0):
     """(leader, means, [(other, n, mean of leader - other, CS low, CS high)]): the name of highest
     mean (ties: the first) and each other's CS at `alpha` on the questions of `order` both have (none:
-    n 0, the whole range)."""
+    n 0, the whole range). Differences lie in [-scale, scale]: the CS is of difference / scale."""
     means = {
         a: float(np.mean([values[a][q] for q in order if q in values[a]])) if values[a] else -np.inf for a in names
     }
@@ -163,10 +163,10 @@ def _against_leader(values, names: list[str], order, alpha: float, bets, adaptiv
         shared = [q for q in order if q in values[leader] and q in values[other]]
         d = np.array([values[leader][q] - values[other][q] for q in shared], dtype=float)
         if len(d) == 0:
-            others.append((other, 0, np.nan, -1.0, 1.0))
+            others.append((other, 0, np.nan, -scale, scale))
             continue
-        low, high = confidence_sequence(d, alpha=alpha, bets=bets, adaptive=adaptive)
-        others.append((other, len(d), float(d.mean()), float(low[-1]), float(high[-1])))
+        low, high = confidence_sequence(d / scale, alpha=alpha, bets=bets, adaptive=adaptive)
+        others.append((other, len(d), float(d.mean()), float(low[-1]) * scale, float(high[-1]) * scale))
     return leader, means, others
 
 
@@ -198,6 +198,7 @@ def eliminate(
     epsilon: float = 0.0,
     bets=(0.5,),
     adaptive: bool = True,
+    scale: float = 1.0,
 ) -> tuple[list[Arm], bool]:
     """One round of successive elimination with anytime-valid confidence sequences (Even-Dar,
     Mannor & Mansour, JMLR 7, 2006, with the betting CS of this module in place of Hoeffding's
@@ -215,11 +216,12 @@ def eliminate(
     and holds. Pairs without the best arm may fail; they can drop a worse arm or keep one alive,
     neither of which breaks the claim. Who the best arm is need not be known, only fixed. With
     probability >= 1 - δ the best arm is never eliminated and the chosen one is within epsilon of
-    it (simulated: benchmarks/search_guarantee.py). Returns (arms, done)."""
+    it (simulated: benchmarks/search_guarantee.py). `scale`: paired differences lie in [-scale,
+    scale] (1 for values in [0, 1]; `audit_scale(rate)` for `audited` values). Returns (arms, done)."""
     k = len(values)
     per_pair = delta / max(1, k - 1)
     order = list(dict.fromkeys(q for a in alive for q in values[a]))  # the questions, as they came
-    leader, means, others = _against_leader(values, alive, order, per_pair, bets, adaptive)
+    leader, means, others = _against_leader(values, alive, order, per_pair, bets, adaptive, scale)
     arms = [Arm(leader, len(values[leader]), means[leader], 0.0, 0.0, "leader")]
     done = True
     for other, n, _, lo, hi in others:
@@ -227,3 +229,22 @@ def eliminate(
         done = done and (status == "eliminated" or (n > 0 and lo >= -epsilon))
         arms.append(Arm(other, len(values[other]), means[other], lo, hi, status))
     return arms, done
+
+
+def audited(judge: float, label: float | None, rate: float) -> float:
+    """A question's value from a judge's score in [0, 1] and, on the questions a person labels, the
+    label: judge + (label - judge) / rate. When each question is labelled with probability `rate`,
+    drawn independently of everything else (Bernoulli sampling, known rate), its mean is the
+    labels' mean whatever the judge's bias: the inverse-probability-weighted (Horvitz-Thompson)
+    correction of active statistical inference (Zrnic & Candès, ICML 2024, with a constant rate; PPI,
+    Angelopoulos et al., Science 2023, is the same correction with the labelled set fixed). Each
+    value is one bounded observation, so the betting confidence sequences apply, on the wider range
+    [1 - 1/rate, 1/rate] (`audit_scale`): valid with any judge, narrower the better it tracks people."""
+    if not 0 < rate <= 1:
+        raise ValueError(f"rate must be in (0, 1]; got {rate}")
+    return judge if label is None else judge + (label - judge) / rate
+
+
+def audit_scale(rate: float) -> float:
+    """The half-width of the range of a difference of two `audited` values: 2 / rate - 1."""
+    return 2 / rate - 1
