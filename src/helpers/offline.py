@@ -85,11 +85,11 @@ def resolve_model_path(name_or_path: str, *, role: str = "model") -> str:
         from huggingface_hub import snapshot_download
 
         return snapshot_download(name_or_path, local_files_only=True)
-    except Exception:
-        pass
+    except Exception as exc:  # noqa: BLE001 - not in the cache (or no hub library): the error below says so
+        cached = f"{type(exc).__name__}: {exc}"
     bundled = "\n".join(f"  - {key}: {text}" for key, text in BUNDLED_MODELS.items())
     raise OfflineModelError(
         f"{role} '{name_or_path}' is a hub id, but the Hugging Face hub is off (HF_HUB_OFFLINE=1) "
-        f"and it is not in the local cache. Use a bundled model instead:\n{bundled}\n"
+        f"and it is not in the local cache ({cached}). Use a bundled model instead:\n{bundled}\n"
         "or, with internet, run with HF_HUB_OFFLINE=0 to download it."
     )

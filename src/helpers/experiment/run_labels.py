@@ -17,6 +17,7 @@ same answer are rows of their own.
 from __future__ import annotations
 
 import csv
+import logging
 import os
 import random
 from datetime import datetime, timezone
@@ -63,7 +64,13 @@ class RunLabels:
         config = load_yaml(self.directory / "config.yaml")
         try:
             return load_dataset(config["dataset"]["name"], **config["dataset"].get("options", {})).answers
-        except Exception:  # a dataset no longer at hand: labelling goes on without references
+        except Exception as exc:  # noqa: BLE001 - a dataset no longer at hand: labelling goes on, and says why
+            logging.getLogger(__name__).warning(
+                "labelling %s without references: its dataset could not be loaded (%s: %s)",
+                self.directory.name,
+                type(exc).__name__,
+                exc,
+            )
             return {}
 
     def _load(self) -> pd.DataFrame:

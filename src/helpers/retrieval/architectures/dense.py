@@ -98,9 +98,11 @@ class Dense(Retriever):
         client = self._client(directory)
         kwargs = dict(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder), metadata=HNSW)
         if create:
+            from chromadb.errors import NotFoundError
+
             try:
                 client.delete_collection("corpus")
-            except Exception:  # chroma raises its own NotFound kinds when absent
+            except NotFoundError:  # none yet: nothing to delete
                 pass
             return client.create_collection(**kwargs)
         return client.get_collection(name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder))
