@@ -15,7 +15,11 @@ def _env_after(code, extra_env):
     env.update(extra_env)
     shown = "print(*(os.environ.get(n, '-') for n in ('HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', 'RAGAS_DO_NOT_TRACK')))"
     return subprocess.run(
-        [sys.executable, "-c", f"import os, logging; {code}; {shown}; print(logging.getLogRecordFactory().__name__)"],
+        [
+            sys.executable,
+            "-c",
+            f"import os, logging; {code}; {shown}; print(getattr(logging.getLogRecordFactory(), 'redacts', False))",
+        ],
         env=env,
         capture_output=True,
         text=True,
@@ -25,11 +29,29 @@ def _env_after(code, extra_env):
 
 def test_importing_the_package_leaves_the_hub_alone_but_redacts_logs():
     # a user's notebook that imports helpers keeps hub downloads in its other libraries
-    assert _env_after("import helpers", {}) == ["-", "-", "-", "_RedactedRecord"]
+    assert _env_after("import helpers", {}) == ["-", "-", "-", "True"]
 
 
 def test_the_command_line_applies_the_offline_defaults():
-    assert _env_after("import helpers.__main__", {}) == ["1", "1", "true", "_RedactedRecord"]
+    assert _env_after("import helpers.__main__", {}) == ["1", "1", "true", "True"]
+
+
+def test_the_redaction_wraps_another_librarys_record_factory_and_matplotlib_is_left_alone():
+    """Issue 63: importing helpers used to replace the log-record factory (dropping any other
+    library's) and helpers.figures to switch matplotlib's backend."""
+    code = (
+        "import logging, os; base = logging.getLogRecordFactory()\n"
+        "def mine(*a, **k):\n    r = base(*a, **k); r.tag = 'mine'; return r\n"
+        "logging.setLogRecordFactory(mine)\n"
+        "import matplotlib; before = matplotlib.get_backend()\n"
+        "import helpers, helpers.figures; from helpers.redaction import remember_secret\n"
+        "remember_secret('sk-live-0123456789'); helpers.redaction.install_log_redaction()\n"
+        "r = logging.getLogger('x').makeRecord('x', logging.WARNING, 'f', 1, 'key %s', ('sk-live-0123456789',), None)\n"
+        "print(r.tag, r.getMessage(), before == matplotlib.get_backend())"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"} | {"MPLBACKEND": "svg"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["mine", "key", "[REDACTED]", "True"]
 
 
 def test_user_settings_are_not_overridden():

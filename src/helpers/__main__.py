@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # headless: figures are files here, never windows (the backend is chosen by the command line,
+    # not by importing helpers.figures; a user's MPLBACKEND wins)
+    os.environ.setdefault("MPLBACKEND", "Agg")
     allow_extra_key_hosts(args.allow_key_host)
     if args.trust_code:  # read where the module would be imported (helpers.inputs.require_trusted_code)
         trusted = [m for m in os.environ.get(TRUST_CODE_SETTING, "").split(",") if m] + args.trust_code

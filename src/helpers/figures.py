@@ -11,24 +11,20 @@ import contextlib
 import io
 import json
 import math
-import os
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib
+# no backend chosen here (issue 63: nothing happens on import): matplotlib picks one (Agg where there is
+# no display), a notebook's kernel keeps its inline backend, and the command line chooses Agg
+# (helpers.__main__.main), so that a figure it writes never opens a window
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.transforms import Bbox
 
-# headless by default; a notebook's kernel keeps its inline backend (ipykernel sets MPLBACKEND to
-# it), so the figures a cell draws show under it and in the book (forcing Agg there hid them all)
-if "inline" not in os.environ.get("MPLBACKEND", ""):
-    matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.transforms import Bbox  # noqa: E402
-
-from helpers import paths  # noqa: E402
-from helpers.inputs import inside  # noqa: E402
+from helpers import paths
+from helpers.inputs import inside
 
 if TYPE_CHECKING:  # pandas is slow to import; the frames come from the caller
     import pandas as pd

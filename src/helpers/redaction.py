@@ -5,6 +5,7 @@ without loading the LLM layer."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 
@@ -33,12 +34,30 @@ def redact(text):
     return text
 
 
-class _RedactedRecord(logging.LogRecord):
-    def getMessage(self) -> str:  # noqa: N802 - logging's name
-        return redact(super().getMessage())
+@functools.cache
+def _redacted(record_class: type) -> type:
+    """`record_class` with its message passed through `redact` (one subclass per record class)."""
+
+    class Redacted(record_class):
+        def getMessage(self) -> str:  # noqa: N802 - logging's name
+            return redact(super().getMessage())
+
+    Redacted.__name__ = Redacted.__qualname__ = f"Redacted{record_class.__name__}"
+    return Redacted
 
 
 def install_log_redaction() -> None:
-    """Every log record's message passes through `redact`, whichever handler prints it."""
-    if logging.getLogRecordFactory() is not _RedactedRecord:
-        logging.setLogRecordFactory(_RedactedRecord)
+    """Every log record's message passes through `redact`, whichever handler prints it. The factory
+    in place (logging's, or another library's) is wrapped, not replaced: its records keep their
+    class and attributes, and only their message is redacted. Installing twice wraps once."""
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "redacts", False):
+        return
+
+    def factory(*args, **kwargs):
+        record = previous(*args, **kwargs)
+        record.__class__ = _redacted(type(record))
+        return record
+
+    factory.redacts = True
+    logging.setLogRecordFactory(factory)
