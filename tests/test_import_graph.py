@@ -18,6 +18,7 @@ def test_no_import_cycle_and_no_upward_import():
     assert report["upward"] == [], report["upward"]
     assert report["package_cycles"] == [], report["package_cycles"]
     assert report["unplaced_modules"] == [], "give these modules a layer in tools/import_graph.py LAYERS"
+    assert report["ghost_entries"] == [], "remove these entries of tools/import_graph.py LAYERS: no module is there"
 
 
 def test_the_graph_sees_hidden_imports_and_cycles(tmp_path):
@@ -51,3 +52,16 @@ def test_the_script_runs():
     )
     assert done.returncode == 0, done.stderr
     assert "import cycles: 0" in done.stdout and "upward imports (lower layer -> higher): 0" in done.stdout
+
+
+def test_a_module_in_no_layer_and_a_ghost_entry_fail_the_check(tmp_path):
+    """Issue 63: a new root module used to land in layer 1 through the `helpers` entry, and an entry
+    for a package that no longer exists went unnoticed."""
+    package = tmp_path / "helpers"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "errors.py").write_text("")
+    (package / "brand_new.py").write_text("from helpers import errors\n")
+    report = import_graph.Graph(tmp_path).report()
+    assert report["unplaced_modules"] == ["helpers.brand_new"]
+    assert "helpers.retrieval" in report["ghost_entries"] and "helpers.errors" not in report["ghost_entries"]

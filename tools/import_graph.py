@@ -2,7 +2,7 @@
 
     python tools/import_graph.py            # a report
     python tools/import_graph.py --json     # the same, for machines
-    python tools/import_graph.py --check    # exit 1 on a cycle (of modules or packages) or an upward import
+    python tools/import_graph.py --check    # exit 1 on a cycle, an upward import, an unplaced module or a ghost entry
 
 Reads every module of src/helpers with `ast` (nothing is imported or run). An edge is one import
 statement naming an internal module: `import helpers.a.b`, `from helpers.a import b` (to
@@ -97,6 +97,8 @@ LAYERS: dict[str, int] = {
     "helpers.finetune": 1,
     # beside answer_checks in spirit, but its copy check splits sentences with helpers.data.chunking
     "helpers.question_checks": 1,
+    "helpers.answer_prompts": 1,  # the answer prompts by name (languages' texts, refusal reading)
+    "helpers.interpretation": 1,  # how the reference documents read a score: bands, patterns
     # 2: components
     "helpers.retrieval": 2,
     "helpers.trace": 2,
@@ -108,7 +110,6 @@ LAYERS: dict[str, int] = {
     # 4: experiments
     "helpers.experiment": 4,
     "helpers.reproduce": 4,
-    "helpers.distributed": 4,  # Ray sweeps and embedding until issue 25 (for measuring the tree before it)
     # 5: front ends
     "helpers.explore": 5,
     "helpers.teaching": 5,
@@ -202,8 +203,10 @@ def module_name(path: Path, src: Path = SRC) -> str:
 def layer_of(module: str) -> int | None:
     if module.rsplit(".", 1)[-1] == "cli":
         return FRONT_END
+    if module == PACKAGE:  # the root package alone: its modules are placed one by one (no fallback)
+        return LAYERS[PACKAGE]
     parts = module.split(".")
-    for end in range(len(parts), 0, -1):
+    for end in range(len(parts), 1, -1):
         prefix = ".".join(parts[:end])
         if prefix in LAYERS:
             return LAYERS[prefix]
@@ -416,6 +419,10 @@ class Graph:
             "upward": [asdict(e) | {"from_layer": layer_of(e.source), "to_layer": layer_of(e.target)} for e in upward],
             "upward_count": len(upward),
             "unplaced_modules": sorted(m for m in self.modules if layer_of(m) is None),
+            # an entry of LAYERS that places no module (a package renamed or gone)
+            "ghost_entries": sorted(
+                p for p in LAYERS if not any(m == p or m.startswith(p + ".") for m in self.modules)
+            ),
             "in_function": {
                 "total": len(internal_in) + len(outside_in),
                 "outside_packages": len(outside_in),
@@ -457,6 +464,8 @@ def print_report(rep: dict, verbose: bool = True) -> None:
         print(f"  - {e['source']} ({e['from_layer']}) -> {e['target']} ({e['to_layer']})  line {e['line']}, {where}")
     if rep["unplaced_modules"]:
         print(f"\nmodules in no layer (add them to LAYERS): {', '.join(rep['unplaced_modules'])}")
+    if rep["ghost_entries"]:
+        print(f"\nentries of LAYERS that place no module (remove them): {', '.join(rep['ghost_entries'])}")
     print(
         f"\nimports inside functions: {fn['total']} ({fn['outside_packages']} of outside packages, "
         f"{fn['internal']} of internal modules, {fn['internal_commented']} of these with a comment)"
@@ -483,7 +492,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="machine output")
     parser.add_argument("--brief", action="store_true", help="the numbers, without the lists of imports in functions")
     parser.add_argument(
-        "--check", action="store_true", help="exit 1 on a cycle (of modules or of packages) or an upward import"
+        "--check",
+        action="store_true",
+        help="exit 1 on a cycle (of modules or of packages), an upward import, a module in no layer or a ghost entry",
     )
     parser.add_argument("--src", type=Path, default=SRC, help="the folder holding the package (default: src/)")
     args = parser.parse_args(argv)
@@ -492,7 +503,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rep, indent=1))
     else:
         print_report(rep, verbose=not args.brief)
-    return 1 if args.check and (rep["cycles_count"] or rep["package_cycles"] or rep["upward_count"]) else 0
+    failed = rep["cycles_count"] or rep["package_cycles"] or rep["upward_count"]
+    return 1 if args.check and (failed or rep["unplaced_modules"] or rep["ghost_entries"]) else 0
 
 
 if __name__ == "__main__":
