@@ -65,3 +65,14 @@ def test_a_module_in_no_layer_and_a_ghost_entry_fail_the_check(tmp_path):
     report = import_graph.Graph(tmp_path).report()
     assert report["unplaced_modules"] == ["helpers.brand_new"]
     assert "helpers.retrieval" in report["ghost_entries"] and "helpers.errors" not in report["ghost_entries"]
+
+
+def test_the_layout_page_lists_every_module_as_the_code_has_it():
+    """Issue 63: docs/layout.md's "Every module" table is generated from the package (every module,
+    its layer, its docstring's first sentence); a module added, moved or redescribed without
+    `python tools/module_map.py --write` fails here."""
+    import module_map
+
+    assert module_map.written() == module_map.table(), "run: python tools/module_map.py --write"
+    rows = [line for line in module_map.table().splitlines() if line.startswith("| ") and "`helpers/" in line]
+    assert len(rows) == len(import_graph.Graph().modules) and not [r for r in rows if r.startswith("| none ")]
