@@ -349,13 +349,18 @@ def test_every_file_the_map_names_exists():
 
 
 def _language_modules() -> set[str]:
-    """Modules with a table keyed by language ({"es": ..., "en": ...}) or a branch on one."""
+    """Modules with a table keyed by language ({"es": ..., "en": ...}), a set of both, or a branch
+    on one (a comparison or a conditional expression)."""
     found = set()
     for path in sorted((SRC / "helpers").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Dict):
                 keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
                 hit = {"es", "en"} <= keys
+            elif isinstance(node, ast.Set):  # {"es", "en"} (issue 63)
+                hit = {"es", "en"} <= {e.value for e in node.elts if isinstance(e, ast.Constant)}
+            elif isinstance(node, ast.IfExp):  # "es" if ... else "en"
+                hit = any(isinstance(v, ast.Constant) and v.value in ("es", "en") for v in (node.body, node.orelse))
             elif isinstance(node, ast.Compare):
                 hit = any(
                     isinstance(c, ast.Constant) and c.value in ("es", "en") for c in [node.left, *node.comparators]

@@ -10,9 +10,10 @@ import pytest
 from documents_fixture import EXPECTED, make_folder, make_pdf
 from helpers.data import load_dataset
 from helpers.data.contracts import DataError
-from helpers.data.documents import chunk_pieces, detect_language, format_report, ingest, ingest_langchain
+from helpers.data.documents import chunk_pieces, format_report, ingest, ingest_langchain
 from helpers.data.questions import read_questions, relevant_doc_ids
 from helpers.data.readers import html_sections, markdown_sections, read_document
+from helpers.languages import detect as detect_language
 
 
 @pytest.fixture(scope="module")

@@ -100,3 +100,28 @@ def test_contexts_written_as_a_python_list_are_read_not_evaluated():
     bad = pd.DataFrame({"question": ["q?"], "answer": ["a"], "contexts": ["__import__('os').getcwd()"]})
     with pytest.raises(UserError, match=r"row 1, column 'contexts': not a JSON list of strings"):
         answers_from_frame(bad)
+
+
+def test_a_french_frame_is_judged_with_french_stemming_and_stop_words():
+    """Issue 63: helpers.evaluate guessed only es or en from two word lists; the package's one
+    detector (py3langid) names French, and correctness's word recall then drops French stop words
+    ("les", "sont") and stems "recommandées" as French does: all six content words of the reference
+    are in the answer, where English's rules leave "les" or "sont" unmatched (5 of 6)."""
+    from helpers.judges.evaluate import answers_from_frame, guess_language, score_answers
+
+    frame = pd.DataFrame(
+        [
+            {
+                "question": "Combien de visites prénatales sont recommandées pendant la grossesse ?",
+                "answer": "Huit visites prénatales sont recommandées.",
+                "contexts": ["Le guide recommande huit visites prénatales pendant la grossesse."],
+                "reference": "Les visites prénatales recommandées sont huit.",
+            }
+        ]
+    )
+    assert guess_language(list(frame["question"]) + list(frame["answer"])) == "fr"
+    recall = {}
+    for language in (None, "en"):
+        scores = score_answers(answers_from_frame(frame), ["correctness"], language=language, log=lambda *_: None)
+        recall[language] = scores.set_index("metric")["value"]["word_recall"]
+    assert recall == {None: 1.0, "en": pytest.approx(5 / 6)}

@@ -22,7 +22,7 @@ from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 from helpers.llm.scripted import ScriptedBackend
 from helpers.ragas_eval import RagasJudge
-from helpers.ragas_eval.spanish import looks_spanish, seed_examples, verdict_agreement
+from helpers.ragas_eval.spanish import in_language, seed_examples, verdict_agreement
 from helpers.ragas_eval.validity import hallucination_auroc, validity_table
 from helpers.stats import auroc
 
@@ -379,7 +379,9 @@ def test_seed_examples_score_as_ragas_defines_with_expected_verdicts():
     assert value["prec", "context_precision"] == pytest.approx(examples["prec"].expected_score)
     assert value["rec_full", "context_recall"] == 1.0 and value["rec_part", "context_recall"] == pytest.approx(0.6)
     assert verdict_agreement([1, 1, 0, 1, 0], [1, 1, 0, 1, 1]) == 0.8 and verdict_agreement([0], [0, 1]) == 0.5
-    assert looks_spanish("Se recomienda un programa de diez citas.") and not looks_spanish("Ten visits are advised.")
+    assert in_language("Se recomienda un programa de diez citas.", "es") and not in_language(
+        "Ten visits are advised.", "es"
+    )
 
 
 def test_auroc_and_validity_table():

@@ -20,6 +20,9 @@ XQUAD_JSON = "xquad/xquad.{lang}.json"
 _PY_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.S)
 
 
+XQUAD_LANGUAGES = ("es", "en")  # the two XQuAD files the data sources fetch (docs/data.md)
+
+
 def _read_zip_csv(archive: zipfile.ZipFile, name: str, source: str) -> list[dict]:
     if name not in archive.namelist():
         raise DataError(source, f"member {name} is missing", fix=f"The archive has {archive.namelist()}")
@@ -78,7 +81,7 @@ def load_scifact(path: str | Path | None = None, split: str = "test") -> Dataset
 def load_xquad(lang: str = "es", path: str | Path | None = None) -> Dataset:
     """XQuAD in one language: paragraphs as corpus, questions as queries, each question's
     paragraph as its qrel, the first gold answer as reference answer."""
-    if lang not in {"es", "en"}:
+    if lang not in XQUAD_LANGUAGES:
         raise UserError(f"xquad language must be 'es' or 'en', got {lang!r}")
     path = Path(path) if path else raw_path(XQUAD_JSON.format(lang=lang))
     try:

@@ -30,6 +30,7 @@ from helpers.data.chunking import chunk_spans
 from helpers.data.contracts import DataError, Dataset
 from helpers.data.questions import read_questions
 from helpers.data.readers import KIND, READERS, Piece, read_document
+from helpers.languages import detect
 
 SPLITTERS = ("workbench", "langchain")
 INGEST_VERSION = 1  # bump when a reader or the chunking changes: invalidates the per-file chunk cache
@@ -110,24 +111,6 @@ def format_report(report: dict) -> str:
             "run each language as its own folder, or set `language:` to choose"
         )
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- language
-_IDENTIFIER = None
-
-
-def detect_language(texts: list[str], max_chars: int = 20000) -> dict:
-    """The corpus language by py3langid (its model ships inside the package; 97 languages), from an
-    even sample of the texts: {"code": ISO 639-1, "probability"}."""
-    global _IDENTIFIER
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-    if _IDENTIFIER is None:
-        _IDENTIFIER = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    step = max(1, len(texts) // 50)
-    sample = " ".join(texts[::step])[:max_chars]
-    code, probability = _IDENTIFIER.classify(sample)
-    return {"code": code, "probability": round(float(probability), 4)}
 
 
 def cite(doc: dict) -> str:
@@ -345,7 +328,7 @@ def _taken(entry: FileEntry, pieces: list[Piece], chunks: dict) -> None:
     entry.chars = sum(len(p.text) for p in pieces)
     entry.pages = len({p.page for p in pieces if p.page is not None}) or None
     entry.sections = len({p.section for p in pieces if p.section})
-    entry.language = detect_language([p.text for p in pieces], max_chars=5000)["code"]
+    entry.language = detect([p.text for p in pieces], max_chars=5000)["code"]
 
 
 def _finish(corpus: dict, entries: list[FileEntry], language: str, settings: dict, source: str) -> Ingested:
@@ -356,7 +339,7 @@ def _finish(corpus: dict, entries: list[FileEntry], language: str, settings: dic
             f"no document with text among {len(entries)} file(s) ({reasons})",
             fix="Add PDF, Markdown, HTML, text or DOCX files with a text layer",
         )
-    detected = detect_language([doc["text"] for doc in corpus.values()])
+    detected = detect([doc["text"] for doc in corpus.values()])
     chosen = detected["code"] if language in (None, "auto") else language
     return Ingested(corpus, entries, chosen, detected, settings)
 

@@ -40,6 +40,10 @@ HOLDS_DATASETS = {  # dataset -> (loader options, questions sampled)
 }
 
 
+# the corpora of the correctness labels and their language (each item: helpers.judges.models.reference_tuning)
+CORRECT_CORPORA = {"maternaqa": "es", "xquad-es": "es", "xquad-en": "en"}
+
+
 def holds_items(data, *, k: int = 5, n: int | None = 150, seed: int = 0) -> list[dict]:
     """Answers (helpers.evaluate's records) whose contexts do (`label` 1) or do not (0) hold each
     sampled question's gold passage: the gold passages first, then BM25's top passages that are not
@@ -122,8 +126,7 @@ def auto_items(*, k: int = 5, seed: int = 0) -> pd.DataFrame:
                 band="holds",
             )
         )
-    for name in ("maternaqa", "xquad-es", "xquad-en"):
-        language = "en" if name.endswith("-en") else "es"
+    for name, language in CORRECT_CORPORA.items():
         frames.append(
             scored(
                 correct_items(name, seed=seed),

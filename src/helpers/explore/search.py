@@ -70,8 +70,9 @@ class Highlighter:
 
     def __init__(self, query: str, language: str = "en"):
         self._fold = fold_accents
-        self.tokenizer = Tokenizer(language if language in ("en", "es") else "en")
-        self._stem = self.tokenizer._stemmer.stemWord
+        self.tokenizer = Tokenizer(language)  # any language's stemmer and stop words (helpers.languages)
+        stemmer = self.tokenizer._stemmer
+        self._stem = stemmer.stemWord if stemmer is not None else (lambda word: word)
         stopwords = set(self.tokenizer.stopwords)
         self.terms = {
             self._stem(w)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -33,34 +32,13 @@ from helpers.data.questions import NOT_ANSWERABLE
 from helpers.errors import UserError
 from helpers.judges import validity
 from helpers.judges.base import JUDGES, JudgeContext, judge_sample
-from helpers.languages import corpus_language
+from helpers.languages import corpus_language, detect
 from helpers.stats import MIN_INTERVAL_N, bootstrap_ci
 
 RAGAS_NAMES = {"user_input": "question", "response": "answer", "retrieved_contexts": "contexts"}
 REQUIRED = ("question", "answer", "contexts")
 LONG_COLUMNS = ["id", "judge", "metric", "value", "reason"]
 LLM_NAME = "evaluate"  # the name an LLM judge's options give the one LLM of an evaluation
-# words that tell Spanish from English in a few questions (the judges' stemmers and stop words)
-_SPANISH = {
-    "el",
-    "la",
-    "los",
-    "las",
-    "de",
-    "del",
-    "que",
-    "en",
-    "y",
-    "para",
-    "con",
-    "por",
-    "una",
-    "es",
-    "se",
-    "cuál",
-    "qué",
-}
-_ENGLISH = {"the", "of", "and", "to", "in", "is", "for", "with", "what", "which", "how", "are", "a", "an", "it"}
 
 
 @dataclass
@@ -147,9 +125,10 @@ def answers_from_frame(
 
 
 def guess_language(texts: list[str]) -> str:
-    """'es' or 'en', by which language's commonest words the texts use more."""
-    words = re.findall(r"[^\W\d_]+", " ".join(texts).lower())
-    return "es" if sum(w in _SPANISH for w in words) > sum(w in _ENGLISH for w in words) else "en"
+    """The texts' ISO 639-1 code by the package's one detector (helpers.languages.detect, py3langid):
+    the judges then stem and drop stop words as that language does (helpers.languages's
+    `corpus_language`: English's texts where it has none of its own)."""
+    return detect([t for t in texts if t])["code"]
 
 
 class OneLLM:
@@ -286,7 +265,7 @@ def evaluate(
     """Score `data` (a DataFrame, or records as a list of dicts) with `judges` (default: every
     judge that needs no LLM). `llm`: the LLM the LLM judges call (an LLM or its config dict).
     `options`: {judge: its options} (e.g. {"ragas": {"metrics": ["faithfulness"]}}). `language`:
-    'es' or 'en' (default: guessed from the questions and answers)."""
+    an ISO 639-1 code (default: detected from the questions and answers)."""
     frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
     answers = answers_from_frame(frame)
     scores = score_answers(answers, judges, llm=llm, options=options, language=language)

@@ -138,6 +138,23 @@ def corpus_language(code: str | None) -> Language:
     return language
 
 
+_IDENTIFIER = []  # py3langid's identifier, loaded on the first `detect`
+
+
+def detect(texts: list[str], max_chars: int = 20000) -> dict:
+    """The language of `texts` by py3langid (its model ships inside the package; 97 languages),
+    from an even sample of them: {"code": ISO 639-1, "probability"}. The one detector of the
+    package: ingestion, helpers.evaluate and RAGAS's language check all call it (issue 63)."""
+    if not _IDENTIFIER:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier  # a model file: loaded on first use
+
+        _IDENTIFIER.append(LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True))
+    step = max(1, len(texts) // 50)
+    sample = " ".join(texts[::step])[:max_chars]
+    code, probability = _IDENTIFIER[0].classify(sample)
+    return {"code": code, "probability": round(float(probability), 4)}
+
+
 def _clear() -> None:
     """Forget what was found (a test that adds a language module)."""
     for cached in (_modules, languages, corpus_language):

@@ -13,12 +13,12 @@ scores (0.92 relevant, 0.4 off-topic) depend on its embedder, so the check is th
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 import pandas as pd
 
 from helpers.data.contracts import Sample
+from helpers.languages import detect
 from helpers.ragas_eval.runner import RagasJudge
 
 Q_CITAS = "¿Cuál es la cantidad ideal de controles prenatales?"
@@ -144,15 +144,13 @@ def seed_examples() -> list[WorkedExample]:
     ]
 
 
-_ES = set("de la el en y los las del se para con por un una que es al su lo como más debe entre".split())
-_EN = set("the of and in is for to with a an are that by be should from it as on at".split())
+SEED_LANGUAGE = "es"  # the seed document's worked examples are Spanish
 
 
-def looks_spanish(text: str) -> bool:
-    """A crude language check: Spanish function words or ¿¡áéíóúñ outnumber English ones."""
-    words = re.findall(r"[a-záéíóúñü]+", text.lower())
-    es = sum(w in _ES for w in words) + len(re.findall(r"[¿¡áéíóúñ]", text.lower()))
-    return es > sum(w in _EN for w in words)
+def in_language(text: str, code: str) -> bool:
+    """Whether a text the judge wrote is in the language `code`, by the package's one detector
+    (helpers.languages.detect)."""
+    return detect([text])["code"] == code
 
 
 def _verdicts(metric: str, detail: list[dict]) -> list[int]:
@@ -217,7 +215,9 @@ def measure_seed_examples(judge, embedder=None, *, variants=("en", "es"), **judg
                         "expected_verdicts": e.expected_verdicts,
                         "verdicts": _verdicts(metric, detail),
                         "agreement": verdict_agreement(e.expected_verdicts, _verdicts(metric, detail)),
-                        "spanish_kept": (sum(map(looks_spanish, written)) / len(written)) if written else None,
+                        "spanish_kept": (
+                            sum(in_language(t, SEED_LANGUAGE) for t in written) / len(written) if written else None
+                        ),
                         "error_kind": r["error_kind"],
                         "reason": r["reason"],
                         "seconds": r["seconds"],
