@@ -282,3 +282,51 @@ def test_the_command_searches_a_folder_of_documents_and_prints_one_json_object(t
         "error: search: --documents DIR and --questions FILE go together (the grid's axes over your folder) "
         "(--debug for the traceback)"
     )
+
+
+def test_a_labelled_search_stops_for_labels_and_races_the_audited_values(tmp_path, monkeypatch):
+    """--label-rate: the questions drawn for labelling (a seeded draw per question id) need a person's
+    `correct` label for every racing cell's answer; the search writes them into each run's labels.csv
+    and stops (exit 3 from the command); filled in and rerun, it goes on, and each drawn answer's value
+    is judge + (label - judge) / rate (helpers.sequential.audited)."""
+    from helpers.data import load_dataset
+    from helpers.experiment.label_format import read_answer_labels
+    from helpers.experiment.search import search
+    from helpers.experiment.search_labels import LabelsNeeded, SearchLabels
+    from helpers.sequential import audited
+
+    data = load_dataset("xquad-es", query_split="test")
+    _scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})
+    sweep = ANSWERING | {"axes": ANSWERING["axes"] | {"retrieval.bm25.k1": [1.5]}}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    from runs import cli_in_process, run_env
+
+    stopped = cli_in_process("search", path, "--label-rate", 0.5, "--batch", 4, env=run_env(tmp_path / "cli"))
+    assert stopped.returncode == 3 and "drawn for labelling need a person's label" in stopped.stderr
+    draw = SearchLabels(0.5, "correct", seed=0)
+    rounds, labelled = 0, {}
+    while True:
+        try:
+            summary = search(path, epsilon=0.1, batch=4, label_rate=0.5, results_dir=tmp_path, log=lambda _: None)
+            break
+        except LabelsNeeded as needed:
+            rounds += 1
+            for file in needed.files:  # a person labels: the good LLM's answers right, the bad one's wrong
+                frame = read_answer_labels(file)
+                assert frame["correct"].eq("").any() and all(draw.drawn(q) for q in frame["qid"])
+                frame["correct"] = frame["model"].map({"good": "yes", "bad": "no"})
+                frame.to_csv(file, index=False)
+                labelled.update({(m, q): c for m, q, c in zip(frame["model"], frame["qid"], frame["correct"])})
+        assert rounds < 10
+    assert rounds >= 1 and summary["labels"]["rate"] == 0.5 and summary["labels"]["labelled"] > 0
+    assert summary["chosen"]["axes"]["llm"]["name"] == "good"
+    # the chosen cell's estimate: the mean of its audited values on the questions it used
+    cell = next(c for c in summary["cells"] if c["status"] == "chosen")
+    scores = pd.read_parquet(tmp_path / cell["run"] / "scores.parquet").query("metric == 'correctness'")
+    judged = dict(zip(scores["qid"], scores["value"]))
+    trace = json.loads((tmp_path / "search" / "tiny-answers" / "search.json").read_text())["trace"][-1]
+    used = trace["order"][: cell["questions"]]
+    expected = [audited(judged[q], 1.0 if labelled.get(("good", q)) == "yes" else None, 0.5) for q in used]
+    assert [draw.drawn(q) for q in used] == [("good", q) in labelled for q in used]
+    assert cell["estimate"] == pytest.approx(np.mean(expected))

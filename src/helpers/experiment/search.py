@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.errors import UserError
-from helpers.experiment.search_answers import AnswerArms, check_metric
+from helpers.experiment.search_answers import AnswerArms, check_metric, label_column
+from helpers.experiment.search_labels import LabelsNeeded, SearchLabels
 from helpers.experiment.search_report import write_result
 from helpers.experiment.sweep import expand, load_sweep
 from helpers.retrieval.evaluation.metrics import parse_metric, per_query
@@ -177,10 +178,14 @@ class Race:
         return [a for a, r in self.racer.items() if r not in self.dropped and r not in self.failed]
 
 
-def race(stage, keys: dict[str, str], order, evaluate, *, delta, epsilon, batch, log, spent=None) -> Race:
+def race(
+    stage, keys: dict[str, str], order, evaluate, *, delta, epsilon, batch, log, spent=None, checked=None, scale=1.0
+) -> Race:
     """Successive elimination over `order`, `batch` questions a look (helpers.sequential.eliminate).
-    keys: arm name -> its work (equal keys: one racer); evaluate(racer, qids) -> {qid: value in
-    [0, 1]}; spent(): True when a budget is spent (checked after each look)."""
+    keys: arm name -> its work (equal keys: one racer); evaluate(racer, qids) -> {qid: value} (in
+    [0, 1], or a range of differences `scale` wide: audited values); spent(): True when a budget is
+    spent (checked after each look); checked(): after each look's evaluations, raises to stop the
+    search there (people's labels still to give)."""
     racer = {name: next(n for n, k in keys.items() if k == key) for name, key in keys.items()}
     state = Race(stage, racer, list(order))
     state.values = {r: {} for r in state.racers}
@@ -190,6 +195,8 @@ def race(stage, keys: dict[str, str], order, evaluate, *, delta, epsilon, batch,
         for name in list(alive):
             try:
                 state.values[name].update(evaluate(name, chunk))
+            except LabelsNeeded:
+                raise
             except Exception as exc:  # noqa: BLE001 - one arm's failure is recorded, the search goes on
                 state.failed[name] = f"{type(exc).__name__}: {exc}"
                 alive.remove(name)
@@ -199,8 +206,10 @@ def race(stage, keys: dict[str, str], order, evaluate, *, delta, epsilon, batch,
                 f"search ({stage}): every arm failed ({'; '.join(f'{k}: {v}' for k, v in state.failed.items())}); "
                 "fix the cause and rerun: what was done is kept"
             )
+        if checked is not None:
+            checked()
         kept = {r: v for r, v in state.values.items() if r not in state.failed}
-        state.statuses, state.done = eliminate(kept, alive, delta=delta, epsilon=epsilon)
+        state.statuses, state.done = eliminate(kept, alive, delta=delta, epsilon=epsilon, scale=scale)
         used = start + len(chunk)
         for arm in state.statuses:
             if arm.status == "eliminated":
@@ -228,13 +237,16 @@ def search(
     batch: int = 10,
     seed: int = 0,
     budget=None,
+    label_rate: float | None = None,
     documents: dict | None = None,
     results_dir: Path | None = None,
     log=print,
 ) -> dict:
     """Search the sweep's grid (module docstring); returns the summary `--json` prints.
-    budget: a helpers.experiment.until_decided.Budget for the answer stage; documents: a dataset
-    section (a user's folder) in place of the sweep base's."""
+    budget: a helpers.experiment.until_decided.Budget for the answer stage; label_rate: the answer
+    stage's judge corrected by people's labels on questions drawn at this rate
+    (helpers.experiment.search_labels; a look that needs labels raises LabelsNeeded); documents: a
+    dataset section (a user's folder) in place of the sweep base's."""
     if metric not in KINDS:
         raise UserError(f"search: metric {metric!r} is not one the retrieval stage measures; valid: {', '.join(KINDS)}")
     parse_metric(f"{metric}@1")
@@ -255,8 +267,13 @@ def search(
             "search: some cells generate and some do not; set `generate` in the sweep's base, not as an axis"
         )
     generate = generate.pop()
+    labels = None
     if generate:
         check_metric(answer_metric)
+        if label_rate is not None:
+            labels = SearchLabels(label_rate, label_column(answer_metric), seed=seed)
+    elif label_rate is not None:
+        raise UserError("search: --label-rate labels answers; this sweep does not generate (set `generate: true`)")
     screened = [a for a in arms if not needs_llm(a["architecture"], a["config"].retrieval.options)]
     engine = RetrievalArms(screened, metric, at)
     order = engine.questions() if screened else []
@@ -282,7 +299,7 @@ def search(
         unscreened = {a["name"] for a in arms} - {a["name"] for a in screened}  # HyDE, multi-query
         entering = [a for a in arms if a["name"] in kept | unscreened]
         stage, answers, calls = _answer_stage(
-            arms, entering, answer_metric, seed, budget, started, settings, results_dir
+            arms, entering, answer_metric, seed, budget, started, settings, results_dir, labels
         )
         races.append(stage)
         counts |= calls
@@ -295,16 +312,17 @@ def search(
         metric=answer_metric if generate else f"retrieval/{metric}@{at}",
         delta=share,
         epsilon=epsilon,
+        scale=labels.scale if labels is not None else 1.0,
         results_dir=results_dir,
     )
 
 
-def _answer_stage(arms, entering, metric, seed, budget, started, settings, results_dir):
+def _answer_stage(arms, entering, metric, seed, budget, started, settings, results_dir, labels):
     """The answer stage's race over the arms `entering` it, (race, AnswerArms, LLM call counts);
     the full grid's calls: every distinct arm of the grid on every question, at the calls an answer
     took here (HyDE and multi-query take more than one)."""
     keys = {a["name"]: same_work(a) for a in arms}
-    answers = AnswerArms(entering, keys, metric, results_dir=results_dir)
+    answers = AnswerArms(entering, keys, metric, results_dir=results_dir, labels=labels)
     order = answers.questions(next(iter(answers.arms)))
     if not order:
         raise UserError("search: no question of the grid's dataset has a reference; the answer stage needs them")
@@ -313,9 +331,15 @@ def _answer_stage(arms, entering, metric, seed, budget, started, settings, resul
     def spent() -> bool:
         return budget is not None and budget.spent(answers.answered(), time.perf_counter() - started) >= budget.amount
 
-    stage = race("answers", answers.keys, order, answers.evaluate, spent=spent, **settings)
-    answers.finish(time.perf_counter() - started)
+    audit = {"checked": labels.check, "scale": labels.scale} if labels is not None else {}
+    try:
+        stage = race("answers", answers.keys, order, answers.evaluate, spent=spent, **settings, **audit)
+    finally:  # stopped for labels too: each run's scores so far are readable (the labelling panel)
+        answers.finish(time.perf_counter() - started)
     calls = [c for per in answers.calls.values() for c in per.values()]
     distinct = len(set(AnswerArms(arms, keys, metric).keys.values()))
     full = round(distinct * len(order) * sum(calls) / max(1, len(calls)))
-    return stage, answers, {"llm_calls": sum(calls), "full_grid_llm_calls": full}
+    counts = {"llm_calls": sum(calls), "full_grid_llm_calls": full}
+    if labels is not None:
+        counts["labels"] = {"rate": labels.rate, "column": labels.column, **labels.used}
+    return stage, answers, counts

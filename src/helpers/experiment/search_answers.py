@@ -25,6 +25,19 @@ DEFAULT_METRIC = "correctness/correctness"
 OFF = {"offline": False, "ragas": False, "ragas_evidence": False}
 
 
+def label_column(metric: str) -> str:
+    """The labels column people's labels of `metric` are in (the metric's `validated_by`); a metric
+    no label validates fails, naming those that one does."""
+    from helpers.judges import JUDGES
+
+    judge, _, name = metric.partition("/")
+    column = next((m.validated_by for m in JUDGES[judge].metrics_for(None) if m.name == name), None)
+    if not column:
+        backed = [f"{j}/{m.name}" for j, cls in JUDGES.items() for m in cls.metrics_for(None) if m.validated_by]
+        raise UserError(f"search: --label-rate needs a metric people label; {metric} is not; these are: {backed}")
+    return column
+
+
 def check_metric(metric: str) -> str:
     """The metric's judge; a metric no judge produces fails with the valid names."""
     from helpers.judges import JUDGES, metric_names  # the judges: loaded only when a search answers
@@ -49,8 +62,11 @@ class AnswerArms:
     """Evaluate arms on questions by an answer metric, each distinct arm one run (module docstring).
     `retrieval_keys`: each arm's retrieval work (helpers.experiment.search.same_work)."""
 
-    def __init__(self, arms: list[dict], retrieval_keys: dict[str, str], metric: str, *, results_dir=None):
+    def __init__(self, arms: list[dict], retrieval_keys: dict[str, str], metric: str, *, results_dir=None, labels=None):
+        """labels: a helpers.experiment.search_labels.SearchLabels (the judge corrected by people's
+        labels on the questions it draws), or None (the judge alone)."""
         self.metric, self.judge = metric, check_metric(metric)
+        self.labels = labels
         self.arms = {a["name"]: a for a in arms}
         self.keys = {
             n: json.dumps([retrieval_keys[n], answer_settings(a["config"])], sort_keys=True, default=str)
@@ -110,7 +126,10 @@ class AnswerArms:
         self.calls.setdefault(name, {}).update({a["qid"]: a.get("llm_calls") or 0 for a in answered})
         scores, _, _ = experiment.score_table(data, answered)
         architecture = self.arms[name]["architecture"]
-        return metric_values(scores, self.metric, [architecture])[architecture]
+        judged = metric_values(scores, self.metric, [architecture])[architecture]
+        if self.labels is None:
+            return judged
+        return self.labels.values(experiment.store.directory, answered, judged)
 
     def answered(self) -> list[dict]:
         """Every answer record the search's runs hold (a budget counts what they spent)."""

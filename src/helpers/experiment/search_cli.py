@@ -16,6 +16,7 @@ from helpers.errors import UserError
 def _search(args: argparse.Namespace) -> int:
     # the retrievers and the runner: loaded only when this runs
     from helpers.experiment.search import search
+    from helpers.experiment.search_labels import LabelsNeeded
     from helpers.experiment.search_report import format_table, search_figure
     from helpers.experiment.until_decided import Budget
 
@@ -23,19 +24,24 @@ def _search(args: argparse.Namespace) -> int:
         raise UserError("search: --documents DIR and --questions FILE go together (the grid's axes over your folder)")
     documents = {"name": "documents", "options": {"path": args.documents, "questions": args.questions}}
     log = (lambda line: print(line, file=sys.stderr)) if args.json else print
-    summary = search(
-        args.sweep,
-        metric=args.metric,
-        at=args.at,
-        answer_metric=args.answer_metric,
-        epsilon=args.epsilon,
-        delta=args.delta,
-        batch=args.batch,
-        seed=args.seed,
-        budget=Budget.parse(args.budget) if args.budget else None,
-        documents=documents if args.documents else None,
-        log=log,
-    )
+    try:
+        summary = search(
+            args.sweep,
+            metric=args.metric,
+            at=args.at,
+            answer_metric=args.answer_metric,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            batch=args.batch,
+            seed=args.seed,
+            budget=Budget.parse(args.budget) if args.budget else None,
+            label_rate=args.label_rate,
+            documents=documents if args.documents else None,
+            log=log,
+        )
+    except LabelsNeeded as needed:  # people's labels first: the same command goes on once they are in
+        print(str(needed), file=sys.stderr)
+        return 3
     trace = Path(summary["chosen_config"]).with_name("search.json")
     figure = search_figure(json.loads(trace.read_text()))
     figure.savefig(trace.with_name("search.png"), dpi=120, bbox_inches="tight")
@@ -73,6 +79,12 @@ def add_cli(subparsers) -> None:
         help="the answer stage's metric, JUDGE/METRIC in [0, 1] (default correctness/correctness)",
     )
     search.add_argument("--budget", help="the answer stage stops when spent: 30m, 50k tokens or $2")
+    search.add_argument(
+        "--label-rate",
+        type=float,
+        help="the answer stage's judge corrected by people's labels of questions drawn at this rate "
+        "(0.2: one in five); the search stops (exit 3) when a look needs labels, and resumes when rerun",
+    )
     search.add_argument("--at", type=int, default=10, help="the metric's depth, the same for every cell (default 10)")
     search.add_argument(
         "--epsilon",

@@ -21,15 +21,18 @@ from helpers.inputs import inside
 from helpers.sequential import confidence_sequence
 
 
-def _own_interval(values: dict[str, float], order: list[str], delta: float) -> tuple[float | None, float | None]:
+def _own_interval(values: dict[str, float], order: list[str], delta: float, scale: float = 1.0):
+    """(low, high) of the CS of one arm's mean; values in [0, 1], or audited values in [1 - 1/rate,
+    1/rate] (`scale` = 2/rate - 1 for their differences: divided by 1/rate = (scale + 1) / 2 first)."""
     seen = [values[q] for q in order if q in values]
     if not seen:
         return None, None
-    low, high = confidence_sequence(np.array(seen, dtype=float), alpha=delta)
-    return float(low[-1]), float(high[-1])
+    width = (scale + 1) / 2
+    low, high = confidence_sequence(np.array(seen, dtype=float) / width, alpha=delta)
+    return float(low[-1]) * width, float(high[-1]) * width
 
 
-def _cell(arm: dict, stage, final: bool, chosen: str, delta: float, runs: dict[str, str]) -> dict:
+def _cell(arm: dict, stage, final: bool, chosen: str, delta: float, runs: dict[str, str], scale: float) -> dict:
     own = stage.racer[arm["name"]]
     seen = stage.values.get(own, {})
     estimate = float(np.mean(list(seen.values()))) if seen else None
@@ -42,7 +45,7 @@ def _cell(arm: dict, stage, final: bool, chosen: str, delta: float, runs: dict[s
         status, gap = ("chosen" if arm["name"] == chosen else "same as chosen"), (None, None)
     else:
         status, gap = ("tied" if stage.done else "open"), (last.low, last.high) if last else (None, None)
-    low, high = _own_interval(seen, stage.order, delta)
+    low, high = _own_interval(seen, stage.order, delta, scale if stage.stage == "answers" else 1.0)
     cell = {"axes": arm["axes"], "status": status, "stage": stage.stage, "questions": len(seen)}
     cell |= {"estimate": estimate, "low": low, "high": high, "leader_minus_low": gap[0], "leader_minus_high": gap[1]}
     cell |= {"run": runs[own]} if own in runs and stage.stage == "answers" else {}  # the run that answered
@@ -50,7 +53,17 @@ def _cell(arm: dict, stage, final: bool, chosen: str, delta: float, runs: dict[s
 
 
 def write_result(
-    name: str, arms: list[dict], races: list, answers, counts: dict, *, metric, delta, epsilon, results_dir=None
+    name: str,
+    arms: list[dict],
+    races: list,
+    answers,
+    counts: dict,
+    *,
+    metric,
+    delta,
+    epsilon,
+    scale=1.0,
+    results_dir=None,
 ) -> dict:
     """The summary (module docstring), with search.json and chosen.yaml written under
     results/search/NAME/. `answers`: the answer stage's helpers.experiment.search_answers.AnswerArms
@@ -62,8 +75,8 @@ def write_result(
     cells = []
     for arm in arms:
         stage = next(r for r in reversed(races) if arm["name"] in r.racer)
-        cells.append(_cell(arm, stage, stage is last, chosen["name"], delta, runs))
-    low, high = _own_interval(last.values[leader], last.order, delta)
+        cells.append(_cell(arm, stage, stage is last, chosen["name"], delta, runs, scale))
+    low, high = _own_interval(last.values[leader], last.order, delta, scale if last.stage == "answers" else 1.0)
     summary = {
         "metric": metric,
         "epsilon": epsilon,
