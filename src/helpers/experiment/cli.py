@@ -128,7 +128,7 @@ def _run_and_report(args: argparse.Namespace) -> tuple[int, dict | None]:
         from helpers.experiment.diagnosis import read_run
 
         wide = read_run(summary["run_id"])
-        frame = intervention.second_opinion(diagnosed[1], wide, diagnosed[2], run_id=summary["run_id"])
+        frame = intervention.second_opinion(diagnosed.answers, wide, diagnosed.bands, run_id=summary["run_id"])
         print("\n" + intervention.summary(frame))
     if summary.get("prompt_fallback"):  # the corpus's language has no prompts of its own
         print(summary["prompt_fallback"])

@@ -31,6 +31,7 @@ import math
 import re
 from dataclasses import asdict
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 from scipy.stats import binomtest
@@ -381,10 +382,19 @@ def bands_for(wide: pd.DataFrame, labels_path: str | Path | None) -> dict:
     return fit_bands(wide, read_diagnosis_labels(labels_path), str(labels_path))
 
 
+class RunDiagnosis(NamedTuple):
+    """A run's diagnosis: the verdict table per architecture (verdict_table), each answer with its
+    verdict and evidence (verdicts), and the cuts it was read through (bands_for)."""
+
+    table: pd.DataFrame
+    answers: pd.DataFrame
+    bands: dict
+
+
 def run_diagnosis(
     run_id: str, results_dir: Path | None = None, *, confidence: float = 0.95, scores: pd.DataFrame | None = None
-):
-    """(verdict table, answers, bands) of a run, or None when no answer has a correctness score (a
+) -> RunDiagnosis | None:
+    """The RunDiagnosis (table, answers, bands) of a run, or None when no answer has a correctness score (a
     run without references or without the correctness judge has nothing to diagnose). The cuts
     come from the run's labels.csv (the labelling panel's) where it labels enough answers.
     `scores`: the run's scores, already read."""
@@ -394,4 +404,4 @@ def run_diagnosis(
     wide = read_run(run_id, results_dir, scores=scores)  # scores read once
     bands = bands_for(wide, run_dir(run_id, results_dir) / "labels.csv")
     answers = verdicts(wide, bands)
-    return verdict_table(answers, confidence=confidence), answers, bands
+    return RunDiagnosis(verdict_table(answers, confidence=confidence), answers, bands)

@@ -381,7 +381,7 @@ def build_figures(run_id: str, results_dir: Path | None = None, out_dir: Path | 
         plt.close(fig)
     diagnosed = run_diagnosis(run_id, results_dir, confidence=statistics_settings(config).confidence)
     if diagnosed is not None:  # answers with references: why the wrong ones failed
-        fig = verdict_figure(diagnosed[0], confidence=statistics_settings(config).confidence, bands=diagnosed[2])
+        fig = verdict_figure(diagnosed.table, confidence=statistics_settings(config).confidence, bands=diagnosed.bands)
         written["verdicts"] = save_figure(
             fig,
             f"{run_id}-verdicts",

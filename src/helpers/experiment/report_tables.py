@@ -184,7 +184,7 @@ def _verdicts(diagnosis: tuple | None, scores: pd.DataFrame) -> dict:
     """{(architecture, llm, qid): (verdict, evidence)} of a run's diagnosed answers."""
     if diagnosis is None:
         return {}
-    answers = diagnosis[1]
+    answers = diagnosis.answers
     by_id = dict(zip(zip(answers["architecture"], answers["id"]), zip(answers["verdict"], answers["evidence"])))
     keys = scores[KEY].drop_duplicates()
     ids = answer_ids(keys["qid"], keys["llm"], scores["llm"].nunique() > 1)

@@ -91,7 +91,9 @@ def run_sections(run_id: str, results_dir: Path | None = None, *, diagnosis=None
     why = Section(
         "diagnosis",
         "Why answers fail",
-        format_table(diagnosis[0], diagnosis[2]).splitlines()[1:] if diagnosis else ["no answer with a reference"],
+        format_table(diagnosis.table, diagnosis.bands).splitlines()[1:]
+        if diagnosis
+        else ["no answer with a reference"],
     )
     unbacked = Section(
         "unbacked",
