@@ -104,3 +104,17 @@ def test_unknown_judges_and_bad_options_are_named(registered):
         _config(length={"max_words": "many"})
     with pytest.raises(UserError, match="unknown judge 'nope'; valid names"):
         judge_class("nope")
+
+
+def test_a_string_names_the_llm_of_every_judge_that_takes_one():
+    """Issue 63: `judges: {NAME: local}` worked only for the judges a list in judges_config named; it
+    is read from the judge's own Options (an `llm` field), so a new LLM judge edits no list."""
+    from helpers.experiment.judges_config import JudgesConfig
+    from helpers.judges import JUDGES
+
+    takes = sorted(n for n, cls in JUDGES.items() if "llm" in cls.Options.model_fields)
+    assert takes == ["ragas", "ragchecker_llm", "trace_llm"]
+    config = JudgesConfig({name: "judge" for name in takes})
+    assert all(config.options(name)["llm"] == "judge" for name in takes)
+    with pytest.raises(ValueError, match="judges.offline: 'judge' is not a setting"):
+        JudgesConfig({"offline": "judge"})

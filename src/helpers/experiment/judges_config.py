@@ -39,13 +39,12 @@ FLAT_KEYS = {
     "ragas_timeout_s": ("ragas", "timeout_s"),
     "ragas_evidence_statements": ("ragas_evidence", "statements"),
 }
-# judges a string names the LLM of: `ragas: local`
-LLM_SHORTHAND = ("ragas", "trace_llm", "ragchecker_llm")
 BUILT_IN = ("offline", "trace_llm", "ragas", "ragas_evidence")
 
 
-def _section(name: str, value):
-    """One judge's setting as options (a dict) or False (off)."""
+def _section(name: str, value, takes_llm: bool = False):
+    """One judge's setting as options (a dict) or False (off). `takes_llm`: the judge's `Options` has
+    an `llm` field, so a string names its LLM (`ragas: local`): read from the judge, no list to edit."""
     if name == "ragas_evidence" and value is None:  # before issue 47, null meant "on when trained"
         return {}
     if name == "ragas_evidence" and value is True:
@@ -54,7 +53,7 @@ def _section(name: str, value):
         return {}
     if value is None or value is False:
         return False
-    if isinstance(value, str) and name in LLM_SHORTHAND:
+    if isinstance(value, str) and takes_llm:
         return {"llm": value}
     if not isinstance(value, dict):
         raise ValueError(
@@ -88,7 +87,9 @@ class JudgesConfig(RootModel[dict[str, dict | Literal[False]]]):
                 f"unknown key 'judges.{unknown[0]}' (check its spelling): not a registered judge "
                 f"(valid names: {sorted(JUDGES)})"
             )
-        sections = {name: _section(name, value) for name, value in data.items()}
+        sections = {
+            name: _section(name, value, "llm" in JUDGES[name].Options.model_fields) for name, value in data.items()
+        }
         for name, options in DEFAULT_ON.items():
             sections.setdefault(name, dict(options))
         for key, value in flat.items():
