@@ -44,7 +44,7 @@ import pandas as pd
 import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_ragbench
-from helpers.judges.evaluation import hallucination_auroc
+from helpers.judges.judge_eval import hallucination_auroc
 from helpers.judges.models.llm_verdicts import PROMPT_VERSION, LogprobJudge, claim_score
 from helpers.trace.scoring import to_json
 

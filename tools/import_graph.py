@@ -120,7 +120,7 @@ LAYERS: dict[str, int] = {
 LAYER_NAMES = ["foundations", "services", "components", "pipelines", "experiments", "front ends"]
 FRONT_END = 5
 # the package root's lazily loaded public API (helpers/__init__.py, `__getattr__`): root -> module
-PUBLIC_API = {("helpers", "helpers.judges.evaluate"), ("helpers", "helpers.experiment.diagnose")}
+PUBLIC_API = {("helpers", "helpers.judges.evaluate"), ("helpers", "helpers.experiment.frame_diagnosis")}
 
 # outside packages worth importing only where used: optional extras (models, Ray, Chroma, local
 # LLMs, browsers, notebooks widgets), or slow to import (a quarter of a second or more here: pandas

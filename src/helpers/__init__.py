@@ -16,12 +16,12 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str):
     """`helpers.evaluate(df, judges=[...])` (helpers.judges.evaluate) and `helpers.diagnose(df)`
-    (helpers.experiment.diagnose), loaded on first use: importing the package stays light (no
+    (helpers.experiment.frame_diagnosis), loaded on first use: importing the package stays light (no
     pandas, no judges' models)."""
     if name in ("evaluate", "Evaluation"):
         from helpers.judges import evaluate as module
     elif name in ("diagnose", "Diagnosis"):
-        from helpers.experiment import diagnose as module
+        from helpers.experiment import frame_diagnosis as module
     else:
         raise AttributeError(f"module 'helpers' has no attribute {name!r}")
     return getattr(module, name)

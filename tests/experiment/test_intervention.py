@@ -9,8 +9,8 @@ import pytest
 
 from helpers.__main__ import main
 from helpers.experiment import intervention
-from helpers.experiment.diagnose import judged_wide
 from helpers.experiment.diagnosis import Band, verdicts
+from helpers.experiment.frame_diagnosis import judged_wide
 from helpers.judges.evaluate import answers_from_frame
 from helpers.llm import LLM
 from helpers.llm.scripted import ScriptedBackend

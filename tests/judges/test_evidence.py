@@ -153,7 +153,7 @@ def test_stacked_judge_mixes_lexical_and_neural_support(tiny_model, tmp_path):
 
 
 def test_judge_eval_names_the_valid_judges():
-    from helpers.judges.evaluation import judge_eval
+    from helpers.judges.judge_eval import judge_eval
 
     with pytest.raises(Exception, match="valid: offline, lexical, evidence, stacked, llm"):
         judge_eval(judges="offline,nli")

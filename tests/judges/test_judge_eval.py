@@ -42,7 +42,7 @@ def tiny_judge(tiny_ragbench, tmp_path_factory):
 
 
 def test_judge_eval_side_by_side(tiny_ragbench, tiny_judge, tmp_path):
-    from helpers.judges.evaluation import format_table, judge_eval, result_frame, save_result
+    from helpers.judges.judge_eval import format_table, judge_eval, result_frame, save_result
 
     result = judge_eval(tiny_ragbench, split="test", judges=["offline"], judge_path=tiny_judge)
     assert set(result["subsets"]) == {"covidqa", "hotpotqa"}
@@ -55,7 +55,7 @@ def test_judge_eval_side_by_side(tiny_ragbench, tiny_judge, tmp_path):
     from sklearn.metrics import roc_auc_score
 
     from helpers.data import load_ragbench
-    from helpers.judges.evaluation import _offline_judges
+    from helpers.judges.judge_eval import _offline_judges
 
     frame = load_ragbench("covidqa", "test", tiny_ragbench)
     scores = [j.scores for j in _offline_judges(["offline"], tiny_judge, None)["offline"].judge_frame(frame)]
@@ -76,7 +76,7 @@ def test_judge_eval_side_by_side(tiny_ragbench, tiny_judge, tmp_path):
 
 def test_judge_eval_trivial_rmse_matches_by_hand(tiny_ragbench, tiny_judge):
     from helpers.data import load_ragbench
-    from helpers.judges.evaluation import judge_eval
+    from helpers.judges.judge_eval import judge_eval
 
     result = judge_eval(tiny_ragbench, split="test", judges=["offline"], judge_path=tiny_judge, limit=10)
     frame = load_ragbench("hotpotqa", "test", tiny_ragbench).head(10)
@@ -88,7 +88,7 @@ def test_judge_eval_trivial_rmse_matches_by_hand(tiny_ragbench, tiny_judge):
 
 def test_judge_eval_records_llm_failures(tiny_ragbench, tiny_judge, monkeypatch):
     """An LLM judge that cannot answer yields NaN scores and recorded reasons, not a crash."""
-    from helpers.judges import evaluation as module
+    from helpers.judges import judge_eval as module
 
     result = module.judge_eval(
         tiny_ragbench,
@@ -138,7 +138,7 @@ SHIPPED_AUROC = {
 @pytest.fixture(scope="module")
 def baselines_on_test(raw_ready):
     """judge-eval's result for the shipped baselines alone (no judge of ours), default data dir."""
-    from helpers.judges.evaluation import judge_eval
+    from helpers.judges.judge_eval import judge_eval
 
     return judge_eval(split="test", judges=[])
 
@@ -157,7 +157,7 @@ def test_shipped_baseline_auroc_pins(baselines_on_test):
 
 def test_inverted_score_gives_one_minus_auroc(raw_ready):
     from helpers.data import load_ragbench
-    from helpers.judges.evaluation import hallucination_auroc
+    from helpers.judges.judge_eval import hallucination_auroc
 
     frame = load_ragbench("covidqa", "test")
     hallucinated = 1.0 - frame["adherence_score"].astype(float).to_numpy()
@@ -173,7 +173,7 @@ def test_inverted_score_gives_one_minus_auroc(raw_ready):
 def offline_test_eval(raw_ready):
     """judge-eval of the lexical judge `make data` trains (data/models/) on the test splits (the
     evidence model, trained by its own make target, is measured by benchmarks/judge.py)."""
-    from helpers.judges.evaluation import judge_eval
+    from helpers.judges.judge_eval import judge_eval
     from helpers.judges.models.trace_trees import DEFAULT_PATH
 
     assert DEFAULT_PATH.exists(), f"{DEFAULT_PATH} is not trained: run `make data`"

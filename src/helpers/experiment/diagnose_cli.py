@@ -18,7 +18,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 
     is_run = not Path(args.source).is_file()
     if not is_run and diagnosis.is_answers_file(args.source):  # question, answer, contexts: judged here
-        from helpers.experiment.diagnose import judged_wide
+        from helpers.experiment.frame_diagnosis import judged_wide
         from helpers.judges.external import read_answers
 
         wide = judged_wide(read_answers(args.source), args.language)

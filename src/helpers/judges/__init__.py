@@ -30,7 +30,7 @@ from helpers.judges.base import (
 
 # the modules of this package that hold no judge: the contract, the front end, and tools that read
 # the registry (importing them here would load the data layer for every user of a judge)
-NOT_JUDGES = frozenset({"base", "cli", "evaluate", "evaluation", "external", "validity"})
+NOT_JUDGES = frozenset({"base", "cli", "evaluate", "judge_eval", "external", "validity"})
 
 
 def judge_modules() -> list[str]:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.data import list_splits, load_ragbench
-from helpers.judges.evaluation import BASELINES
+from helpers.judges.judge_eval import BASELINES
 from helpers.stats import auroc, bootstrap_ci, rmse
 from helpers.trace.scoring import gold_scores
 

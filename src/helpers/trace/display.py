@@ -100,7 +100,7 @@ def gold_html(row, title: str = "") -> str:
 
 def judge_comparison_figure(table, metrics=("auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness")):
     """Grouped bars: one panel per metric, subsets on x, one bar per judge. `table`: the frame of
-    `helpers.judges.evaluation.result_frame`."""
+    `helpers.judges.judge_eval.result_frame`."""
     subsets = list(dict.fromkeys(table["subset"]))
     judges = list(dict.fromkeys(table["judge"]))
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False)
