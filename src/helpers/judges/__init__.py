@@ -13,7 +13,7 @@ import pkgutil
 # and panels list judges in JUDGES's order. Named here for that order alone (and so that the
 # import graph, tools/import_graph.py, sees them): any other module of the package is a judge too,
 # imported by `discover` below, after these, by name.
-from helpers.judges import offline_trace, ragas, ragas_evidence, evidence_support, correctness, context_recall, claim_checks, claim_checks_llm, citations, refusal, retrieval, trace_llm  # noqa: F401,E402,I001  # fmt: skip  # isort: skip
+from helpers.judges import offline_trace, ragas, ragas_evidence, evidence_support, correctness, context_recall, ragchecker, ragchecker_llm, citations, refusal, retrieval, trace_llm  # noqa: F401,E402,I001  # fmt: skip  # isort: skip
 from helpers.judges.base import (
     JUDGES,
     SCORE_COLUMNS,

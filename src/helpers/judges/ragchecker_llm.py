@@ -1,5 +1,5 @@
 """RAGChecker's metrics with an LLM as the claim extractor and checker (the judge `ragchecker_llm`):
-the same eleven numbers as the offline judge `ragchecker` (helpers.judges.claim_checks, which
+the same eleven numbers as the offline judge `ragchecker` (helpers.judges.ragchecker, which
 defines them and cites the paper), the claims and their entailment by the configured LLM.
 
 Per answer: two calls extract the claims of the answer and of the reference (JSON `{"claims":
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, conlist, create_model
 
 from helpers.answer_checks import strip_markers
 from helpers.judges.base import Judge, register
-from helpers.judges.claim_checks import ClaimChecks, claim_metrics
+from helpers.judges.ragchecker import ClaimChecks, claim_metrics
 from helpers.llm.structured import complete_json
 
 EXTRACT = (

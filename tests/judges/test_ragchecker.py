@@ -1,10 +1,10 @@
-"""The `ragchecker` judge (helpers.judges.claim_checks): RAGChecker's metrics worked by hand from
+"""The `ragchecker` judge (helpers.judges.ragchecker): RAGChecker's metrics worked by hand from
 entailment tables, the judge on a known answer, and its validity rows."""
 
 import pytest
 
 from helpers.data.contracts import Sample
-from helpers.judges.claim_checks import claim_metrics
+from helpers.judges.ragchecker import claim_metrics
 
 T, F = True, False
 
