@@ -377,7 +377,7 @@ def test_dataset_options_are_typed(tmp_path):
 
 def test_a_megabyte_question_is_refused_before_retrieval(tmp_path):
     from helpers.data.questions import read_questions
-    from helpers.explore.search import ExploreError, Workbench
+    from helpers.explore.workbench import ExploreError, Workbench
     from helpers.retrieval.registry import build_retriever
 
     huge = "¿" + "a " * 500_000 + "?"

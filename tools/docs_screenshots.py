@@ -27,7 +27,7 @@ from browser import browser_page, jupyter_server  # noqa: E402
 NOTEBOOK = "08-explore.ipynb"
 QUESTION = "¿Cuándo debe ser la primera visita prenatal?"
 CHAT = ("¿Qué es la preeclampsia?", "¿Y cómo se trata?")
-MODEL = "qwen2.5-coder-1.5b"  # configs/default.yaml's `local` (helpers.explore.search.known_llms)
+MODEL = "qwen2.5-coder-1.5b"  # configs/default.yaml's `local` (helpers.explore.workbench.known_llms)
 
 
 def main() -> int:

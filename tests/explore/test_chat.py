@@ -7,7 +7,7 @@ from helpers import paths
 from helpers.data.contracts import Dataset
 from helpers.explore import Workbench
 from helpers.explore.chat import Chat
-from helpers.explore.search import ExploreError
+from helpers.explore.workbench import ExploreError
 
 CORPUS = {
     "d1": {

@@ -12,8 +12,8 @@ import pytest
 from helpers.data.contracts import Dataset
 from helpers.explore import ExploreError, Workbench
 from helpers.explore.cards import card_html, diagnose, ragas_cards_html, summary_cards_html, trace_cards_html
-from helpers.explore.search import Highlighter, known_llms
 from helpers.explore.views import comparison_html
+from helpers.explore.workbench import Highlighter, known_llms
 from helpers.interpretation import band
 from runs import TINY
 

@@ -12,7 +12,7 @@ import pytest
 
 from helpers.data import list_splits, load_dataset
 from helpers.explore.runs import panel_config, ragbench_choices
-from helpers.explore.search import ExploreError
+from helpers.explore.workbench import ExploreError
 from runs import TINY, run_env, write_config
 
 

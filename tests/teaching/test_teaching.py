@@ -147,7 +147,7 @@ def test_every_notebook_teaches(path):
 
 
 def test_the_toy_search_drops_the_worst_first_and_never_the_best():
-    from helpers.teaching import search as toy
+    from helpers.teaching import elimination as toy
 
     steps = toy.elimination_steps(toy.toy_scores())
     dropped = toy.dropped_order(steps)

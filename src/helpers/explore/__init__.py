@@ -7,7 +7,7 @@ widgets, unit tested); panels.py and run_panels.py wrap it in ipywidgets.
     QueryPanel(bench)           # a cell's last line displays the panel
 """
 
-from helpers.explore.search import ARCHITECTURES, ExploreError, Workbench
+from helpers.explore.workbench import ARCHITECTURES, ExploreError, Workbench
 
 PANELS = {
     "QueryPanel": "panels",

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from helpers.explore.cards import ragas_cards_html, trace_cards_html, verdict_card_html
-from helpers.explore.search import ExploreError, Workbench, explain
+from helpers.explore.workbench import ExploreError, Workbench, explain
 from helpers.generation import generate_answer, select_contexts
 from helpers.llm.errors import MissingKeyError
 from helpers.trace.scoring import METRICS as TRACE_METRICS

@@ -20,7 +20,7 @@ import html
 from dataclasses import dataclass, field
 
 from helpers.explore.answer import AnswerView, answer_and_judge
-from helpers.explore.search import ExploreError, Workbench, explain
+from helpers.explore.workbench import ExploreError, Workbench, explain
 from helpers.languages import Language, corpus_language, get_language, prompt_languages
 
 HISTORY_TURNS = 3  # the last turns the rewrite sees: enough for a follow-up, short for a small model

@@ -13,8 +13,8 @@ import ipywidgets as w
 from helpers.data import DATASETS
 from helpers.explore.answer import answer_and_judge
 from helpers.explore.chat import Chat
-from helpers.explore.search import ARCHITECTURES, Workbench, explain
 from helpers.explore.views import STYLE, comparison_html, message_html
+from helpers.explore.workbench import ARCHITECTURES, Workbench, explain
 from helpers.retrieval.registry import needs_llm
 
 KEEP = "(as in the config)"

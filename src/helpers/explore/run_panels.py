@@ -32,8 +32,8 @@ from helpers.explore.runs import (
     saved_runs,
     saved_sweeps,
 )
-from helpers.explore.search import ExploreError, known_llms
 from helpers.explore.views import STYLE, message_html, table_html
+from helpers.explore.workbench import ExploreError, known_llms
 from helpers.figures import plt
 from helpers.llm.keys import session_key_variables, set_session_key
 from helpers.stats import mean_text

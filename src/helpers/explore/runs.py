@@ -29,8 +29,8 @@ from helpers.experiment.analysis import (
 from helpers.experiment.config import ExperimentConfig, load_config
 from helpers.experiment.exports import TRACE_FILES
 from helpers.experiment.sweep_report import cell_table, sweep_figures, sweep_scores
-from helpers.explore.search import ExploreError, known_llms
 from helpers.explore.views import STYLE
+from helpers.explore.workbench import ExploreError, known_llms
 from helpers.judges import JUDGES, active_judges
 from helpers.offline import quiet_noisy_loggers
 

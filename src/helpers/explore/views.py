@@ -8,7 +8,7 @@ import math
 
 import pandas as pd
 
-from helpers.explore.search import Comparison, Hit
+from helpers.explore.workbench import Comparison, Hit
 
 STYLE = """<style>
 .hx-grid{display:grid;gap:8px;overflow-x:auto;font-family:sans-serif;font-size:12px;line-height:1.35}
