@@ -293,6 +293,7 @@ def test_a_labelled_search_stops_for_labels_and_races_the_audited_values(tmp_pat
     from helpers.experiment.label_format import read_answer_labels
     from helpers.experiment.search import search
     from helpers.experiment.search_labels import LabelsNeeded, SearchLabels
+    from helpers.experiment.search_report import format_table
     from helpers.sequential import audited
 
     data = load_dataset("xquad-es", query_split="test")
@@ -321,6 +322,7 @@ def test_a_labelled_search_stops_for_labels_and_races_the_audited_values(tmp_pat
         assert rounds < 10
     assert rounds >= 1 and summary["labels"]["rate"] == 0.5 and summary["labels"]["labelled"] > 0
     assert summary["chosen"]["axes"]["llm"]["name"] == "good"
+    assert f"{summary['labels']['labelled']} answers labelled" in format_table(summary)
     # the chosen cell's estimate: the mean of its audited values on the questions it used
     cell = next(c for c in summary["cells"] if c["status"] == "chosen")
     scores = pd.read_parquet(tmp_path / cell["run"] / "scores.parquet").query("metric == 'correctness'")

@@ -143,6 +143,12 @@ def format_table(summary: dict) -> str:
             f"  {_label(cell['axes']):<{width}}  {cell['status']:<14} {cell['stage']:<9} {cell['questions']:>4} q  "
             f"{estimate}{own}{gap}"
         )
+    if "labels" in summary:
+        used = summary["labels"]
+        lines.append(
+            f"people's labels ({used['column']}): questions drawn at rate {used['rate']:g}; {used['labelled']} "
+            "answers labelled and raced as the judge corrected by them (helpers.experiment.search_labels)"
+        )
     lines.append(f"chosen config: {summary['chosen_config']} (python -m helpers run it to reproduce)")
     return "\n".join(lines)
 
