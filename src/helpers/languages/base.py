@@ -89,6 +89,10 @@ class Language:
     # one few-shot example's input fields, its output fields). Empty: RAGAS's English prompts as
     # they are (English, and every language that gets English's texts)
     ragas: dict[str, tuple[str, dict, dict]] = field(default_factory=dict)
+    # number words up to a hundred and their values, those that are counts far more often than articles
+    # ("una valoración": un, una, one are left out); correctness's number_match reads every language's
+    # (answers and references may mix languages). Empty: digits only
+    number_words: dict[str, int] = field(default_factory=dict)
     # ---- set by the registry (helpers.languages), never in a language's module
     prompts_from: str = ""  # the code of the language whose texts these are, when not its own
     fallback: str | None = None  # that fallback as the run says it (summary.json `prompt_fallback`)

@@ -95,5 +95,13 @@ LANGUAGE = Language(
     negatable=r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may)\b",
     negated=r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may) not\b",
     negate="{} not",
+    number_words={
+        **dict(zip("two three four five six seven eight nine ten".split(), range(2, 11))),
+        **dict(
+            zip("eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split(), range(11, 20))
+        ),
+        **dict(zip("twenty thirty forty fifty sixty seventy eighty ninety".split(), range(20, 91, 10))),
+        "hundred": 100,
+    },
     # ragas: none, its prompts are English
 )

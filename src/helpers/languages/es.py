@@ -230,4 +230,12 @@ LANGUAGE = Language(
     negated=r"\bno (se recomienda|es|son|debe|deben|puede|pueden|est[aá]n?|fue|tiene|tienen|hay)\b",
     negate="no {}",
     ragas=RAGAS,
+    number_words={
+        **dict(zip("dos tres cuatro cinco seis siete ocho nueve diez".split(), range(2, 11))),
+        **dict(zip("once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve".split(), range(11, 20))),
+        "dieciseis": 16,
+        **dict(zip("veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa".split(), range(20, 91, 10))),
+        "cien": 100,
+        "ciento": 100,
+    },
 )

@@ -16,31 +16,14 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 
 import numpy as np
 
 from helpers.answer_checks import strip_markers
+from helpers.languages import languages
 from helpers.text import Tokenizer
 
-# Number words up to a hundred (Spanish and English: the languages with prompts); "un/una/one" are
-# left out: they are articles ("una valoración") far more often than counts. "fourteen characters or
-# more" against "at least 14" (issue 60) matches.
-_NUMBER_WORDS = {
-    **dict.fromkeys(("dos", "two"), 2), **dict.fromkeys(("tres", "three"), 3),
-    **dict.fromkeys(("cuatro", "four"), 4), **dict.fromkeys(("cinco", "five"), 5),
-    **dict.fromkeys(("seis", "six"), 6), **dict.fromkeys(("siete", "seven"), 7),
-    **dict.fromkeys(("ocho", "eight"), 8), **dict.fromkeys(("nueve", "nine"), 9),
-    **dict.fromkeys(("diez", "ten"), 10), **dict.fromkeys(("once", "eleven"), 11),
-    **dict.fromkeys(("doce", "twelve"), 12), **dict.fromkeys(("trece", "thirteen"), 13),
-    **dict.fromkeys(("catorce", "fourteen"), 14), **dict.fromkeys(("quince", "fifteen"), 15),
-    **dict.fromkeys(("dieciséis", "dieciseis", "sixteen"), 16), **dict.fromkeys(("diecisiete", "seventeen"), 17),
-    **dict.fromkeys(("dieciocho", "eighteen"), 18), **dict.fromkeys(("diecinueve", "nineteen"), 19),
-    **dict.fromkeys(("veinte", "twenty"), 20), **dict.fromkeys(("treinta", "thirty"), 30),
-    **dict.fromkeys(("cuarenta", "forty"), 40), **dict.fromkeys(("cincuenta", "fifty"), 50),
-    **dict.fromkeys(("sesenta", "sixty"), 60), **dict.fromkeys(("setenta", "seventy"), 70),
-    **dict.fromkeys(("ochenta", "eighty"), 80), **dict.fromkeys(("noventa", "ninety"), 90),
-    **dict.fromkeys(("cien", "ciento", "hundred"), 100),
-}  # fmt: skip
 # digits with thousands separators ("1.000", "2,500") or with a decimal part ("24,9"), or plain
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:[.,]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)?)(?!\w)")
 _THOUSANDS = re.compile(r"\d{1,3}(?:[.,]\d{3})+")
@@ -54,8 +37,16 @@ def numbers(text: str) -> set[float]:
     for match in _NUMBER.finditer(text):
         raw = match[1]
         values.add(float(re.sub(r"[.,]", "", raw)) if _THOUSANDS.fullmatch(raw) else float(raw.replace(",", ".")))
-    values.update(_NUMBER_WORDS[w] for w in _LETTERS.findall(text.lower()) if w in _NUMBER_WORDS)
+    words = number_words()
+    values.update(words[w] for w in _LETTERS.findall(text.lower()) if w in words)
     return values
+
+
+@cache
+def number_words() -> dict[str, int]:
+    """Every language's number words (helpers.languages: `Language.number_words`), read together:
+    an answer in English to a Spanish reference still states its numbers."""
+    return {word: value for language in languages().values() for word, value in language.number_words.items()}
 
 
 def number_match(answer: str, reference: str, question: str = "") -> float:
