@@ -93,6 +93,10 @@ class Language:
     # ("una valoración": un, una, one are left out); correctness's number_match reads every language's
     # (answers and references may mix languages). Empty: digits only
     number_words: dict[str, int] = field(default_factory=dict)
+    # a response saying the context lacks the answer ("does not mention", "no hay información"), as
+    # regex alternatives matched case-insensitively between word boundaries: the offline TRACe judge's
+    # `abstains` feature reads every language's (helpers.judges.models.trace_features). Empty: none
+    abstention: str = ""
     # ---- set by the registry (helpers.languages), never in a language's module
     prompts_from: str = ""  # the code of the language whose texts these are, when not its own
     fallback: str | None = None  # that fallback as the run says it (summary.json `prompt_fallback`)

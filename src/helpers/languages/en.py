@@ -95,6 +95,11 @@ LANGUAGE = Language(
     negatable=r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may)\b",
     negated=r"\b(is|are|was|were|can|will|should|does|do|did|has|have|had|must|may) not\b",
     negate="{} not",
+    abstention=(
+        r"(?:does|do|did) not (?:\w+ )?(?:mention|provide|specify|contain|state|include|say)|"
+        r"not (?:explicitly )?(?:mentioned|provided|specified|stated|found|available)|no (?:specific )?"
+        r"(?:information|mention|details?)|cannot be (?:determined|answered)|unable to (?:determine|find)"
+    ),
     number_words={
         **dict(zip("two three four five six seven eight nine ten".split(), range(2, 11))),
         **dict(

@@ -230,6 +230,10 @@ LANGUAGE = Language(
     negated=r"\bno (se recomienda|es|son|debe|deben|puede|pueden|est[aá]n?|fue|tiene|tienen|hay)\b",
     negate="no {}",
     ragas=RAGAS,
+    abstention=(
+        r"no (?:se )?(?:menciona|proporciona|especifica|indica|encuentra)|no hay informaci[oó]n|"
+        r"no contiene|no es posible determinar"
+    ),
     number_words={
         **dict(zip("dos tres cuatro cinco seis siete ocho nueve diez".split(), range(2, 11))),
         **dict(zip("once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve".split(), range(11, 20))),

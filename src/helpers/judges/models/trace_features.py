@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 
 import numpy as np
 
+from helpers.languages import languages
 from helpers.text import NUMBER_OR_LETTERS, fold_accents, number_and_stem_tokens
 from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences
 
@@ -37,16 +39,16 @@ title passage
 
 _CAPITALISED = re.compile(r"(?<![.!?¿¡]\s)(?<!^)\b[A-ZÁÉÍÓÚÑ][\w-]+")
 STEM_LENGTH = 6
-# A response that says the context lacks the answer (English and Spanish cues): such sentences are
-# nearly always judged supported, and their examples' documents are still often judged relevant.
-_ABSTENTION = re.compile(
-    r"\b(?:(?:does|do|did) not (?:\w+ )?(?:mention|provide|specify|contain|state|include|say)|"
-    r"not (?:explicitly )?(?:mentioned|provided|specified|stated|found|available)|no (?:specific )?"
-    r"(?:information|mention|details?)|cannot be (?:determined|answered)|unable to (?:determine|find)|"
-    r"no (?:se )?(?:menciona|proporciona|especifica|indica|encuentra)|no hay informaci[oó]n|"
-    r"no contiene|no es posible determinar)\b",
-    re.IGNORECASE,
-)
+
+
+@cache
+def abstention() -> re.Pattern:
+    """A response that says the context lacks the answer, in any language with cues
+    (`Language.abstention`: English's and Spanish's): such sentences are nearly always judged
+    supported, and their examples' documents are still often judged relevant."""
+    cues = [language.abstention for language in languages().values() if language.abstention]
+    return re.compile(r"\b(?:" + "|".join(cues) + r")\b", re.IGNORECASE)
+
 
 DOC_FEATURES = (
     "log_n_sentences",
@@ -258,7 +260,7 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
             out = np.maximum(out, np.maximum(neighbour(values, -shift), neighbour(values, shift)))
         return out
 
-    abstains = float(any(_ABSTENTION.search(s) for _, s in resp))
+    abstains = float(any(abstention().search(s) for _, s in resp))
     if n:
         ones = np.ones(n)
         doc_columns = {
@@ -365,7 +367,7 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
                 "n_novel": len(novel),
                 "novel_fraction": len(novel) / max(len(rset), 1),
                 "log_n_document_sentences": math.log(n + 1),
-                "abstains": float(bool(_ABSTENTION.search(text))),
+                "abstains": float(bool(abstention().search(text))),
                 "best_sentence_bigram": max((_fraction(b, ngrams(toks, 2)) for b in window_bigrams), default=0.0),
                 "best_window_missing_idf": sum(idf.get(t, unseen_idf) for t in missing)
                 / max(sum(idf.get(t, unseen_idf) for t in rset), 1e-9),
