@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.errors import UserError
-from helpers.experiment.search_answers import AnswerArms, check_metric, label_column
+from helpers.experiment.search_answers import AnswerArms, answer_work, check_metric, label_column
 from helpers.experiment.search_labels import LabelsNeeded, SearchLabels
 from helpers.experiment.search_report import write_result
 from helpers.experiment.sweep import expand, load_sweep
@@ -337,7 +337,7 @@ def _answer_stage(arms, entering, metric, seed, budget, started, settings, resul
     finally:  # stopped for labels too: each run's scores so far are readable (the labelling panel)
         answers.finish(time.perf_counter() - started)
     calls = [c for per in answers.calls.values() for c in per.values()]
-    distinct = len(set(AnswerArms(arms, keys, metric).keys.values()))
+    distinct = len({answer_work(a, keys[a["name"]]) for a in arms})
     full = round(distinct * len(order) * sum(calls) / max(1, len(calls)))
     counts = {"llm_calls": sum(calls), "full_grid_llm_calls": full}
     if labels is not None:

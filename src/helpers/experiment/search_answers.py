@@ -52,6 +52,12 @@ def check_metric(metric: str) -> str:
     return judge
 
 
+def answer_work(arm: dict, retrieval_key: str) -> str:
+    """What an arm's answers depend on: its retrieval work and every setting past it (arms with the
+    same key give the same answers: one run)."""
+    return json.dumps([retrieval_key, answer_settings(arm["config"])], sort_keys=True, default=str)
+
+
 def answer_settings(config) -> dict:
     """What an answer depends on past the retrieval: k, the generation settings, the generating LLM."""
     llm = config.llm(config.generation_llm or config.llms[0].name).model_dump(mode="json", exclude={"name"})
@@ -68,10 +74,7 @@ class AnswerArms:
         self.metric, self.judge = metric, check_metric(metric)
         self.labels = labels
         self.arms = {a["name"]: a for a in arms}
-        self.keys = {
-            n: json.dumps([retrieval_keys[n], answer_settings(a["config"])], sort_keys=True, default=str)
-            for n, a in self.arms.items()
-        }
+        self.keys = {n: answer_work(a, retrieval_keys[n]) for n, a in self.arms.items()}
         self.results_dir = results_dir
         self._runs: dict[str, tuple] = {}  # arm name -> (experiment, data)
         self._shared: dict[str, dict] = {}  # dataset key -> built indexes, shared by the runs on it

@@ -50,6 +50,8 @@ class SearchLabels:
         self.rate, self.column, self.seed = rate, column, seed
         self.scale = audit_scale(rate)
         self.pending: dict[Path, list[dict]] = {}
+        # each run's labels, read once: within a search they change only by `check`, which then stops it
+        self._read: dict[Path, dict[tuple, str]] = {}
         self.used: dict[str, int] = {"drawn": 0, "labelled": 0}
 
     def drawn(self, qid: str) -> bool:
@@ -77,12 +79,14 @@ class SearchLabels:
         return out
 
     def _labels(self, run_dir: Path) -> dict[tuple, str]:
-        path = run_dir / LABELS_FILE
-        if not path.exists():
-            return {}
-        frame = read_answer_labels(path)
-        filled = frame[frame[self.column] != ""]
-        return {(r.model, r.architecture, r.qid): getattr(r, self.column) for r in filled.itertuples()}
+        if run_dir not in self._read:
+            path = run_dir / LABELS_FILE
+            frame = read_answer_labels(path) if path.exists() else pd.DataFrame(columns=list(COLUMNS))
+            filled = frame[frame[self.column] != ""]
+            self._read[run_dir] = {
+                (r.model, r.architecture, r.qid): getattr(r, self.column) for r in filled.itertuples()
+            }
+        return self._read[run_dir]
 
     def check(self) -> None:
         """After a look: write the answers waiting for a label into their runs' labels.csv and stop
