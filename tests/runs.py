@@ -96,3 +96,18 @@ def cli(*args, env=None, timeout=900):
         text=True,
         timeout=timeout,
     )
+
+
+def scripted_llms(monkeypatch, references: dict[str, str]) -> dict[str, list]:
+    """The runs' LLMs: "good" answers each question with its reference, "bad" says it does not
+    know; {llm name: its backend's calls}."""
+    import helpers.experiment.runner as runner
+    from helpers.llm import LLM
+    from helpers.llm.scripted import ScriptedBackend
+
+    def good(call):
+        return next((ref for question, ref in references.items() if question in call.prompt), "No lo sé.")
+
+    backends = {"good": ScriptedBackend(good), "bad": ScriptedBackend("No lo sé.")}
+    monkeypatch.setattr(runner, "LLM", lambda settings: LLM(settings, backend=backends[settings["model"]]))
+    return {name: backend.calls for name, backend in backends.items()}

@@ -12,6 +12,7 @@ import yaml
 
 from helpers.errors import UserError
 from helpers.sequential import confidence_sequence, eliminate
+from runs import scripted_llms
 
 
 def test_an_arm_is_eliminated_exactly_when_its_interval_against_the_leader_leaves_zero():
@@ -134,21 +135,6 @@ def test_bad_searches_are_one_line_errors(tmp_path):
         search(path, results_dir=tmp_path)
 
 
-def _scripted_llms(monkeypatch, references: dict[str, str]) -> dict[str, list]:
-    """The runs' LLMs: "good" answers each question with its reference, "bad" says it does not
-    know; {llm name: its backend's calls}."""
-    import helpers.experiment.runner as runner
-    from helpers.llm import LLM
-    from helpers.llm.scripted import ScriptedBackend
-
-    def good(call):
-        return next((ref for question, ref in references.items() if question in call.prompt), "No lo sé.")
-
-    backends = {"good": ScriptedBackend(good), "bad": ScriptedBackend("No lo sé.")}
-    monkeypatch.setattr(runner, "LLM", lambda settings: LLM(settings, backend=backends[settings["model"]]))
-    return {name: backend.calls for name, backend in backends.items()}
-
-
 ANSWERING = {
     "name": "tiny-answers",
     "base": SWEEP["base"] | {"generate": True, "dataset": SWEEP["base"]["dataset"] | {"n_questions": 16}},
@@ -174,7 +160,7 @@ def test_the_answer_stage_drops_the_arm_whose_answers_are_wrong_and_resumes_for_
     from helpers.experiment.search import search
 
     data = load_dataset("xquad-es", query_split="test")
-    calls = _scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})
+    calls = scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(ANSWERING))
     summary = search(path, epsilon=0.1, delta=0.05, batch=4, results_dir=tmp_path, log=lambda _: None)
@@ -297,7 +283,7 @@ def test_a_labelled_search_stops_for_labels_and_races_the_audited_values(tmp_pat
     from helpers.sequential import audited
 
     data = load_dataset("xquad-es", query_split="test")
-    _scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})
+    scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})
     sweep = ANSWERING | {"axes": ANSWERING["axes"] | {"retrieval.bm25.k1": [1.5]}}
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(sweep))

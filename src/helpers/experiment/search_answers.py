@@ -9,9 +9,10 @@ reads a search's run like any other. Arms whose answers are the same work (the s
 generation settings and LLM) answer once and share the result; an LLM that answers several
 questions at once (a hosted one's `concurrency`) answers a batch side by side (Experiment.answers).
 
-People's labels are not used yet: the estimates are the judge's, whose agreement with people is
-measured (judge-eval) but not corrected for; a prediction-powered correction under the search's
-adaptive sampling is issue 62's next step.
+With `--label-rate`, the judge's scores are corrected by people's labels on drawn questions
+(helpers.experiment.search_labels); without it, the estimates are the judge's, whose agreement
+with people is measured (judge-eval) but not corrected for. `helpers compare` evaluates a config
+side with this class too (helpers.experiment.compare).
 """
 
 from __future__ import annotations
@@ -38,15 +39,15 @@ def label_column(metric: str) -> str:
     return column
 
 
-def check_metric(metric: str) -> str:
-    """The metric's judge; a metric no judge produces fails with the valid names."""
+def check_metric(metric: str, flag: str = "search: --answer-metric") -> str:
+    """The metric's judge; a metric no judge produces fails with the valid names (after `flag`)."""
     from helpers.judges import JUDGES, metric_names  # the judges: loaded only when a search answers
 
     judge, _, name = metric.partition("/")
     valid = [f"{j}/{m}" for j in JUDGES if j not in ("retrieval", "system") for m in metric_names(j)]
     if judge not in JUDGES or name not in metric_names(judge) or judge == "retrieval":
         raise UserError(
-            f"search: --answer-metric {metric!r} is not an answer metric a judge produces; valid: "
+            f"{flag} {metric!r} is not an answer metric a judge produces; valid: "
             f"{', '.join(valid)} ({DEFAULT_METRIC} is checked against people's labels)"
         )
     return judge
@@ -68,10 +69,20 @@ class AnswerArms:
     """Evaluate arms on questions by an answer metric, each distinct arm one run (module docstring).
     `retrieval_keys`: each arm's retrieval work (helpers.experiment.search.same_work)."""
 
-    def __init__(self, arms: list[dict], retrieval_keys: dict[str, str], metric: str, *, results_dir=None, labels=None):
+    def __init__(
+        self,
+        arms: list[dict],
+        retrieval_keys: dict[str, str],
+        metric: str,
+        *,
+        results_dir=None,
+        labels=None,
+        flag: str = "search: --answer-metric",
+    ):
         """labels: a helpers.experiment.search_labels.SearchLabels (the judge corrected by people's
-        labels on the questions it draws), or None (the judge alone)."""
-        self.metric, self.judge = metric, check_metric(metric)
+        labels on the questions it draws), or None (the judge alone); flag: what a bad metric's
+        error names."""
+        self.metric, self.judge = metric, check_metric(metric, flag)
         self.labels = labels
         self.arms = {a["name"]: a for a in arms}
         self.keys = {n: answer_work(a, retrieval_keys[n]) for n, a in self.arms.items()}

@@ -54,7 +54,15 @@ def _search(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from helpers.experiment.compare import EXIT, compare, format_result  # pandas: loaded only when this runs
 
-    result = compare(args.baseline, args.candidate, metric=args.metric, margin=args.margin, alpha=args.alpha)
+    result = compare(
+        args.baseline,
+        args.candidate,
+        metric=args.metric,
+        margin=args.margin,
+        alpha=args.alpha,
+        batch=args.batch,
+        seed=args.seed,
+    )
     print(json.dumps(result) if args.json else format_result(result))
     return EXIT[result["status"]]
 
@@ -105,10 +113,14 @@ def add_cli(subparsers) -> None:
         help="a candidate against a baseline (run ids or configs): better, not worse, worse or undecided; "
         "exit 0, 0, 1, 3",
     )
-    compare.add_argument("baseline", help="RUN_ID[:ARCHITECTURE] or a config file (run first)")
-    compare.add_argument("candidate", help="RUN_ID[:ARCHITECTURE] or a config file (run first)")
+    compare.add_argument(
+        "baseline", help="RUN_ID[:ARCHITECTURE] or CONFIG[:ARCHITECTURE] (a config answers only the questions needed)"
+    )
+    compare.add_argument("candidate", help="RUN_ID[:ARCHITECTURE] or CONFIG[:ARCHITECTURE], as the baseline")
     compare.add_argument("--metric", help="JUDGE/METRIC in [0, 1] (default: the candidate's decision metric)")
     compare.add_argument("--margin", type=float, default=0.05, help="'not worse': within this (default 0.05)")
     compare.add_argument("--alpha", type=float, default=0.05, help="the error of any verdict (default 0.05)")
+    compare.add_argument("--batch", type=int, default=10, help="a config's questions between two looks (default 10)")
+    compare.add_argument("--seed", type=int, default=0, help="the question order's seed")
     compare.add_argument("--json", action="store_true", help="one JSON object")
     compare.set_defaults(func=_compare)
