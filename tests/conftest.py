@@ -89,7 +89,8 @@ GROUP_SECONDS = {  # + the groups issue 60-62 added, measured on a fresh clone 2
     "test_hosted_runs": 26,
     "test_refusals": 35,
     "test_groq_config": 30,
-    "test_search": 30,
+    "test_search": 60,  # + compare's answering configs and the active labels (2026-12-07)
+    "test_compare": 15,
 }
 
 

@@ -148,6 +148,7 @@ def test_two_configs_are_compared_a_batch_at_a_time_and_stop_at_the_first_look_t
     assert (result["low"], result["high"]) == (low[-1], high[-1])
 
 
+@pytest.mark.xdist_group("test_search")  # the search tests' worker: the correctness judge's model loads once
 def test_configs_that_answer_are_compared_on_their_answers_and_resume_for_free(tmp_path, monkeypatch):
     """correctness of an LLM that answers with the reference against one that never knows: `better`
     at the second look (8 questions each: 4 agreeing differences do not yet leave 0), answered through one run per config; again, no LLM call."""

@@ -318,3 +318,64 @@ def test_a_labelled_search_stops_for_labels_and_races_the_audited_values(tmp_pat
     expected = [audited(judged[q], 1.0 if labelled.get(("good", q)) == "yes" else None, 0.5) for q in used]
     assert [draw.drawn(q) for q in used] == [("good", q) in labelled for q in used]
     assert cell["estimate"] == pytest.approx(np.mean(expected))
+
+
+def test_active_rates_follow_the_judges_doubt_between_the_floor_and_the_rate():
+    from helpers.sequential import active_rate
+
+    assert active_rate(0.5, 0.6, 0.2) == pytest.approx(0.6)  # least sure: the full rate
+    assert active_rate(0.0, 0.6, 0.2) == active_rate(1.0, 0.6, 0.2) == pytest.approx(0.2)  # sure: the floor
+    assert active_rate(0.9, 0.6, 0.2) == pytest.approx(0.2 + 0.4 * 2 * 0.3)  # sqrt(0.9 * 0.1) = 0.3
+    with pytest.raises(ValueError, match="need 0 < floor <= rate <= 1; got floor 0.7, rate 0.6"):
+        active_rate(0.5, 0.6, 0.7)
+
+
+def test_active_labels_are_given_in_the_panel_and_raced_at_each_answers_own_rate(tmp_path, monkeypatch):
+    """--label-floor: each answer drawn at its own rate (the judge's doubt); a search stopped for labels
+    leaves its queue in labels-needed.json, which LabelPanel.for_search shows question by question and
+    saves into each cell's run; rerun, the search goes on, each drawn answer's value is audited at that
+    answer's rate."""
+    from helpers.data import load_dataset
+    from helpers.experiment.search import search
+    from helpers.experiment.search_labels import LabelsNeeded, SearchLabels
+    from helpers.explore.label_panels import LabelPanel
+    from helpers.sequential import active_rate, audited
+
+    data = load_dataset("xquad-es", query_split="test")
+    scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(ANSWERING | {"axes": ANSWERING["axes"] | {"retrieval.bm25.k1": [1.5]}}))
+    settings = {"epsilon": 0.1, "batch": 4, "label_rate": 0.9, "label_floor": 0.3, "results_dir": tmp_path}
+    rounds, given = 0, {}
+    while True:
+        try:
+            summary = search(path, log=lambda _: None, **settings)
+            break
+        except LabelsNeeded as needed:
+            rounds += 1
+            queue = json.loads((tmp_path / "search" / "tiny-answers" / "labels-needed.json").read_text())["rows"]
+            assert len(queue) == sum(needed.files.values())
+            qids = [r["qid"] for r in queue]
+            assert qids == sorted(qids, key=qids.index)  # each question's answers together
+            panel = LabelPanel.for_search("tiny-answers", annotator="ana", results_dir=tmp_path)
+            proposed = []
+            while panel.item is not None:  # a person: the good LLM's answers right, the bad one's wrong
+                item = panel.item
+                proposed.append((item["run"], item["architecture"], item["llm"], item["qid"]))
+                panel.keys.value = "yyy" if item["llm"] == "good" else "ynn"
+                given[(item["llm"], item["qid"])] = 1.0 if item["llm"] == "good" else 0.0
+            assert proposed == [(r["run"], r["architecture"], r["model"], r["qid"]) for r in queue]
+            assert "rerun the same `python -m helpers search` command" in panel.item_box.value
+        assert rounds < 10
+    assert rounds >= 1 and summary["labels"]["floor"] == 0.3 and summary["chosen"]["axes"]["llm"]["name"] == "good"
+    draw = SearchLabels(0.9, "correct", seed=0, floor=0.3)
+    cell = next(c for c in summary["cells"] if c["status"] == "chosen")
+    scores = pd.read_parquet(tmp_path / cell["run"] / "scores.parquet").query("metric == 'correctness'")
+    judged = dict(zip(scores["qid"], scores["value"]))
+    trace = json.loads((tmp_path / "search" / "tiny-answers" / "search.json").read_text())["trace"][-1]
+    used = trace["order"][: cell["questions"]]
+    rates = {q: active_rate(judged[q], 0.9, 0.3) for q in used}
+    assert [draw.drawn(q, rates[q]) for q in used] == [("good", q) in given for q in used]
+    assert len(set(rates.values())) > 1  # the judge's doubt differs between answers: so do their rates
+    expected = [audited(judged[q], given.get(("good", q)), rates[q]) for q in used]
+    assert cell["estimate"] == pytest.approx(np.mean(expected))

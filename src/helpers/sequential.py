@@ -248,3 +248,17 @@ def audited(judge: float, label: float | None, rate: float) -> float:
 def audit_scale(rate: float) -> float:
     """The half-width of the range of a difference of two `audited` values: 2 / rate - 1."""
     return 2 / rate - 1
+
+
+def active_rate(judge: float, rate: float, floor: float) -> float:
+    """The probability of asking a person to label an answer the judge scored `judge` in [0, 1]:
+    `rate` where the judge is least sure (0.5), down to `floor` where it is sure (0 or 1), in
+    proportion to sqrt(judge (1 - judge)) in between. For a calibrated judge that is the standard
+    deviation of label - judge, and labelling in proportion to it is the variance-optimal rule of
+    active statistical inference (Zrnic & Candès, ICML 2024, their optimal sampling rule
+    pi(x) ~ sqrt(E[(Y - f(X))^2 | X])); the floor keeps every answer's chance of a label at least
+    `floor`, so the audited values stay within `audit_scale(floor)` and unbiased whatever the
+    judge (the rate depends on the judge's score only, never on the label)."""
+    if not 0 < floor <= rate <= 1:
+        raise ValueError(f"need 0 < floor <= rate <= 1; got floor {floor}, rate {rate}")
+    return floor + (rate - floor) * 2 * float(np.sqrt(max(0.0, judge * (1 - judge))))

@@ -157,6 +157,9 @@ class RunLabels:
     def progress(self) -> tuple[int, int]:
         return sum(self.labelled(item) is not None for item in self.items), len(self.items)
 
+    def done_message(self) -> str:
+        return f"every answer of this run is labelled: python -m helpers judge-eval --labels {self.run_id}"
+
     def save(
         self,
         item: dict,

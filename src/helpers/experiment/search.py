@@ -36,8 +36,8 @@ from pathlib import Path
 
 from helpers.errors import UserError
 from helpers.experiment.search_answers import AnswerArms, answer_work, check_metric, label_column
-from helpers.experiment.search_labels import LabelsNeeded, SearchLabels
-from helpers.experiment.search_report import write_result
+from helpers.experiment.search_labels import LabelsNeeded, SearchLabels, write_needed
+from helpers.experiment.search_report import search_dir, write_result
 from helpers.experiment.sweep import expand, load_sweep
 from helpers.retrieval.evaluation.metrics import parse_metric, per_query
 from helpers.retrieval.registry import architecture as registry_entry
@@ -178,6 +178,11 @@ class Race:
         return [a for a, r in self.racer.items() if r not in self.dropped and r not in self.failed]
 
 
+def stage_racers(keys: dict[str, str]) -> dict[str, str]:
+    """arm name -> the racer it shares values and fate with: the first arm with the same work key."""
+    return {name: next(n for n, k in keys.items() if k == key) for name, key in keys.items()}
+
+
 def race(
     stage, keys: dict[str, str], order, evaluate, *, delta, epsilon, batch, log, spent=None, checked=None, scale=1.0
 ) -> Race:
@@ -186,8 +191,7 @@ def race(
     [0, 1], or a range of differences `scale` wide: audited values); spent(): True when a budget is
     spent (checked after each look); checked(): after each look's evaluations, raises to stop the
     search there (people's labels still to give)."""
-    racer = {name: next(n for n, k in keys.items() if k == key) for name, key in keys.items()}
-    state = Race(stage, racer, list(order))
+    state = Race(stage, stage_racers(keys), list(order))
     state.values = {r: {} for r in state.racers}
     alive = list(state.racers)
     for start in range(0, len(order), batch):
@@ -207,7 +211,11 @@ def race(
                 "fix the cause and rerun: what was done is kept"
             )
         if checked is not None:
-            checked()
+            try:
+                checked()
+            except LabelsNeeded as needed:  # the panel proposes the answers of the cells near the top first
+                needed.standing = [a.name for a in state.statuses]
+                raise
         kept = {r: v for r, v in state.values.items() if r not in state.failed}
         state.statuses, state.done = eliminate(kept, alive, delta=delta, epsilon=epsilon, scale=scale)
         used = start + len(chunk)
@@ -238,6 +246,7 @@ def search(
     seed: int = 0,
     budget=None,
     label_rate: float | None = None,
+    label_floor: float | None = None,
     documents: dict | None = None,
     results_dir: Path | None = None,
     log=print,
@@ -245,7 +254,9 @@ def search(
     """Search the sweep's grid (module docstring); returns the summary `--json` prints.
     budget: a helpers.experiment.until_decided.Budget for the answer stage; label_rate: the answer
     stage's judge corrected by people's labels on questions drawn at this rate
-    (helpers.experiment.search_labels; a look that needs labels raises LabelsNeeded); documents: a
+    (helpers.experiment.search_labels; a look that needs labels raises LabelsNeeded); label_floor:
+    active labelling, each answer's rate from label_rate (the judge least sure) down to this floor
+    (the judge sure); documents: a
     dataset section (a user's folder) in place of the sweep base's."""
     if metric not in KINDS:
         raise UserError(f"search: metric {metric!r} is not one the retrieval stage measures; valid: {', '.join(KINDS)}")
@@ -258,6 +269,8 @@ def search(
         raise UserError(
             f"search: --budget {budget} leaves nothing to spend; give a positive amount (30m, 50k tokens, $2)"
         )
+    if label_floor is not None and label_rate is None:
+        raise UserError("search: --label-floor needs --label-rate (the rate where the judge is least sure)")
     started = time.perf_counter()
     sweep, path = load_sweep(sweep_path)
     arms = arms_of(expand(sweep, path, dataset=documents))
@@ -271,7 +284,7 @@ def search(
     if generate:
         check_metric(answer_metric)
         if label_rate is not None:
-            labels = SearchLabels(label_rate, label_column(answer_metric), seed=seed)
+            labels = SearchLabels(label_rate, label_column(answer_metric), seed=seed, floor=label_floor)
     elif label_rate is not None:
         raise UserError("search: --label-rate labels answers; this sweep does not generate (set `generate: true`)")
     screened = [a for a in arms if not needs_llm(a["architecture"], a["config"].retrieval.options)]
@@ -298,9 +311,21 @@ def search(
         kept = set(races[0].survivors) if races else {a["name"] for a in screened}
         unscreened = {a["name"] for a in arms} - {a["name"] for a in screened}  # HyDE, multi-query
         entering = [a for a in arms if a["name"] in kept | unscreened]
-        stage, answers, calls = _answer_stage(
-            arms, entering, answer_metric, seed, budget, started, settings, results_dir, labels
-        )
+        try:
+            stage, answers, calls = _answer_stage(
+                arms,
+                entering,
+                answer_metric,
+                seed=seed,
+                budget=budget,
+                started=started,
+                settings=settings,
+                results_dir=results_dir,
+                labels=labels,
+            )
+        except LabelsNeeded as needed:  # the labelling panel's queue: LabelPanel.for_search(NAME)
+            write_needed(search_dir(sweep.name, results_dir), needed)
+            raise
         races.append(stage)
         counts |= calls
     return write_result(
@@ -317,7 +342,7 @@ def search(
     )
 
 
-def _answer_stage(arms, entering, metric, seed, budget, started, settings, results_dir, labels):
+def _answer_stage(arms, entering, metric, *, seed, budget, started, settings, results_dir, labels):
     """The answer stage's race over the arms `entering` it, (race, AnswerArms, LLM call counts);
     the full grid's calls: every distinct arm of the grid on every question, at the calls an answer
     took here (HyDE and multi-query take more than one)."""
@@ -334,6 +359,10 @@ def _answer_stage(arms, entering, metric, seed, budget, started, settings, resul
     audit = {"checked": labels.check, "scale": labels.scale} if labels is not None else {}
     try:
         stage = race("answers", answers.keys, order, answers.evaluate, spent=spent, **settings, **audit)
+    except LabelsNeeded as needed:
+        racer = stage_racers(answers.keys)
+        needed.racer_of_run = {run: racer[name] for name, run in answers.run_ids().items()}
+        raise
     finally:  # stopped for labels too: each run's scores so far are readable (the labelling panel)
         answers.finish(time.perf_counter() - started)
     calls = [c for per in answers.calls.values() for c in per.values()]
@@ -341,5 +370,5 @@ def _answer_stage(arms, entering, metric, seed, budget, started, settings, resul
     full = round(distinct * len(order) * sum(calls) / max(1, len(calls)))
     counts = {"llm_calls": sum(calls), "full_grid_llm_calls": full}
     if labels is not None:
-        counts["labels"] = {"rate": labels.rate, "column": labels.column, **labels.used}
+        counts["labels"] = {"rate": labels.rate, "floor": labels.floor, "column": labels.column, **labels.used}
     return stage, answers, counts

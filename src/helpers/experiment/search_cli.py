@@ -36,6 +36,7 @@ def _search(args: argparse.Namespace) -> int:
             seed=args.seed,
             budget=Budget.parse(args.budget) if args.budget else None,
             label_rate=args.label_rate,
+            label_floor=args.label_floor,
             documents=documents if args.documents else None,
             log=log,
         )
@@ -92,6 +93,13 @@ def add_cli(subparsers) -> None:
         type=float,
         help="the answer stage's judge corrected by people's labels of questions drawn at this rate "
         "(0.2: one in five); the search stops (exit 3) when a look needs labels, and resumes when rerun",
+    )
+    search.add_argument(
+        "--label-floor",
+        type=float,
+        help="active labelling: each answer labelled at --label-rate where the judge is least sure (0.5), "
+        "down to this rate where it is sure (0 or 1); measured not to save evaluations against uniform "
+        "labels at the same share (docs/measurements/search.md)",
     )
     search.add_argument("--at", type=int, default=10, help="the metric's depth, the same for every cell (default 10)")
     search.add_argument(

@@ -52,6 +52,11 @@ def _cell(arm: dict, stage, final: bool, chosen: str, delta: float, runs: dict[s
     return cell | ({"error": stage.failed[own]} if own in stage.failed else {})
 
 
+def search_dir(name: str, results_dir: Path | None = None) -> Path:
+    """results/search/NAME: a search's hand-back (search.json, chosen.yaml, labels-needed.json)."""
+    return inside(Path(results_dir or paths.RESULTS_DIR) / "search", name, what="search name")
+
+
 def write_result(
     name: str,
     arms: list[dict],
@@ -92,7 +97,7 @@ def write_result(
         "cells": cells,
         **counts,
     }
-    directory = inside(Path(results_dir or paths.RESULTS_DIR) / "search", name, what="search name")
+    directory = search_dir(name, results_dir)
     directory.mkdir(parents=True, exist_ok=True)
     if answers is not None:
         config = answers.chosen_config(chosen["name"])

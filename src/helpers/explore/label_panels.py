@@ -29,6 +29,7 @@ from helpers.errors import UserError
 from helpers.experiment.estimates_figure import estimates_figure
 from helpers.experiment.label_format import CHOICES
 from helpers.experiment.run_labels import RunLabels
+from helpers.experiment.search_labels import SearchQueue
 from helpers.explore.panels import Panel, guarded
 from helpers.explore.views import STYLE, message_html
 from helpers.figures import png_bytes
@@ -76,7 +77,8 @@ def item_html(item: dict, reference: str | None) -> str:
 
 
 class LabelPanel(Panel):
-    def __init__(self, run_id: str, *, annotator: str = "", results_dir: Path | None = None):
+    def __init__(self, run_id: str | None, *, annotator: str = "", results_dir: Path | None = None, store=None):
+        """Label run `run_id`'s answers, or those of `store` (a RunLabels-like queue: for_search)."""
         self.status = w.HTML()
         self.annotator = w.Text(value=annotator, description="annotator", placeholder="your name or initials")
         self.supported = w.ToggleButtons(options=list(CHOICES["supported"]), value=None, description="supported")
@@ -117,11 +119,19 @@ class LabelPanel(Panel):
                 self.estimate_box,
             ]
         )
-        self.store = RunLabels(run_id, annotator=annotator, results_dir=results_dir)
+        self.store = store or RunLabels(run_id, annotator=annotator, results_dir=results_dir)
         self.item = None
         self.widths: dict[str, tuple] = {}  # architecture: (PPI interval width, labels) after the last label
         self.show()
         self.draw_estimates()
+
+    @classmethod
+    def for_search(cls, name: str, *, annotator: str = "", results_dir: Path | None = None) -> LabelPanel:
+        """The answers a search stopped for (exit 3 of `helpers search --label-rate`), across its
+        cells' runs, question by question, the cells nearest the top first
+        (helpers.experiment.search_labels.SearchQueue); rerun the search once they are labelled."""
+        queue = SearchQueue(name, annotator=annotator, results_dir=results_dir)
+        return cls(None, annotator=annotator, results_dir=results_dir, store=queue)
 
     def draw_estimates(self) -> str:
         """The three intervals per architecture from the labels so far, and what the last label
@@ -161,10 +171,7 @@ class LabelPanel(Panel):
             toggle.value = None
         self.note.value = ""
         if self.item is None:
-            self.item_box.value = message_html(
-                f"every answer of this run is labelled: python -m helpers judge-eval --labels {self.store.run_id}",
-                "info",
-            )
+            self.item_box.value = message_html(self.store.done_message(), "info")
             return
         reference = self.store.references.get(self.item["qid"])
         self.correct.layout.display = self.in_contexts.layout.display = None if reference else "none"
