@@ -18,8 +18,9 @@ import time
 
 import numpy as np
 
-from helpers.experiment.search import arms_of, same_work, search
+from helpers.experiment.search import arms_of, search
 from helpers.experiment.search_answers import AnswerArms
+from helpers.experiment.search_retrieval import same_work
 from helpers.experiment.sweep import expand, load_sweep
 
 

@@ -25,7 +25,8 @@ import time
 
 import numpy as np
 
-from helpers.experiment.search import RetrievalArms, arms_of, race
+from helpers.experiment.search import arms_of, race
+from helpers.experiment.search_retrieval import RetrievalArms
 from helpers.experiment.sweep import expand, load_sweep
 
 

@@ -76,7 +76,7 @@ GROUP_SECONDS = {  # + the groups issue 60-62 added, measured on a fresh clone 2
     "test_notebooks": 195,  # + 10-search
     "test_runs": 125,  # the killed run's straight run shared with the run log's (issue 62's stop)
     "test_explore_browser": 115,
-    "ray": 114,
+    "ray": 137,  # + the search answering on Ray workers (2026-12-07)
     "test_evidence": 45,  # the stacking weight on 100 held-out examples
     "test_ragas": 76,
     "test_llm": 57,

@@ -309,3 +309,53 @@ def test_the_sweep_report_says_which_cell_each_comparison_is_in():
     )
     row = next(line for line in text.splitlines() if " e5 " in line and " use " in line)
     assert "scifact" in row and "dense" in row and "0.011" in row
+
+
+@pytest.mark.xdist_group("ray")  # a Ray head takes every core it is given: one at a time
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_search_answers_on_ray_workers_and_the_same_search_here_asks_nothing_again(tmp_path, ray_head, monkeypatch):
+    """`search --executor ray`: each look's answers are Ray tasks (the local model in the workers),
+    this process only scores; rerun here, the same search finds every answer in the runs and chooses
+    the same. This process's LLM may not answer: it raises if asked."""
+    import helpers.experiment.runner as runner
+    from helpers.experiment.search import search
+
+    sweep = {
+        "name": "ray-search",
+        "base": {
+            "name": "ray-search",
+            "dataset": {"name": "xquad-es", "options": {"query_split": "test"}, "n_questions": 2},
+            "generate": True,
+            "architectures": ["bm25"],
+            "llms": [{"name": "local", "provider": "local", "max_tokens": 16}],
+            "figures": False,
+        },
+        "axes": {"retrieval.k": [1, 2]},
+    }
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    monkeypatch.setenv("HELPERS_CACHE_DIR", str(tmp_path / "cache"))  # the workers' LLM cache: every call real
+
+    def no_local_answers(settings):
+        raise AssertionError("this process answered: the Ray workers should have")
+
+    import ray
+
+    ray.shutdown()  # joined afresh, so the workers get this test's HELPERS_ variables
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(runner, "LLM", no_local_answers)
+            on_ray = search(path, batch=2, executor="ray", address=ray_head, results_dir=tmp_path, log=lambda _: None)
+    finally:
+        ray.shutdown()
+    answering = [c for c in on_ray["cells"] if c["stage"] == "answers"]
+    assert len(answering) == 2 and on_ray["llm_calls"] == 4  # two arms, two questions each
+    for cell in answering:
+        records = (tmp_path / cell["run"] / "records.jsonl").read_text().splitlines()
+        answers = [json.loads(r) for r in records if '"kind": "answer"' in r]
+        assert len(answers) == 2 and all(a["answer"] and not a.get("error") for a in answers)
+    here = search(path, batch=2, results_dir=tmp_path, log=lambda _: None)  # nothing answered again
+    assert here["chosen"] == on_ray["chosen"] and here["llm_calls"] == on_ray["llm_calls"]
+    with pytest.raises(Exception, match="--executor 'dask' is not one of: local, ray"):
+        search(path, executor="dask", results_dir=tmp_path)

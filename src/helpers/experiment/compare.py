@@ -38,8 +38,8 @@ import numpy as np
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_config, run_dir
 from helpers.experiment.config import load_config
-from helpers.experiment.search import RetrievalArms, same_work
 from helpers.experiment.search_answers import AnswerArms
+from helpers.experiment.search_retrieval import RetrievalArms, same_work
 from helpers.retrieval.evaluation.metrics import parse_metric
 from helpers.sequential import confidence_sequence
 

@@ -28,7 +28,6 @@ round's estimates, intervals and statuses, each arm's values, and the summary `-
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -38,10 +37,10 @@ from helpers.errors import UserError
 from helpers.experiment.search_answers import AnswerArms, answer_work, check_metric, label_column
 from helpers.experiment.search_labels import LabelsNeeded, SearchLabels, write_needed
 from helpers.experiment.search_report import search_dir, write_result
+from helpers.experiment.search_retrieval import RetrievalArms, same_work
 from helpers.experiment.sweep import expand, load_sweep
-from helpers.retrieval.evaluation.metrics import parse_metric, per_query
-from helpers.retrieval.registry import architecture as registry_entry
-from helpers.retrieval.registry import build_retriever, needs_llm
+from helpers.retrieval.evaluation.metrics import parse_metric
+from helpers.retrieval.registry import needs_llm
 from helpers.sequential import eliminate
 
 KINDS = ("ndcg", "recall", "mrr")  # the retrieval judge's metrics, at each cell's k
@@ -66,90 +65,6 @@ def arms_of(runs: list[dict]) -> list[dict]:
     if not arms:
         raise UserError("search: the grid has no arm (every axis needs values, and a cell an architecture)")
     return arms
-
-
-def sections(name: str, options) -> list[str]:
-    """The retrieval option sections architecture `name` reads: its own and its parts' (a
-    rerank over hybrid reads rerank, hybrid, dense and bm25)."""
-    entry, found = registry_entry(name), [name]
-    parts = list(entry.parts) + ([getattr(options, entry.first_stage).base] if entry.first_stage else [])
-    for part in parts:
-        found += [s for s in sections(part, options) if s not in found]
-    return found
-
-
-def same_work(arm: dict) -> str:
-    """What an arm's retrieval depends on: the dataset, the architecture and the option sections it
-    reads. Arms with the same key (bm25 in cells that differ only in the embedder, or in k) are one
-    evaluation, done once and shared."""
-    config = arm["config"]
-    options = config.retrieval.options
-    used = {
-        s: getattr(options, s).model_dump(mode="json")
-        for s in sections(arm["architecture"], options)
-        if hasattr(options, s)
-    }
-    key = [config.dataset.name, config.dataset.options, arm["architecture"], used]
-    return json.dumps(key, sort_keys=True, default=str)
-
-
-class RetrievalArms:
-    """Evaluate arms on questions by retrieval against qrels; each cell's dataset and each arm's
-    index built once, on first use (indexes shared between arms of one cell)."""
-
-    def __init__(self, arms: list[dict], kind: str, at: int = 10):
-        self.arms, self.kind, self.at = {a["name"]: a for a in arms}, kind, at
-        self._data: dict[str, object] = {}
-        self._shared: dict[str, dict] = {}
-        self._retrievers: dict[str, object] = {}
-        self._done: dict[tuple[str, str], float] = {}  # (same_work key, qid) -> value: each evaluated once
-        self.keys = {name: same_work(arm) for name, arm in self.arms.items()}
-
-    @property
-    def evaluations(self) -> int:
-        """Distinct retrievals scored (arms doing the same work count once)."""
-        return len(self._done)
-
-    def data(self, config):
-        from helpers.data import load_dataset  # the loaders: loaded only when a search runs
-
-        key = json.dumps([config.dataset.name, config.dataset.options], sort_keys=True, default=str)
-        if key not in self._data:
-            self._data[key] = load_dataset(config.dataset.name, **config.dataset.options)
-            self._shared[key] = {}
-        return self._data[key], self._shared[key]
-
-    def questions(self) -> list[str]:
-        """The question ids every arm can be scored on: in the config's questions and with qrels,
-        the same for every cell (a grid over datasets is not one search)."""
-        found = None
-        for arm in self.arms.values():
-            data, _ = self.data(arm["config"])
-            qids = [q for q in arm["config"].questions_of(data) if data.qrels.get(q)]
-            if found is not None and set(qids) != set(found):
-                raise UserError(
-                    "search: the cells do not share their questions (a grid over datasets or questions): "
-                    "search one dataset at a time"
-                )
-            found = qids
-        return found or []
-
-    def evaluate(self, name: str, qids: list[str]) -> dict[str, float]:
-        arm, key = self.arms[name], self.keys[name]
-        todo = [q for q in qids if (key, q) not in self._done]
-        if todo:
-            config = arm["config"]
-            data, shared = self.data(config)
-            if key not in self._retrievers:
-                retriever = build_retriever(
-                    arm["architecture"], language=data.language, options=config.retrieval.options, shared=shared
-                )
-                self._retrievers[key] = retriever.index(data.corpus)
-            metric = f"{self.kind}@{self.at}"
-            run = self._retrievers[key].retrieve({q: data.queries[q] for q in todo}, self.at)
-            scores = per_query({q: data.qrels[q] for q in todo}, run, [metric])
-            self._done.update({(key, q): scores.get(q, {}).get(metric, 0.0) for q in todo})
-        return {q: self._done[(key, q)] for q in qids}
 
 
 @dataclass
@@ -184,18 +99,33 @@ def stage_racers(keys: dict[str, str]) -> dict[str, str]:
 
 
 def race(
-    stage, keys: dict[str, str], order, evaluate, *, delta, epsilon, batch, log, spent=None, checked=None, scale=1.0
+    stage,
+    keys: dict[str, str],
+    order,
+    evaluate,
+    *,
+    delta,
+    epsilon,
+    batch,
+    log,
+    spent=None,
+    checked=None,
+    scale=1.0,
+    before=None,
 ) -> Race:
     """Successive elimination over `order`, `batch` questions a look (helpers.sequential.eliminate).
     keys: arm name -> its work (equal keys: one racer); evaluate(racer, qids) -> {qid: value} (in
     [0, 1], or a range of differences `scale` wide: audited values); spent(): True when a budget is
     spent (checked after each look); checked(): after each look's evaluations, raises to stop the
-    search there (people's labels still to give)."""
+    search there (people's labels still to give); before(racers, qids): at each look, before the
+    evaluations (the answer stage's Ray tasks)."""
     state = Race(stage, stage_racers(keys), list(order))
     state.values = {r: {} for r in state.racers}
     alive = list(state.racers)
     for start in range(0, len(order), batch):
         chunk = order[start : start + batch]
+        if before is not None:
+            before(list(alive), chunk)
         for name in list(alive):
             try:
                 state.values[name].update(evaluate(name, chunk))
@@ -247,6 +177,8 @@ def search(
     budget=None,
     label_rate: float | None = None,
     label_floor: float | None = None,
+    executor: str = "local",
+    address: str | None = None,
     documents: dict | None = None,
     results_dir: Path | None = None,
     log=print,
@@ -256,7 +188,8 @@ def search(
     stage's judge corrected by people's labels on questions drawn at this rate
     (helpers.experiment.search_labels; a look that needs labels raises LabelsNeeded); label_floor:
     active labelling, each answer's rate from label_rate (the judge least sure) down to this floor
-    (the judge sure); documents: a
+    (the judge sure); executor 'ray' (address: a cluster's): the answer stage's answers as Ray tasks
+    (helpers.experiment.search_answers); documents: a
     dataset section (a user's folder) in place of the sweep base's."""
     if metric not in KINDS:
         raise UserError(f"search: metric {metric!r} is not one the retrieval stage measures; valid: {', '.join(KINDS)}")
@@ -269,6 +202,8 @@ def search(
         raise UserError(
             f"search: --budget {budget} leaves nothing to spend; give a positive amount (30m, 50k tokens, $2)"
         )
+    if executor not in ("local", "ray"):
+        raise UserError(f"search: --executor {executor!r} is not one of: local, ray")
     if label_floor is not None and label_rate is None:
         raise UserError("search: --label-floor needs --label-rate (the rate where the judge is least sure)")
     started = time.perf_counter()
@@ -322,6 +257,7 @@ def search(
                 settings=settings,
                 results_dir=results_dir,
                 labels=labels,
+                executor=(executor, address),
             )
         except LabelsNeeded as needed:  # the labelling panel's queue: LabelPanel.for_search(NAME)
             write_needed(search_dir(sweep.name, results_dir), needed)
@@ -342,12 +278,15 @@ def search(
     )
 
 
-def _answer_stage(arms, entering, metric, *, seed, budget, started, settings, results_dir, labels):
+def _answer_stage(arms, entering, metric, *, seed, budget, started, settings, results_dir, labels, executor):
     """The answer stage's race over the arms `entering` it, (race, AnswerArms, LLM call counts);
     the full grid's calls: every distinct arm of the grid on every question, at the calls an answer
     took here (HyDE and multi-query take more than one)."""
     keys = {a["name"]: same_work(a) for a in arms}
-    answers = AnswerArms(entering, keys, metric, results_dir=results_dir, labels=labels)
+    where, address = executor
+    answers = AnswerArms(
+        entering, keys, metric, results_dir=results_dir, labels=labels, executor=where, address=address
+    )
     order = answers.questions(next(iter(answers.arms)))
     if not order:
         raise UserError("search: no question of the grid's dataset has a reference; the answer stage needs them")
@@ -358,7 +297,16 @@ def _answer_stage(arms, entering, metric, *, seed, budget, started, settings, re
 
     audit = {"checked": labels.check, "scale": labels.scale} if labels is not None else {}
     try:
-        stage = race("answers", answers.keys, order, answers.evaluate, spent=spent, **settings, **audit)
+        stage = race(
+            "answers",
+            answers.keys,
+            order,
+            answers.evaluate,
+            spent=spent,
+            before=answers.answer_all,
+            **settings,
+            **audit,
+        )
     except LabelsNeeded as needed:
         racer = stage_racers(answers.keys)
         needed.racer_of_run = {run: racer[name] for name, run in answers.run_ids().items()}

@@ -9,6 +9,11 @@ reads a search's run like any other. Arms whose answers are the same work (the s
 generation settings and LLM) answer once and share the result; an LLM that answers several
 questions at once (a hosted one's `concurrency`) answers a batch side by side (Experiment.answers).
 
+With `--executor ray` (the sweep's engine: helpers.ray_cluster), each look's answers are Ray tasks,
+one per racing arm and look, run side by side on the cluster's workers (`answer_questions`, each
+appending to its arm's run as a plain run does, so a worker that dies is retried and resumes); this
+process then scores them. Every worker must see the same checkout and `results/`, as in a sweep.
+
 With `--label-rate`, the judge's scores are corrected by people's labels on drawn questions
 (helpers.experiment.search_labels); without it, the estimates are the judge's, whose agreement
 with people is measured (judge-eval) but not corrected for. `helpers compare` evaluates a config
@@ -18,8 +23,10 @@ side with this class too (helpers.experiment.compare).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from helpers.errors import UserError
+from helpers.ray_cluster import MAX_RETRIES, ray_init
 
 DEFAULT_METRIC = "correctness/correctness"
 # the judges a run turns on unless told not to: off here, so that only the metric's judge scores
@@ -65,9 +72,22 @@ def answer_settings(config) -> dict:
     return {"k": config.retrieval.k, "generation": config.generation.model_dump(mode="json"), "llm": llm}
 
 
+def answer_questions(config: dict, qids: list[str], results_dir: str | None = None) -> int:
+    """Answer `qids` with one arm's run (a config as a dict), in this process: what a Ray task of the
+    answer stage calls. The answers are appended to the run's records.jsonl; returns how many are
+    stored."""
+    from helpers.experiment.config import ExperimentConfig
+    from helpers.experiment.runner import Experiment  # the runner: loaded only where answers are written
+
+    experiment = Experiment(ExperimentConfig(**config), Path(results_dir) if results_dir else None)
+    data, _ = experiment.start(table=False)
+    experiment.answers(data, {q: data.queries[q] for q in qids})
+    return len(experiment.answered(qids))
+
+
 class AnswerArms:
     """Evaluate arms on questions by an answer metric, each distinct arm one run (module docstring).
-    `retrieval_keys`: each arm's retrieval work (helpers.experiment.search.same_work)."""
+    `retrieval_keys`: each arm's retrieval work (helpers.experiment.search_retrieval.same_work)."""
 
     def __init__(
         self,
@@ -78,10 +98,13 @@ class AnswerArms:
         results_dir=None,
         labels=None,
         flag: str = "search: --answer-metric",
+        executor: str = "local",
+        address: str | None = None,
     ):
         """labels: a helpers.experiment.search_labels.SearchLabels (the judge corrected by people's
         labels on the questions it draws), or None (the judge alone); flag: what a bad metric's
-        error names."""
+        error names; executor 'ray' (address: the cluster's, else RAY_ADDRESS or a local instance):
+        each look's answers as Ray tasks (answer_all)."""
         self.metric, self.judge = metric, check_metric(metric, flag)
         self.labels = labels
         self.arms = {a["name"]: a for a in arms}
@@ -90,6 +113,27 @@ class AnswerArms:
         self._runs: dict[str, tuple] = {}  # arm name -> (experiment, data)
         self._shared: dict[str, dict] = {}  # dataset key -> built indexes, shared by the runs on it
         self.calls: dict[str, dict[str, int]] = {}  # arm name -> {qid: LLM calls its answer took}
+        if executor not in ("local", "ray"):
+            raise UserError(f"search: --executor {executor!r} is not one of: local, ray")
+        self.executor, self.address = executor, address  # where answers are written: here, or Ray tasks
+        self._remote_errors: dict[str, str] = {}
+
+    def answer_all(self, names: list[str], qids: list[str]) -> None:
+        """Before a look's evaluations: with `executor='ray'`, answer `qids` for every arm of `names`
+        at once, one Ray task each; an arm whose task fails (its retries spent) fails at evaluate.
+        Locally, nothing: evaluate answers."""
+        if self.executor != "ray":
+            return
+        ray = ray_init(self.address)
+        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(answer_questions)
+        where = str(self.results_dir) if self.results_dir else None
+        pending = {task.remote(self.config(n).model_dump(mode="json"), list(qids), where): n for n in names}
+        for ref, name in pending.items():
+            try:
+                ray.get(ref)
+            except Exception as exc:  # noqa: BLE001 - the arm's failure: raised at its evaluate, recorded by the race
+                self._remote_errors[name] = f"{type(exc).__name__}: {exc}"[:500]
+            self.run(name)[0].store.reload()  # what the worker appended
 
     def config(self, name: str):
         """The arm's run: its cell's config, one architecture, only the metric's judge."""
@@ -129,9 +173,12 @@ class AnswerArms:
         from helpers.experiment.until_decided import metric_values
         from helpers.judges import judge_class
 
+        if name in self._remote_errors:
+            raise RuntimeError(f"its Ray task failed: {self._remote_errors.pop(name)}")
         experiment, data = self.run(name)
         chunk = {q: data.queries[q] for q in qids}
-        experiment.answers(data, chunk)
+        if self.executor != "ray":  # on Ray, answer_all has answered (a failed answer stays failed)
+            experiment.answers(data, chunk)
         answered = experiment.answered(chunk)
         failed = [a for a in answered if a.get("error")]
         if answered and len(failed) == len(answered):  # a batch with no answer at all: the arm fails

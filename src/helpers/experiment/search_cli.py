@@ -37,6 +37,8 @@ def _search(args: argparse.Namespace) -> int:
             budget=Budget.parse(args.budget) if args.budget else None,
             label_rate=args.label_rate,
             label_floor=args.label_floor,
+            executor=args.executor,
+            address=args.address,
             documents=documents if args.documents else None,
             log=log,
         )
@@ -100,6 +102,15 @@ def add_cli(subparsers) -> None:
         help="active labelling: each answer labelled at --label-rate where the judge is least sure (0.5), "
         "down to this rate where it is sure (0 or 1); measured not to save evaluations against uniform "
         "labels at the same share (docs/measurements/search.md)",
+    )
+    search.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="where the answer stage's answers are written: here, or Ray tasks side by side (as `sweep`)",
+    )
+    search.add_argument(
+        "--address", help="with --executor ray: a cluster's HOST:PORT (else RAY_ADDRESS or a local one)"
     )
     search.add_argument("--at", type=int, default=10, help="the metric's depth, the same for every cell (default 10)")
     search.add_argument(

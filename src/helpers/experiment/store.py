@@ -59,6 +59,10 @@ class RunStore:
             with open(self.path, "r+b") as fh:
                 fh.truncate(good_end)
 
+    def reload(self) -> None:
+        """Read what another process (a Ray worker answering for this run) appended since."""
+        self._load()
+
     def has(self, key: str) -> bool:
         return key in self.records
 
