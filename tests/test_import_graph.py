@@ -67,6 +67,23 @@ def test_a_module_in_no_layer_and_a_ghost_entry_fail_the_check(tmp_path):
     assert "helpers.retrieval" in report["ghost_entries"] and "helpers.errors" not in report["ghost_entries"]
 
 
+def test_a_module_named_cli_in_a_lower_package_is_not_exempt(tmp_path):
+    """Issue 63: `cli` modules used to sit on top whatever their package, so retrieval/cli.py could
+    import the experiments above it unseen; now its package places it, and the import is upward."""
+    package = tmp_path / "helpers"
+    for sub in ("retrieval", "experiment"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "experiment" / "runner.py").write_text("")
+    (package / "retrieval" / "cli.py").write_text("from helpers.experiment import runner\n")
+    report = import_graph.Graph(tmp_path).report()
+    assert import_graph.layer_of("helpers.retrieval.cli") == import_graph.LAYERS["helpers.retrieval"] == 2
+    assert [(e["source"], e["target"]) for e in report["upward"]] == [
+        ("helpers.retrieval.cli", "helpers.experiment.runner")
+    ]
+
+
 def test_the_layout_page_lists_every_module_as_the_code_has_it():
     """Issue 63: docs/layout.md's "Every module" table is generated from the package (every module,
     its layer, its docstring's first sentence); a module added, moved or redescribed without

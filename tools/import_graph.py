@@ -18,8 +18,8 @@ Cycles are the strongly connected components of more than one module (Tarjan), o
 in-function ones included: an import hidden in a function is still a dependency.
 
 Layers, bottom to top; a module may import its own layer and the ones below, never one above
-(the longest matching prefix of LAYERS places a module; modules named `cli` are front ends, on
-top, whatever their package):
+(the longest matching prefix of LAYERS places a module; no name is exempt: the commands live in
+helpers.cli, on top):
 
     0  foundations   errors, paths, inputs, offline, stats, ppi, sequential, artefacts, smoke,
                      answer_checks, text, languages (each language's texts and settings, as data),
@@ -34,7 +34,7 @@ top, whatever their package):
     3  pipelines     generation, testset, judges (the registered judges and, in judges.models, the
                      models they run: offline TRACe trees, the LLM annotator, the evidence model)
     4  experiments   experiment (config, runner, sweeps, analysis, figures of a run), reproduce
-    5  front ends    explore, teaching, book, seeds, __main__, every `*.cli` module
+    5  front ends    cli (every command), explore, teaching, book, seeds, __main__
 
 Against the first sketch of issue 25 (finetune in layer 3): finetune is the training loop that
 retrieval's cross-encoder and the trace evidence model both call, so it sits below them (1),
@@ -111,6 +111,7 @@ LAYERS: dict[str, int] = {
     "helpers.experiment": 4,
     "helpers.reproduce": 4,
     # 5: front ends
+    "helpers.cli": 5,
     "helpers.explore": 5,
     "helpers.teaching": 5,
     "helpers.book": 5,
@@ -201,8 +202,6 @@ def module_name(path: Path, src: Path = SRC) -> str:
 
 
 def layer_of(module: str) -> int | None:
-    if module.rsplit(".", 1)[-1] == "cli":
-        return FRONT_END
     if module == PACKAGE:  # the root package alone: its modules are placed one by one (no fallback)
         return LAYERS[PACKAGE]
     parts = module.split(".")
@@ -305,10 +304,10 @@ class Graph:
         return graph
 
     def package_graph(self) -> dict[str, set[str]]:
-        """The graph between packages (helpers.retrieval, helpers.trace, ...; a `cli` module is a unit of its own)."""
+        """The graph between packages (helpers.retrieval, helpers.trace, ...)."""
 
         def unit(module: str) -> str:
-            return module if module.endswith(".cli") else ".".join(module.split(".")[:2])
+            return ".".join(module.split(".")[:2])
 
         graph: dict[str, set[str]] = {unit(m): set() for m in self.modules}
         for edge in self.edges:
@@ -455,7 +454,7 @@ def print_report(rep: dict, verbose: bool = True) -> None:
     )
     for cycle in rep["cycles"]:
         print("  - " + " <-> ".join(m.removeprefix("helpers.") for m in cycle))
-    print(f"  between packages (a cycle of modules is one too; `cli` modules apart): {len(rep['package_cycles'])}")
+    print(f"  between packages (a cycle of modules is one too): {len(rep['package_cycles'])}")
     for cycle in rep["package_cycles"]:
         print("  - " + " <-> ".join(m.removeprefix("helpers.") for m in cycle))
     print(f"\nupward imports (lower layer -> higher): {rep['upward_count']}")

@@ -60,19 +60,19 @@ from helpers.inputs import TRUST_CODE_SETTING  # noqa: E402
 from helpers.llm.keys import add_key_host_option, allow_extra_key_hosts  # noqa: E402
 from helpers.redaction import redact  # noqa: E402
 
-# The one way to add a command: an `add_cli(subparsers)` in its package's `cli.py`, listed here (and
-# its line in the docstring above, and a row in docs/commands.md: test_every_command_is_listed).
-# Front ends only: a `cli` module sits in the top layer whatever its package (tools/import_graph.py).
+# The one way to add a command: an `add_cli(subparsers)` in its area's module of helpers/cli/, listed
+# here (and its line in the docstring above, and a row in docs/commands.md: test_every_command_is_listed).
+# helpers.cli is the top layer (tools/import_graph.py): no package below imports a command module.
 COMMAND_MODULES = (
-    "helpers.experiment.cli",  # run, report, sweep, estimate
-    "helpers.experiment.diagnose_cli",  # diagnose
-    "helpers.experiment.search_cli",  # search, compare
-    "helpers.data.cli",  # prepare-data, summary, ingest, testset
-    "helpers.retrieval.cli",  # retrieval-eval, tune-fusion, train-reranker, prefill-embeddings, train-cross-encoder
-    "helpers.trace.cli",  # train-judge, train-evidence, judge-eval
-    "helpers.judges.cli",  # judge
-    "helpers.llm.cli",  # serve-llm, assemble-model
-    "helpers.book.cli",  # book
+    "helpers.cli.experiment_commands",  # run, report, sweep, estimate
+    "helpers.cli.diagnose_commands",  # diagnose
+    "helpers.cli.search_commands",  # search, compare
+    "helpers.cli.data_commands",  # prepare-data, summary, ingest, testset
+    "helpers.cli.retrieval_commands",  # retrieval-eval, tune-fusion, train-reranker, prefill-embeddings, train-cross-encoder
+    "helpers.cli.judge_training_commands",  # train-judge, train-evidence, judge-eval
+    "helpers.cli.judge_commands",  # judge
+    "helpers.cli.llm_commands",  # serve-llm, assemble-model
+    "helpers.cli.book_commands",  # book
 )
 
 

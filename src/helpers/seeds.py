@@ -128,8 +128,8 @@ class RAGBenchLoader:
 
 def _seed_config():
     """The config the seeds' classes run: the default benchmark, or the smoke one (HELPERS_SMOKE=1)."""
-    from helpers.data.cli import resolve_config
     from helpers.experiment.config import load_config
+    from helpers.experiment.own_documents import resolve_config
     from helpers.smoke import is_smoke
 
     return load_config(resolve_config("smoke" if is_smoke() else "default"))

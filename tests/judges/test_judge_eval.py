@@ -109,7 +109,7 @@ def test_judge_eval_records_llm_failures(tiny_ragbench, tiny_judge, monkeypatch)
 
 
 def test_add_cli_registers_both_commands():
-    from helpers.trace.cli import add_cli
+    from helpers.cli.judge_training_commands import add_cli
 
     parser = argparse.ArgumentParser()
     add_cli(parser.add_subparsers(dest="command"))

@@ -149,7 +149,7 @@ def _now() -> str:
 
 def _documents_config(args: argparse.Namespace):
     # pandas: loaded only when this runs
-    from helpers.data.cli import TESTSET_CONFIG, documents_config, write_testset
+    from helpers.experiment.own_documents import TESTSET_CONFIG, documents_config, write_testset
 
     if args.config:
         raise UserError(
@@ -292,7 +292,7 @@ def _estimate(args: argparse.Namespace) -> int:
 def add_cli(subparsers) -> None:
     run = subparsers.add_parser("run", help="run an experiment from a YAML config (resumable)")
     run.add_argument("config", nargs="?", help="e.g. configs/default.yaml")
-    from helpers.data.cli import add_run_options  # pandas: loaded only when this runs
+    from helpers.cli.data_commands import add_run_options  # pandas: loaded only when this runs
 
     add_run_options(run)  # --documents, --questions, --config
     run.add_argument(
