@@ -21,7 +21,7 @@ LLAMA_KEY    := $(shell echo '$(LLAMA_PIN) $(LLAMA_CMAKE_ARGS)' | sha256sum | cu
 LLAMA_WHEELS := $(or $(PIP_CACHE_DIR),$(HOME)/.cache/pip)/llama-cpp/$(LLAMA_KEY)
 STAMP  := $(VENV)/.installed-$(LLAMA_KEY)
 PYTEST_ARGS ?=
-# The offline defaults (helpers/offline.py, OFFLINE_DEFAULTS; the hub off, telemetry off), for every
+# The offline defaults (helpers/offline_defaults.py, OFFLINE_DEFAULTS; the hub off, telemetry off), for every
 # target and the processes it starts (JupyterLab's and Voila's kernels, the book's), unless set:
 # importing the package does not set them, so that a user's own notebook keeps the hub.
 export HF_HUB_OFFLINE ?= 1
@@ -71,7 +71,7 @@ data: setup
 # in the venv: compiled here, once, not inside the first test or notebook that checks against ranx.
 test-data: data
 	$(PY) -m helpers prefill-embeddings
-	$(PY) -c "import helpers.teaching.retrieval as toy; toy.ndcg_by_ranx()"
+	$(PY) -c "import helpers.teaching.retrieval_by_hand as toy; toy.ndcg_by_ranx()"
 
 # The evidence model (a fine-tuned cross-encoder, about an hour on 2 cores, once): `make run` and
 # judge-eval stack it with the lexical judge when it is there.

@@ -96,7 +96,7 @@ def ragas_evaluate(samples: list[dict], base_url: str, in_flight: int, timeout_s
     from ragas.metrics.collections import AnswerRelevancy, ContextPrecisionWithReference, ContextRecall, Faithfulness
 
     from helpers.ragas_eval import WorkbenchEmbeddings, default_embedder
-    from helpers.ragas_eval.runner import metric_inputs
+    from helpers.ragas_eval.ragas_scoring import metric_inputs
 
     client = AsyncOpenAI(base_url=base_url, api_key="not-needed", timeout=timeout_s)
     llm = llm_factory("stand-in", provider="openai", client=client)

@@ -23,7 +23,7 @@ import numpy as np
 import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.judges.judge_eval import format_table, judge_eval, save_result
-from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.models.evidence_model import EvidenceModel
 from helpers.judges.models.trace_trees import DEFAULT_PATH, OfflineJudge, train_judge
 
 

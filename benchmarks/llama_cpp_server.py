@@ -284,7 +284,7 @@ def engine_child(model: str, reps: int) -> dict:
     from llama_cpp import Llama
 
     from helpers.llm.backends import LlamaCppBackend
-    from helpers.llm.config import LLMConfig
+    from helpers.llm.llm_settings import LLMConfig
 
     def timed(function) -> float:
         def in_thread():

@@ -19,7 +19,7 @@ import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.llm import LLM, ResponseCache
 from helpers.llm.backends import build_backend
-from helpers.llm.config import LLMConfig
+from helpers.llm.llm_settings import LLMConfig
 from helpers.llm.serving import local_server
 
 PROMPT = (

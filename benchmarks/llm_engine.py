@@ -9,7 +9,7 @@ contexts, the Spanish answer prompt, 160 tokens at temperature 0). Sides:
 - threads: one model on every core, or one model per core on one thread each (two at once),
   called from worker threads as the runner does; and ms per token from the main thread or another;
 - OpenMP waiting (each in a fresh process, idle and beside one busy process): libgomp's default,
-  OMP_WAIT_POLICY=PASSIVE, and GOMP_SPINCOUNT=1000 (helpers.offline's default): ms per token.
+  OMP_WAIT_POLICY=PASSIVE, and GOMP_SPINCOUNT=1000 (helpers.offline_defaults's default): ms per token.
 - models: the bundled SmolLM2-135M and Qwen2.5-Coder-1.5B (helpers.local_models.split_models) side by side
   through the LLM layer as a run calls them, each in a fresh process (so peak RSS is its own):
   load seconds, prompt tokens/s, ms per generated token, seconds per answer, peak RSS, and for the
@@ -139,7 +139,7 @@ def prefix_reuse_side(path, batch: list) -> dict:
     on): how many agree, seconds, and prompt tokens reused. Two prompt sets: the answer prompts
     (they share the system prompt and the template) and one context with every question (they
     share the context as well, as ragas's prompts share their instructions)."""
-    from helpers.llm.config import PROMPT_BLOCK
+    from helpers.llm.llm_settings import PROMPT_BLOCK
     from helpers.local_models.llama_prefix import block_aligned_llama
 
     shared = [

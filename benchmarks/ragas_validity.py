@@ -34,8 +34,8 @@ import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.llm import LLM
 from helpers.ragas_eval import RagasJudge
+from helpers.ragas_eval.ragas_validity import ragbench_samples, sample_ragbench, shipped_auroc_full, validity_table
 from helpers.ragas_eval.spanish import measure_seed_examples
-from helpers.ragas_eval.validity import ragbench_samples, sample_ragbench, shipped_auroc_full, validity_table
 
 
 def make_judge(args) -> LLM:
@@ -91,8 +91,8 @@ def hallucination_detection(args, judge: LLM) -> dict:
 
 
 def evidence_detection(args, judge: LLM) -> dict:
-    from helpers.judges.models.evidence import EvidenceModel
     from helpers.judges.models.evidence_faithfulness import EvidenceFaithfulness
+    from helpers.judges.models.evidence_model import EvidenceModel
 
     model = EvidenceModel.load()
     scorer = EvidenceFaithfulness(model, judge if args.evidence_statements == "llm" else None)

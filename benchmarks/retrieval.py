@@ -21,7 +21,7 @@ import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.retrieval import BM25, Dense, Hybrid
-from helpers.retrieval.architectures.base import doc_text
+from helpers.retrieval.architectures.retriever_base import doc_text
 from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, build_embedder
 from helpers.retrieval.evaluation.metrics import evaluate_run
 

@@ -30,7 +30,7 @@ from helpers import paths
 from helpers.data import load_dataset, split_queries
 from helpers.experiment.config import load_config
 from helpers.llm import LLM
-from helpers.retrieval.evaluation.evaluate import retrieval_eval
+from helpers.retrieval.evaluation.retrieval_eval import retrieval_eval
 from helpers.testset import generate_testset
 
 ARCHITECTURES = ["dense", "bm25", "hybrid", "hyde", "multi_query", "rerank"]

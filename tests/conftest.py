@@ -32,9 +32,9 @@ ISOLATED = {
 
 
 def _offline() -> None:
-    """The offline defaults the command line applies (helpers.offline): the suite runs offline, and
+    """The offline defaults the command line applies (helpers.offline_defaults): the suite runs offline, and
     its subprocesses and notebook kernels inherit them. `import helpers` no longer sets them."""
-    from helpers.offline import apply_offline_defaults
+    from helpers.offline_defaults import apply_offline_defaults
 
     apply_offline_defaults()
 

@@ -112,7 +112,7 @@ def test_questions_marked_unanswerable_and_the_refusal_judge(tmp_path):
     from helpers.data.contracts import DataError, Sample
     from helpers.data.questions import read_questions
     from helpers.judges import JUDGES
-    from helpers.judges.base import JudgeContext
+    from helpers.judges.judge_base import JudgeContext
 
     path = tmp_path / "q.csv"
     path.write_text(

@@ -62,7 +62,7 @@ def test_an_architecture_is_one_registry_entry(monkeypatch):
 # ---------------------------------------------------------------- a judge
 
 WORD_COUNT = """
-from helpers.judges.base import Judge, Metric, register
+from helpers.judges.judge_base import Judge, Metric, register
 
 
 @register
@@ -268,9 +268,9 @@ def toycloud():
 
 def test_a_provider_is_one_entry(toycloud, monkeypatch):
     from helpers.llm.backends import OpenAICompatibleBackend, build_backend
-    from helpers.llm.config import LLMConfig, response_format
-    from helpers.llm.errors import KeyPolicyError
     from helpers.llm.keys import check_destination
+    from helpers.llm.llm_errors import KeyPolicyError
+    from helpers.llm.llm_settings import LLMConfig, response_format
 
     config = LLMConfig(provider="toycloud", model="toy-1")
     assert config.resolved_api_key_env() == "TOYCLOUD_API_KEY"
@@ -300,7 +300,7 @@ def test_a_provider_is_one_entry(toycloud, monkeypatch):
 
 
 def test_the_built_in_providers_read_their_entries():
-    from helpers.llm.config import LLMConfig, response_format
+    from helpers.llm.llm_settings import LLMConfig, response_format
 
     schema = {"title": "x", "type": "object"}
     assert [LLMConfig(provider=p).resolved_api_key_env() for p in ("local", "groq", "openai-compatible")] == [
@@ -320,7 +320,7 @@ def test_the_built_in_providers_read_their_entries():
 
 def test_limits_and_prices_are_one_entry_with_a_source(monkeypatch):
     from helpers.llm import presets
-    from helpers.llm.config import LLMConfig
+    from helpers.llm.llm_settings import LLMConfig
 
     assert all(price.source for price in presets.DEFAULT_PRICES.values())
     assert all(preset.source for preset in presets.LIMIT_PRESETS.values())

@@ -103,7 +103,7 @@ def test_an_answer_cut_by_max_tokens_is_flagged_and_listed(tmp_path):
     """The model still writing when max_tokens ran out (its output as long as allowed) is flagged
     on the record, and the run's summary lists it as architecture/qid; an answer that ended on its
     own is not."""
-    from helpers.experiment.accounting import at_max_tokens
+    from helpers.experiment.run_accounting import at_max_tokens
 
     def reply(call):  # "largo" runs to the limit, as the 1.5B model's copy of a table did
         return Completion(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.offline import OfflineModelError, resolve_model_path
+from helpers.offline_defaults import OfflineModelError, resolve_model_path
 
 
 def _env_after(code, extra_env):
@@ -60,7 +60,7 @@ def test_user_settings_are_not_overridden():
 
 def test_every_make_target_gets_the_offline_defaults():
     """Each target's recipes (jupyter lab, voila, the notebooks' kernels) see them, unless set."""
-    from helpers.offline import OFFLINE_DEFAULTS
+    from helpers.offline_defaults import OFFLINE_DEFAULTS
 
     env = {k: v for k, v in os.environ.items() if k not in OFFLINE_DEFAULTS}
     show = "show-env: ; @echo " + " ".join(f"$${name}" for name in OFFLINE_DEFAULTS)

@@ -77,7 +77,7 @@ LAYERS: dict[str, int] = {
     "helpers.extras": 0,
     "helpers.paths": 0,
     "helpers.inputs": 0,
-    "helpers.offline": 0,
+    "helpers.offline_defaults": 0,
     "helpers.redaction": 0,
     "helpers.stats": 0,
     "helpers.ppi": 0,

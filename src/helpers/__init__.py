@@ -1,7 +1,7 @@
 """helpers: the shared package of the RAG research workbench.
 
 Importing it makes every log message pass through the API-key redaction, and changes nothing
-else in the process: the offline defaults (`helpers.offline.OFFLINE_DEFAULTS`: the Hugging Face
+else in the process: the offline defaults (`helpers.offline_defaults.OFFLINE_DEFAULTS`: the Hugging Face
 hub off, telemetry off) are applied by the command line (`python -m helpers`, `helpers`), the
 Makefile's targets and the test suite, never by an import into someone else's notebook, where
 they would switch off hub downloads in other libraries without asking.

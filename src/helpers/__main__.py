@@ -49,7 +49,7 @@ import importlib
 import os
 import sys
 
-from helpers.offline import apply_offline_defaults
+from helpers.offline_defaults import apply_offline_defaults
 
 # before any command module imports torch, transformers, ragas or chromadb, which read them once
 apply_offline_defaults()

@@ -5,7 +5,7 @@
     # {'repeated_4gram_share': 0.0, 'loop': None, 'invents_question': True}
 
 These are symptoms of a small model decoding greedily without a repeat penalty or stop
-sequences (see helpers.llm.config); they say nothing about whether an answer is right.
+sequences (see helpers.llm.llm_settings); they say nothing about whether an answer is right.
 Words are lower-cased runs of letters and digits (`\\w+`, so citations like [1] count as "1").
 """
 

@@ -15,7 +15,7 @@ class UserError(ValueError):
 
 class LLMError(RuntimeError):
     """A model call failed for good (after retries, or not retryable), or the model to call is not
-    there. Defined here, not in helpers.llm.errors (which derives its kinds from it), so that the
+    there. Defined here, not in helpers.llm.llm_errors (which derives its kinds from it), so that the
     local-model workarounds below the LLM client (helpers.local_models) raise what its callers catch."""
 
     kind = "error"

@@ -171,7 +171,7 @@ def test_a_run_against_a_dead_server_exits_non_zero_and_names_the_failure(tmp_pa
 
 
 def test_max_failure_rate_decides_a_run(tmp_path):
-    from helpers.experiment.accounting import failure_summary
+    from helpers.experiment.run_accounting import failure_summary
 
     answers = [{"key": f"answer|bm25|l|q{i}", "architecture": "bm25", "llm": "l", "qid": f"q{i}"} for i in range(10)]
     answers += [{"key": f"answer|dense|l|q{i}", "architecture": "dense", "llm": "l", "qid": f"q{i}"} for i in range(10)]

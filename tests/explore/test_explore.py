@@ -136,7 +136,7 @@ def test_answer_and_judge_with_the_local_model(bench):
     from helpers.data.contracts import Sample
     from helpers.generation import select_contexts
     from helpers.judges import JUDGES
-    from helpers.judges.base import JudgeContext
+    from helpers.judges.judge_base import JudgeContext
 
     ranking = {c["doc_id"]: c["score"] for c in bench.last.contexts["bm25"]}
     contexts, _ = select_contexts(ranking, bench.data.corpus, k=2, language=bench.data.language)

@@ -5,8 +5,8 @@ import pytest
 
 from helpers.data.contracts import Sample
 from helpers.judges import JUDGES
-from helpers.judges.base import JudgeContext
 from helpers.judges.citations import cited_sentences
+from helpers.judges.judge_base import JudgeContext
 
 CONTEXTS = [
     "Se recomienda un programa de diez controles prenatales para las mujeres nulíparas.",

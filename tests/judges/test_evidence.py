@@ -81,7 +81,7 @@ def tiny_model(raw_ready, tmp_path_factory):
 
 @pytest.mark.slow
 def test_tiny_training_writes_a_model_and_its_card(tiny_model):
-    from helpers.judges.models.evidence import EvidenceModel
+    from helpers.judges.models.evidence_model import EvidenceModel
 
     out, card = tiny_model
     assert EvidenceModel.exists(out) and not (out / "checkpoint.pt").exists()
@@ -124,7 +124,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_model, tmp_path):
 @pytest.mark.slow
 def test_stacked_judge_mixes_lexical_and_neural_support(tiny_model, tmp_path):
     from helpers.data import load_ragbench
-    from helpers.judges.models.evidence import EvidenceModel
+    from helpers.judges.models.evidence_model import EvidenceModel
     from helpers.judges.models.trace_trees import OfflineJudge, featurise_frame, fit_judge
 
     frame = load_ragbench("covidqa", "validation").head(30)
@@ -163,8 +163,8 @@ def test_judge_eval_names_the_valid_judges():
 def test_ragas_faithfulness_with_evidence_verdicts(tiny_model):
     """Statements from the answer's sentences (no LLM, or an LLM whose statements do not restate
     the answer), each judged by the evidence model; the score is the supported share."""
-    from helpers.judges.models.evidence import EvidenceModel
     from helpers.judges.models.evidence_faithfulness import EvidenceFaithfulness, usable_statements
+    from helpers.judges.models.evidence_model import EvidenceModel
 
     model = EvidenceModel.load(tiny_model[0])
     judge = EvidenceFaithfulness(model, threshold=0.5)
@@ -233,7 +233,7 @@ def test_a_run_uses_the_evidence_model_and_says_so(tiny_model, tmp_path):
 def test_stack_weight_is_chosen_on_held_out_examples_and_used(tiny_model, tmp_path):
     import shutil
 
-    from helpers.judges.models.evidence import EvidenceModel
+    from helpers.judges.models.evidence_model import EvidenceModel
     from helpers.judges.models.evidence_training import fit_stack_weight
     from helpers.judges.models.trace_trees import OfflineJudge
 

@@ -91,7 +91,7 @@ def test_a_judge_registered_here_runs_end_to_end(registered, tmp_path):
     text = report(summary["run_id"], results_dir=tmp_path)
     assert "length/short_enough" in text
     from helpers.explore.runs import panel_config
-    from helpers.judges.base import JUDGES as registry
+    from helpers.judges.judge_base import JUDGES as registry
 
     panel = panel_config("smoke", judge="length")
     assert "length" in registry and [name for name in registry if panel.judges.on(name)] == ["length"]

@@ -38,7 +38,7 @@ def test_ragchecker_metrics_from_entailment_tables_worked_by_hand():
 
 
 def test_the_judge_on_an_answer_half_right_from_the_wrong_chunk():
-    from helpers.judges.base import JudgeContext, judge_class
+    from helpers.judges.judge_base import JudgeContext, judge_class
 
     judge = judge_class("ragchecker")(context=JudgeContext(language="en"))
     judge.prepare()
@@ -86,7 +86,7 @@ def test_validity_rows_of_the_metrics_people_can_check():
 
 
 class _OneLLM:
-    """A run's source of LLM clients (helpers.judges.base.LLMSource) holding one client."""
+    """A run's source of LLM clients (helpers.judges.judge_base.LLMSource) holding one client."""
 
     def __init__(self, client):
         self.client = client
@@ -99,7 +99,7 @@ class _OneLLM:
 
 
 def _llm_judge(proxy, tmp_path, monkeypatch):
-    from helpers.judges.base import JudgeContext, judge_class
+    from helpers.judges.judge_base import JudgeContext, judge_class
     from helpers.llm import LLM, ResponseCache
 
     monkeypatch.setenv("TEST_OAI_API_KEY", "sk-test-claims")
@@ -119,7 +119,7 @@ def test_the_llm_variant_reads_claims_and_verdicts_over_http_in_order(tmp_path, 
     the offline judge's; a reply with too few verdicts (the schema says how many) is a recorded
     failure, not padded."""
     from faults import FaultProxy
-    from helpers.judges.base import judge_sample
+    from helpers.judges.judge_base import judge_sample
 
     replies = [
         '{"claims": ["a1", "a2"]}',  # the answer's claims

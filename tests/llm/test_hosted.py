@@ -14,8 +14,8 @@ import time
 import pytest
 
 from helpers.llm import LLM, ResponseCache
-from helpers.llm.config import LLMConfig
 from helpers.llm.limits import RateLimiter
+from helpers.llm.llm_settings import LLMConfig
 from helpers.llm.presets import DEFAULT_PRICES, LIMIT_PRESETS
 from helpers.llm.responder import SchemaResponder, embedded_schema, estimate_tokens
 from helpers.llm.scripted import ScriptedBackend
@@ -272,7 +272,7 @@ def test_choices_of_one_request_are_consecutive_samples(tmp_path):
 
 
 def test_output_tokens_are_split_without_loss():
-    from helpers.llm.accounting import split_total
+    from helpers.llm.call_records import split_total
 
     assert split_total(10, [5, 5, 5]) == [3, 3, 4]
     assert split_total(30, [0, 0, 0]) == [10, 10, 10]

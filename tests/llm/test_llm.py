@@ -206,7 +206,7 @@ def test_extract_json_variants():
 def test_langchain_adapter_shares_cache(cache):
     from langchain_core.messages import HumanMessage
 
-    from helpers.llm.langchain import WorkbenchChatModel
+    from helpers.llm.langchain_chat import WorkbenchChatModel
 
     llm = LLM({"provider": "local", "max_tokens": 12}, cache=cache)
     chat = WorkbenchChatModel(llm=llm)
@@ -367,7 +367,7 @@ def test_response_format_per_provider_and_bad_requests(server_url):
     from urllib.error import HTTPError
     from urllib.request import Request, urlopen
 
-    from helpers.llm.config import response_format
+    from helpers.llm.llm_settings import response_format
 
     schema = Statements.model_json_schema()
     assert response_format(LLMConfig(provider="groq"), schema) == {"type": "json_object"}

@@ -18,7 +18,7 @@ import pytest
 
 from helpers.errors import UserError
 from helpers.llm.backends import build_backend
-from helpers.llm.config import LLMConfig
+from helpers.llm.llm_settings import LLMConfig
 from helpers.llm.request_guards import MAX_BODY_BYTES, MAX_N, MAX_TOKENS, TOKEN_ENV
 from helpers.llm.server import build_server
 from helpers.llm.serving import free_port

@@ -114,7 +114,7 @@ def test_a_file_changed_after_assembly_is_refused(tmp_path):
 def test_unknown_names_list_the_valid_ones():
     with pytest.raises(ModelAssemblyError, match="qwen2.5-coder-1.5b"):
         split_model("qwen-7b")
-    from helpers.llm.errors import LLMError
+    from helpers.llm.llm_errors import LLMError
     from helpers.local_models.local_weights import resolve_local_model
 
     with pytest.raises(LLMError, match=r"\['qwen2.5-coder-1.5b', 'smollm2', 'smollm2-135m'\]"):

@@ -22,8 +22,8 @@ from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 from helpers.llm.scripted import ScriptedBackend
 from helpers.ragas_eval import RagasJudge
+from helpers.ragas_eval.ragas_validity import hallucination_auroc, validity_table
 from helpers.ragas_eval.spanish import in_language, seed_examples, verdict_agreement
-from helpers.ragas_eval.validity import hallucination_auroc, validity_table
 from helpers.stats import auroc
 
 KINDS = {

@@ -150,7 +150,7 @@ def test_scifact_ndcg_matches_the_readme(raw_ready):
     the same on every build; with Chroma's HNSW they moved it between 0.7375 and 0.7439).
     Embeddings come from the session's cache: conftest's temporary copy of the one `make test-data`
     filled, so SciFact is not embedded again and data/cache is never written."""
-    from helpers.retrieval.evaluation.evaluate import retrieval_eval
+    from helpers.retrieval.evaluation.retrieval_eval import retrieval_eval
 
     assert LTR_ARTEFACT.exists(), f"the offline reranker {LTR_ARTEFACT} is missing: run `make data`"
     report = retrieval_eval("scifact", ["bm25", "hybrid", "rerank"])
@@ -164,7 +164,7 @@ def test_on_held_out_spanish_questions_fusion_chosen_on_dev_beats_its_parts_and_
     """README, held-out table: on obstetrics-es's test half, the fusion chosen on its dev half
     beats BM25 and dense alone, and the offline reranker (trained on SciFact and the dev half) is
     >= 0.01 above it."""
-    from helpers.retrieval.evaluation.evaluate import retrieval_eval
+    from helpers.retrieval.evaluation.retrieval_eval import retrieval_eval
 
     report = retrieval_eval(
         "obstetrics-es", ["bm25", "dense", "hybrid", "rerank"], query_split="test", tune_fusion="dev"

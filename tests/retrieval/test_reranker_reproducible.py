@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from helpers.artefacts import read_artefact, write_artefact
-from helpers.retrieval.architectures.base import doc_text
 from helpers.retrieval.architectures.dense import Dense
+from helpers.retrieval.architectures.retriever_base import doc_text
 from helpers.retrieval.embedders.models import EmbeddingCache
 from helpers.retrieval.learned.features import DECIMALS
 from helpers.retrieval.learned.ltr_training import candidate_rows, fit_reranker, prefill_embeddings

@@ -191,7 +191,7 @@ def test_tuned_fusion_reaches_the_hybrid(dense_en):
     hybrid = build_retriever("hybrid", options=options)
     assert (hybrid.method, hybrid.rrf_k, hybrid.alpha, hybrid.candidates) == ("score", 10, 0.3, 4)
     with pytest.raises(RetrievalError, match="tune on 'dev', evaluate on 'test'"):
-        from helpers.retrieval.evaluation.evaluate import retrieval_eval
+        from helpers.retrieval.evaluation.retrieval_eval import retrieval_eval
 
         retrieval_eval("scifact", ["bm25"], query_split="dev", tune_fusion="dev")
 
@@ -267,7 +267,7 @@ def test_exact_search_is_brute_force_cosine_and_hnsw_agrees_on_a_small_corpus(tm
 
 
 def test_langchain_adapter(dense_en):
-    from helpers.retrieval.architectures.langchain import WorkbenchRetriever
+    from helpers.retrieval.architectures.langchain_retriever import WorkbenchRetriever
 
     docs = WorkbenchRetriever(retriever=Hybrid(dense_en, BM25("en")).index(CORPUS), k=2).invoke("Hamlet")
     assert len(docs) == 2 and docs[0].metadata["doc_id"] == "d4" and "score" in docs[0].metadata

@@ -105,7 +105,7 @@ print(json.dumps({"ndcg@10": float(evaluate(Qrels(qrels), run, "ndcg@10")), "nam
 
 def test_retrieval_eval_writes_per_query_rows_and_a_trec_run_ranx_reads(tmp_path):
     from helpers.data import Dataset
-    from helpers.retrieval.evaluation.evaluate import retrieval_eval, save_report
+    from helpers.retrieval.evaluation.retrieval_eval import retrieval_eval, save_report
 
     corpus = {
         "d1": {"title": "", "text": "The cat sat on the mat."},

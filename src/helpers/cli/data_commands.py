@@ -17,8 +17,8 @@ import time
 
 from helpers import paths
 from helpers.data import load_dataset, prepare_data, summarize_all
+from helpers.data.corpus_stats import chunk_statistics
 from helpers.data.documents import ingest
-from helpers.data.stats import chunk_statistics
 from helpers.experiment.own_documents import TESTSET_CONFIG, write_testset
 
 

@@ -30,7 +30,7 @@ from helpers.errors import UserError
 from helpers.experiment.config import load_config, with_overrides
 from helpers.experiment.sweep import run_sweep
 from helpers.llm.keys import add_key_host_option
-from helpers.offline import quiet_noisy_loggers
+from helpers.offline_defaults import quiet_noisy_loggers
 
 
 def _run(args: argparse.Namespace) -> int:

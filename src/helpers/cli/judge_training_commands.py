@@ -17,7 +17,7 @@ from helpers.experiment.label_sheets import AGREEMENT_COLUMNS
 from helpers.experiment.run_labels import judge_agreement, labels_frame
 from helpers.inputs import load_yaml
 from helpers.judges.judge_eval import format_table, judge_eval, save_result
-from helpers.judges.models.evidence import DEFAULT_DIR, EvidenceModel
+from helpers.judges.models.evidence_model import DEFAULT_DIR, EvidenceModel
 from helpers.judges.models.evidence_training import TrainSettings, fit_stack_weight, train_evidence_model
 
 

@@ -14,8 +14,8 @@ import argparse
 import json
 from pathlib import Path
 
-from helpers.retrieval.evaluation.evaluate import format_report, retrieval_eval, save_report
 from helpers.retrieval.evaluation.fusion_tuning import format_fusion, tune_fusion
+from helpers.retrieval.evaluation.retrieval_eval import format_report, retrieval_eval, save_report
 from helpers.retrieval.learned.ltr_training import DEFAULT_PATH, install_pinned, train_reranker
 
 

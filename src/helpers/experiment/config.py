@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from helpers.errors import UserError
 from helpers.experiment.judges_config import JudgesConfig
 from helpers.inputs import load_yaml, safe_name
-from helpers.llm.config import LLMConfig
+from helpers.llm.llm_settings import LLMConfig
 from helpers.retrieval.architectures.options import RetrievalOptions
 from helpers.retrieval.registry import ARCHITECTURES, LANGCHAIN, architecture
 

@@ -105,7 +105,7 @@ def intervene(
     texts, and verdict): one new answer with the chosen passage first, judged by correctness. `gold`:
     {id: [gold passage texts]}; `search`: reference -> candidate passages. A failed call is recorded
     (second_opinion "failed", its error as reason) and the rest go on. What the calls cost is in
-    `frame.attrs["usage"]` (helpers.llm.accounting.usage)."""
+    `frame.attrs["usage"]` (helpers.llm.call_records.usage)."""
     from helpers.experiment.diagnosis import BLAME
     from helpers.judges.models.reference_match import ReferenceMatcher
 

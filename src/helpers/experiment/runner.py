@@ -27,19 +27,19 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.data.contracts import Sample
 from helpers.data.documents import cite
-from helpers.experiment.accounting import at_max_tokens, failure_summary, show_failures, system_rows, versions
 from helpers.experiment.analysis import DECISIONS_FILE
 from helpers.experiment.config import ExperimentConfig
 from helpers.experiment.exports import TRACE_FILES, trace_json
 from helpers.experiment.relevance import passage_qrels, relevance_line
 from helpers.experiment.retrieval_first import format_table, retrieval_table
+from helpers.experiment.run_accounting import at_max_tokens, failure_summary, show_failures, system_rows, versions
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
 from helpers.generation import generate_answer, select_contexts
 from helpers.inputs import inside
 from helpers.judges import JUDGES, SCORE_COLUMNS, active_judges, score_row
-from helpers.judges.base import JudgeContext, judge_sample
+from helpers.judges.judge_base import JudgeContext, judge_sample
 from helpers.languages import corpus_language
 from helpers.llm import LLM
 from helpers.retrieval.registry import build_retriever, needs_llm

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from helpers.explore.cards import ragas_cards_html, trace_cards_html, verdict_card_html
 from helpers.explore.workbench import ExploreError, Workbench, explain
 from helpers.generation import generate_answer, select_contexts
-from helpers.llm.errors import MissingKeyError
+from helpers.llm.llm_errors import MissingKeyError
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences
 
@@ -50,7 +50,7 @@ def offline_judge():
 
 def reference_judge(name: str, language: str):
     """The correctness or context_recall judge (no LLM), prepared once per process and language."""
-    from helpers.judges.base import JudgeContext, judge_class
+    from helpers.judges.judge_base import JudgeContext, judge_class
 
     if (name, language) not in _JUDGES:
         judge = judge_class(name)(context=JudgeContext(language=language))
@@ -84,7 +84,7 @@ def ragas_for_answer(bench: Workbench, view: AnswerView, question: str, qid: str
     """RAGAS's four metrics for one answer, judged by the LLM `view.ragas_llm` names (seconds to
     minutes: every metric is one or more LLM calls), into `view.ragas_*`."""
     from helpers.data.contracts import Sample
-    from helpers.ragas_eval.runner import RagasJudge  # imports ragas (seconds)
+    from helpers.ragas_eval.ragas_scoring import RagasJudge  # imports ragas (seconds)
 
     reference = bench.data.answers.get(qid) if qid else None
     judge = RagasJudge(bench.llm(view.ragas_llm), language=bench.data.language)

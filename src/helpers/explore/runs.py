@@ -32,7 +32,7 @@ from helpers.experiment.sweep_report import cell_table, sweep_figures, sweep_sco
 from helpers.explore.views import STYLE
 from helpers.explore.workbench import ExploreError, known_llms
 from helpers.judges import JUDGES, active_judges
-from helpers.offline import quiet_noisy_loggers
+from helpers.offline_defaults import quiet_noisy_loggers
 
 
 def judge_choices() -> dict[str, str]:

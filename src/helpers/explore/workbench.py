@@ -21,8 +21,8 @@ from helpers.errors import UserError
 from helpers.experiment.config import load_config
 from helpers.inputs import MAX_QUESTION_CHARS, load_yaml
 from helpers.llm import LLM
-from helpers.llm.errors import LLMError, MissingKeyError
-from helpers.retrieval.architectures.base import top_k
+from helpers.llm.llm_errors import LLMError, MissingKeyError
+from helpers.retrieval.architectures.retriever_base import top_k
 from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import ARCHITECTURES as REGISTRY
 from helpers.retrieval.registry import build_retriever, needs_llm

@@ -1,7 +1,7 @@
 """Judges, one module each, in one registry (`JUDGES`, config name -> class), as `BUILDERS` is
 for architectures: offline TRACe, TRACe with an LLM, RAGAS, RAGAS with the evidence model, the
 evidence model on its own (`evidence`), and retrieval metrics against qrels. A new judge is one
-module in this package with a `@register`ed class (helpers.judges.base): `discover` imports every
+module in this package with a `@register`ed class (helpers.judges.judge_base): `discover` imports every
 module of the package, so no list names it; the runner, analysis, figures and panels read judges
 and metrics from here.
 """
@@ -13,8 +13,8 @@ import pkgutil
 # and panels list judges in JUDGES's order. Named here for that order alone (and so that the
 # import graph, tools/import_graph.py, sees them): any other module of the package is a judge too,
 # imported by `discover` below, after these, by name.
-from helpers.judges import offline_trace, ragas, ragas_evidence, evidence_support, correctness, context_recall, ragchecker, ragchecker_llm, citations, refusal, retrieval, trace_llm  # noqa: F401,E402,I001  # fmt: skip  # isort: skip
-from helpers.judges.base import (
+from helpers.judges import offline, ragas, ragas_evidence, evidence, correctness, context_recall, ragchecker, ragchecker_llm, citations, refusal, retrieval, trace_llm  # noqa: F401,E402,I001  # fmt: skip  # isort: skip
+from helpers.judges.judge_base import (
     JUDGES,
     SCORE_COLUMNS,
     Judge,
@@ -30,7 +30,7 @@ from helpers.judges.base import (
 
 # the modules of this package that hold no judge: the contract, the front end, and tools that read
 # the registry (importing them here would load the data layer for every user of a judge)
-NOT_JUDGES = frozenset({"base", "cli", "evaluate", "judge_eval", "external", "validity"})
+NOT_JUDGES = frozenset({"judge_base", "evaluate", "judge_eval", "external", "validity"})
 
 
 def judge_modules() -> list[str]:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
-from helpers.judges.base import Judge, Metric, register
 from helpers.judges.context_recall import THRESHOLD, attribution, attribution_features
+from helpers.judges.judge_base import Judge, Metric, register
 from helpers.judges.models.reference_match import ReferenceMatcher
 from helpers.trace.sentence_keys import split_sentences
 

@@ -24,7 +24,7 @@ import re
 
 import numpy as np
 
-from helpers.judges.base import Judge, Metric, register
+from helpers.judges.judge_base import Judge, Metric, register
 from helpers.judges.models.reference_match import ReferenceMatcher, logistic, numbers
 from helpers.trace.sentence_keys import split_sentences
 

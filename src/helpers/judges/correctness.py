@@ -27,7 +27,7 @@ against the same "correct" hand labels by judge-eval.
 from __future__ import annotations
 
 from helpers.answer_prompts import refusal_reader
-from helpers.judges.base import Judge, Metric, register
+from helpers.judges.judge_base import Judge, Metric, register
 from helpers.judges.models.reference_match import ReferenceMatcher, logistic
 
 FEATURES = ("similarity", "word_recall", "word_precision", "number_match", "has_numbers")

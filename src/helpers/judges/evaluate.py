@@ -31,7 +31,7 @@ from helpers.data.contracts import Sample
 from helpers.data.questions import NOT_ANSWERABLE
 from helpers.errors import UserError
 from helpers.judges import validity
-from helpers.judges.base import JUDGES, JudgeContext, judge_sample
+from helpers.judges.judge_base import JUDGES, JudgeContext, judge_sample
 from helpers.languages import corpus_language, detect
 from helpers.stats import MIN_INTERVAL_N, bootstrap_ci
 
@@ -132,7 +132,7 @@ def guess_language(texts: list[str]) -> str:
 
 
 class OneLLM:
-    """The LLM source (helpers.judges.base.LLMSource) of an evaluation: every judge's LLM is `llm`."""
+    """The LLM source (helpers.judges.judge_base.LLMSource) of an evaluation: every judge's LLM is `llm`."""
 
     def __init__(self, llm):
         from helpers.llm import LLM  # the LLM layer: loaded only when a judge needs one

@@ -21,7 +21,7 @@ import pandas as pd
 
 from helpers.data import list_splits, load_ragbench, training_frame
 from helpers.errors import UserError
-from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.models.evidence_model import EvidenceModel
 from helpers.judges.models.trace_annotator import llm_judge_frame
 from helpers.stats import auroc, bootstrap_ci, rmse
 from helpers.trace.scoring import to_json

@@ -1,5 +1,5 @@
 """RAGAS (Es et al. 2023) faithfulness, answer relevancy, context precision and recall, with an
-LLM as judge (helpers.ragas_eval.runner); answer correctness against the reference when
+LLM as judge (helpers.ragas_eval.ragas_scoring); answer correctness against the reference when
 `judges.ragas.metrics` names it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import queue
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from helpers.judges.base import Judge, Metric, register
+from helpers.judges.judge_base import Judge, Metric, register
 from helpers.ragas_eval import RAGAS_CHOICES, RAGAS_METRICS
 
 # the hand labels each metric is checked against (helpers.judges.validity): is the reference's answer
@@ -86,7 +86,7 @@ class Ragas(Judge):
         )
 
     def prepare(self) -> None:
-        from helpers.ragas_eval.runner import RagasJudge  # imports ragas (seconds)
+        from helpers.ragas_eval.ragas_scoring import RagasJudge  # imports ragas (seconds)
 
         options = self.options
         llm = self.context.llm(options.llm)

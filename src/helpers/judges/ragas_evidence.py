@@ -9,9 +9,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from helpers.judges.base import Judge, Metric, register
-from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.judge_base import Judge, Metric, register
 from helpers.judges.models.evidence_faithfulness import EvidenceFaithfulness
+from helpers.judges.models.evidence_model import EvidenceModel
 from helpers.judges.ragas import Ragas  # the statements come from the RAGAS judge's LLM
 
 

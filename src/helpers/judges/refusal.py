@@ -21,7 +21,7 @@ judge then scores a refusal there as the right answer.
 from __future__ import annotations
 
 from helpers.answer_prompts import refusal_reader
-from helpers.judges.base import Judge, Metric, register
+from helpers.judges.judge_base import Judge, Metric, register
 
 
 @register

@@ -4,7 +4,7 @@ Computed from the answers at the end of every invocation (it costs nothing), nev
 
 from __future__ import annotations
 
-from helpers.judges.base import Judge, Metric, register, score_row
+from helpers.judges.judge_base import Judge, Metric, register, score_row
 from helpers.retrieval.evaluation.metrics import per_query
 
 KINDS = ("ndcg", "recall", "mrr")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from helpers.judges.base import Judge, register
+from helpers.judges.judge_base import Judge, register
 from helpers.judges.models.trace_annotator import llm_judge
-from helpers.judges.offline_trace import TRACE
+from helpers.judges.offline import TRACE
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 

@@ -1,4 +1,4 @@
-"""The languages, by ISO 639-1 code: one `Language` object each (fields: helpers.languages.base).
+"""The languages, by ISO 639-1 code: one `Language` object each (fields: helpers.languages.language).
 
     from helpers.languages import corpus_language, get_language
     get_language("es").hyde          # Spanish's HyDE prompt
@@ -23,7 +23,7 @@ from dataclasses import replace
 from functools import cache
 
 from helpers.errors import UserError
-from helpers.languages.base import AnswerTexts, Language
+from helpers.languages.language import AnswerTexts, Language
 
 __all__ = [
     "FALLBACK",

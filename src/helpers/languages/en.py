@@ -3,7 +3,7 @@ own gets (helpers.languages says so in the run's `prompt_fallback`)."""
 
 from __future__ import annotations
 
-from helpers.languages.base import AnswerTexts, Language
+from helpers.languages.language import AnswerTexts, Language
 
 NO_ANSWER = "I cannot find the answer in the provided documents."
 

@@ -3,7 +3,7 @@ measured in (docs/measurements/answers-labelled-by-hand.md)."""
 
 from __future__ import annotations
 
-from helpers.languages.base import AnswerTexts, Language
+from helpers.languages.language import AnswerTexts, Language
 
 NO_ANSWER = "No encuentro la respuesta en los documentos proporcionados."
 

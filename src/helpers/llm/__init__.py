@@ -7,8 +7,8 @@ llm.complete([{"role": "user", "content": "Hola"}]).text
 
 from helpers.llm.cache import ResponseCache
 from helpers.llm.client import LLM, CallRecord, LLMResult
-from helpers.llm.config import LLMConfig, Price
-from helpers.llm.errors import CacheMissError, LLMError, MissingKeyError, RetryableError
+from helpers.llm.llm_errors import CacheMissError, LLMError, MissingKeyError, RetryableError
+from helpers.llm.llm_settings import LLMConfig, Price
 from helpers.llm.structured import StructuredResult, complete_json, extract_json
 
 __all__ = [

@@ -11,9 +11,9 @@ import queue
 import threading
 from urllib.parse import urlparse
 
-from helpers.llm.config import LLMConfig
-from helpers.llm.errors import LLMError, MissingKeyError, RetryableError
 from helpers.llm.keys import check_destination, is_loopback, read_api_key
+from helpers.llm.llm_errors import LLMError, MissingKeyError, RetryableError
+from helpers.llm.llm_settings import LLMConfig
 from helpers.llm.protocol import Completion, cut_at_stop  # noqa: F401 (the contract's types, imported from here too)
 from helpers.llm.providers import ProviderEntry, provider, register_provider
 from helpers.llm.transformers_backend import TransformersBackend

@@ -11,12 +11,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
-from helpers.llm.accounting import CallRecord, LLMResult, split_total, usage
 from helpers.llm.backends import build_backend, cut_at_stop
 from helpers.llm.cache import ResponseCache, cache_key
-from helpers.llm.config import LLMConfig, response_format
-from helpers.llm.errors import CacheMissError, LLMError, RetryableError
+from helpers.llm.call_records import CallRecord, LLMResult, split_total, usage
 from helpers.llm.limits import RateLimiter, backoff_delay
+from helpers.llm.llm_errors import CacheMissError, LLMError, RetryableError
+from helpers.llm.llm_settings import LLMConfig, response_format
 from helpers.llm.protocol import Backend
 from helpers.llm.providers import provider
 
@@ -354,7 +354,7 @@ class LLM:
         into `calls`)."""
         return self.usage(self.calls[since:])
 
-    usage = staticmethod(usage)  # helpers.llm.accounting.usage: the sums over any list of calls
+    usage = staticmethod(usage)  # helpers.llm.call_records.usage: the sums over any list of calls
 
     def records(self) -> list[dict]:
         return [asdict(r) for r in self.calls]

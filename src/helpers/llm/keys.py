@@ -18,7 +18,7 @@ import re
 from urllib.parse import urlparse
 
 from helpers import paths
-from helpers.llm.errors import KeyPolicyError
+from helpers.llm.llm_errors import KeyPolicyError
 from helpers.redaction import remember_secret
 
 KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*_API_KEY")

@@ -11,7 +11,7 @@ helpers.retrieval.registry does for architectures and helpers.judges for judges:
     ))
     # config: llms: [{name: m, provider: mycloud, model: ...}]
 
-The config's validation (helpers.llm.config), its default key variable, the hosts that key may go
+The config's validation (helpers.llm.llm_settings), its default key variable, the hosts that key may go
 to (helpers.llm.keys.check_destination), the default server, the JSON mode a schema call gets and
 `build_backend` all read the entry, and so does the client (helpers.llm.client: calls at once,
 the response cache's key), which names no provider. The built-in providers (local, groq,
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 from urllib.parse import urlparse
 
-from helpers.llm.errors import LLMError
 from helpers.llm.keys import PROVIDER_HOSTS
+from helpers.llm.llm_errors import LLMError
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from urllib.request import Request, urlopen
 
 from helpers.errors import UserError
 from helpers.llm.backends import build_backend
-from helpers.llm.config import LLMConfig
 from helpers.llm.keys import is_loopback
+from helpers.llm.llm_settings import LLMConfig
 from helpers.llm.request_guards import TOKEN_ENV, checked_settings
 from helpers.llm.responder import SchemaResponder
 from helpers.llm.server import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S, build_server

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ValidationError
 
 from helpers.llm.client import LLM, CallRecord
-from helpers.llm.errors import LLMError
+from helpers.llm.llm_errors import LLMError
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 

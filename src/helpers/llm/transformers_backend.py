@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 
-from helpers.llm.config import LLMConfig
+from helpers.llm.llm_settings import LLMConfig
 from helpers.llm.protocol import Completion, cut_at_stop
 from helpers.local_models.local_weights import resolve_local_model
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from helpers.data.contracts import Sample
 from helpers.languages import detect
-from helpers.ragas_eval.runner import RagasJudge
+from helpers.ragas_eval.ragas_scoring import RagasJudge
 
 Q_CITAS = "¿Cuál es la cantidad ideal de controles prenatales?"
 CTX_CITAS = (

@@ -16,10 +16,10 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from helpers.retrieval.architectures.base import RetrievalError, Retriever
 from helpers.retrieval.architectures.composed import Hybrid, HyDE, MultiQuery, Rerank
 from helpers.retrieval.architectures.dense import Dense
 from helpers.retrieval.architectures.options import RetrievalOptions, parse_options
+from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever
 from helpers.retrieval.architectures.sparse import BM25
 from helpers.retrieval.learned.scorers import build_scorer
 
@@ -136,14 +136,14 @@ BUILDERS: dict[str, Callable[..., Retriever]] = {name: a.build for name, a in AR
 
 
 def _langchain(target: str, language: str, llm, options: RetrievalOptions, shared: dict) -> Retriever:
-    from helpers.retrieval.architectures.langchain import LangChain
+    from helpers.retrieval.architectures.langchain_retriever import LangChain
 
     return LangChain(target)
 
 
 def architecture(name: str) -> Architecture:
     """The registry entry of `name`; `langchain:MODULE:FACTORY` names a LangChain app's retriever
-    (helpers.retrieval.architectures.langchain). An unknown name is an error listing the valid ones."""
+    (helpers.retrieval.architectures.langchain_retriever). An unknown name is an error listing the valid ones."""
     if name in ARCHITECTURES:
         return ARCHITECTURES[name]
     if name.startswith(LANGCHAIN):

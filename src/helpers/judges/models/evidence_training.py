@@ -37,7 +37,7 @@ from helpers.finetune import (
     label_counts,
     with_loop,
 )
-from helpers.judges.models.evidence import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
+from helpers.judges.models.evidence_model import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
 from helpers.judges.models.evidence_pairs import nli_pairs, support_pairs
 from helpers.stats import auroc
 

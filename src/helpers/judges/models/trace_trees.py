@@ -44,7 +44,7 @@ from helpers import paths
 from helpers.artefacts import read_artefact, write_artefact
 from helpers.data import training_frame
 from helpers.errors import UserError
-from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.models.evidence_model import EvidenceModel
 from helpers.judges.models.trace_examples import Example, featurise, featurise_frame
 from helpers.judges.models.trace_features import DOC_FEATURES, RESPONSE_FEATURES
 from helpers.trace.scoring import TraceScores

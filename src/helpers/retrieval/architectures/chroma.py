@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from helpers.retrieval.architectures.base import RetrievalError
+from helpers.retrieval.architectures.retriever_base import RetrievalError
 
 # a Chroma server's settings (dense.chroma). The token stays in the environment variable named by
 # token_env, never in a config or a run record; Chroma's token convention is either header.

@@ -9,8 +9,8 @@ import re
 import numpy as np
 
 from helpers.languages import corpus_language
-from helpers.retrieval.architectures.base import RetrievalError, Retriever, top_k
 from helpers.retrieval.architectures.fusion import fuse, rrf
+from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever, top_k
 
 
 class Hybrid(Retriever):

@@ -22,7 +22,6 @@ import numpy as np
 from filelock import FileLock
 
 from helpers import paths
-from helpers.retrieval.architectures.base import RetrievalError, Retriever, doc_text
 from helpers.retrieval.architectures.chroma import (
     ChromaEmbeddingFunction,
     chroma_headers,
@@ -30,6 +29,7 @@ from helpers.retrieval.architectures.chroma import (
     import_chromadb,
     server_error,
 )
+from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever, doc_text
 from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, build_embedder, embed_on_ray
 
 _MAX_BATCH = 4000  # below chroma's max batch size

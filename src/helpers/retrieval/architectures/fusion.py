@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.retrieval.architectures.base import top_k
+from helpers.retrieval.architectures.retriever_base import top_k
 
 
 def rrf(

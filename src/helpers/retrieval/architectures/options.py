@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from helpers.retrieval.architectures.base import RetrievalError
+from helpers.retrieval.architectures.retriever_base import RetrievalError
 
 
 def _reject_unknown(cls, data, template: str):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.retrieval.architectures.base import RetrievalError, Retriever, doc_text
+from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever, doc_text
 from helpers.text import Tokenizer
 
 

@@ -26,7 +26,7 @@ from tqdm import tqdm
 from helpers import paths
 from helpers.languages import MULTILINGUAL_EMBEDDER, corpus_language
 from helpers.local_models import e5_torch
-from helpers.offline import resolve_model_path
+from helpers.offline_defaults import resolve_model_path
 from helpers.ray_cluster import MAX_RETRIES, ray_init
 
 _LOADED: dict[str, object] = {}

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from helpers.data import load_dataset, training_frame
 from helpers.data.splits import query_group
 from helpers.finetune import LOOP_FIELDS, LoopSettings, Pair, flat_record, with_loop
-from helpers.retrieval.architectures.base import doc_text
+from helpers.retrieval.architectures.retriever_base import doc_text
 from helpers.retrieval.architectures.sparse import BM25
 from helpers.retrieval.registry import build_retriever
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.languages import corpus_language
-from helpers.retrieval.architectures.base import doc_text
+from helpers.retrieval.architectures.retriever_base import doc_text
 from helpers.retrieval.architectures.sparse import BM25
 from helpers.retrieval.embedders.models import CachedEmbedder, build_embedder
 

@@ -32,9 +32,9 @@ import numpy as np
 from helpers import paths
 from helpers.artefacts import card_path, read_artefact, read_card, verified_card, write_artefact, write_card
 from helpers.local_models import e5_torch
-from helpers.retrieval.architectures.base import Retriever, doc_text, top_k
 from helpers.retrieval.architectures.composed import Hybrid
 from helpers.retrieval.architectures.dense import Dense
+from helpers.retrieval.architectures.retriever_base import Retriever, doc_text, top_k
 from helpers.retrieval.architectures.sparse import BM25
 from helpers.retrieval.embedders.models import E5TorchEmbedder
 from helpers.retrieval.learned.features import DECIMALS, SIMILARITY_DECIMALS, FeatureExtractor

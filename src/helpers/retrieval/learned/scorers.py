@@ -19,9 +19,9 @@ from typing import Protocol
 import numpy as np
 
 from helpers.artefacts import read_card
-from helpers.offline import resolve_model_path
-from helpers.retrieval.architectures.base import Retriever, doc_text
+from helpers.offline_defaults import resolve_model_path
 from helpers.retrieval.architectures.dense import Dense
+from helpers.retrieval.architectures.retriever_base import Retriever, doc_text
 from helpers.retrieval.learned.features import FeatureExtractor
 from helpers.retrieval.learned.ltr_training import DEFAULT_PATH, load_reranker
 

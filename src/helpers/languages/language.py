@@ -76,7 +76,7 @@ class Language:
     # (`says_unanswered`): such a question is unanswerable, and a refusal is its right answer
     unanswered_reference: str
     # ---- judges
-    # a judge LLM refusing to judge, as regex alternatives (helpers.ragas_eval.runner: an output that
+    # a judge LLM refusing to judge, as regex alternatives (helpers.ragas_eval.ragas_scoring: an output that
     # is a refusal, not a parse failure); matched case-insensitively after a word boundary
     judge_refusal: str
     # the evidence model's negation negatives (helpers.judges.models.evidence_pairs.perturb), regexes

@@ -3,7 +3,7 @@ features, stacked with the evidence model when one is trained (helpers.judges.mo
 
 from __future__ import annotations
 
-from helpers.judges.base import Judge, Metric, register
+from helpers.judges.judge_base import Judge, Metric, register
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 
 # TRACe's four scores in [0, 1]; `adherence` is the one that says whether the answer is supported

@@ -1,5 +1,5 @@
 """The evidence model on its own as a judge: P(supported) for each sentence of an answer, read by a
-cross-encoder fine-tuned on NLI and RAGBench support labels (helpers.judges.models.evidence) against
+cross-encoder fine-tuned on NLI and RAGBench support labels (helpers.judges.models.evidence_model) against
 the few context sentences that share the most rare words with it. No LLM.
 
 Two numbers per answer: `support`, the lowest sentence's P(supported) (an answer holds only if every
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from helpers.judges.base import Judge, Metric, register
-from helpers.judges.models.evidence import EvidenceModel
+from helpers.judges.judge_base import Judge, Metric, register
+from helpers.judges.models.evidence_model import EvidenceModel
 
 
 class EvidenceOptions(BaseModel):

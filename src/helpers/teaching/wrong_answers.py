@@ -27,7 +27,7 @@ def three_answers(picked=THREE) -> pd.DataFrame:
     verdict and its evidence, and the person's verdict (their `correct` and `context` labels)."""
     from helpers.data import load_dataset
     from helpers.data.contracts import Sample
-    from helpers.judges.base import JudgeContext, judge_class
+    from helpers.judges.judge_base import JudgeContext, judge_class
 
     sheet = pd.read_csv(SHEET, dtype=str, keep_default_na=False)
     contexts = pd.read_csv(CONTEXTS_SHEET, dtype=str, keep_default_na=False)

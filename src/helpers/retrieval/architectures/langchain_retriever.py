@@ -27,7 +27,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from helpers.inputs import require_trusted_code
-from helpers.retrieval.architectures.base import RetrievalError, Retriever, doc_text
+from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever, doc_text
 
 PREFIX = "langchain:"
 
