@@ -93,3 +93,15 @@ def test_the_layout_page_lists_every_module_as_the_code_has_it():
     assert module_map.written() == module_map.table(), "run: python tools/module_map.py --write"
     rows = [line for line in module_map.table().splitlines() if line.startswith("| ") and "`helpers/" in line]
     assert len(rows) == len(import_graph.Graph().modules) and not [r for r in rows if r.startswith("| none ")]
+
+
+def test_no_module_name_is_used_twice_and_a_judge_module_is_named_by_its_config_name():
+    """Issue 63: a name finds its file. Eleven module names were used twice (`base`, `config`,
+    `runner`, ...) and two judges registered under names their modules did not have."""
+    from collections import Counter
+
+    from helpers.judges import JUDGES
+
+    names = Counter(p.stem for p in (ROOT / "src" / "helpers").rglob("*.py") if p.stem != "__init__")
+    assert [n for n, c in names.items() if c > 1] == []
+    assert {name: cls.__module__ for name, cls in JUDGES.items() if cls.__module__ != f"helpers.judges.{name}"} == {}
