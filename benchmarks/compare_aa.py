@@ -19,7 +19,7 @@ from collections import Counter
 import numpy as np
 
 from helpers.experiment.compare import verdict
-from helpers.sequential import confidence_sequence
+from helpers.inference.sequential import confidence_sequence
 
 
 def main() -> None:

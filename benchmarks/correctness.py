@@ -23,11 +23,11 @@ import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.label_sheets import load_labels
+from helpers.inference.classical import auroc, bootstrap_ci, cohen_kappa
 from helpers.judges import context_recall
 from helpers.judges.correctness import FEATURES, THRESHOLD, WEIGHTS, correctness
 from helpers.judges.models.reference_match import ReferenceMatcher
 from helpers.judges.models.reference_tuning import attribution_pairs, tuning_pairs
-from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 
 LABEL_FILES = "benchmarks/labels/obstetrics-*.csv"
 

@@ -36,11 +36,11 @@ from helpers.data import load_dataset
 from helpers.experiment import diagnosis
 from helpers.experiment import diagnosis_calibration as calibration
 from helpers.experiment.diagnosis_cuts import SHIPPED, Band, read_diagnosis_labels
+from helpers.inference.classical import cohen_kappa
 from helpers.judges.context_recall import THRESHOLD as RECALL_THRESHOLD
 from helpers.judges.correctness import THRESHOLD as CORRECT_THRESHOLD
 from helpers.judges.evaluate import score_answers
 from helpers.paths import PROJECT_ROOT, RESULTS_DIR
-from helpers.stats import cohen_kappa
 
 LABELS = PROJECT_ROOT / "benchmarks" / "labels"
 PEOPLE = {  # corpus -> (answers sheet, dataset): its contexts sheet lies beside it

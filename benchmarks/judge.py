@@ -53,9 +53,9 @@ def spanish_figures(model: EvidenceModel) -> dict:
     """Support AUROC on MaternaQA-es pairs (gold passage vs another passage vs perturbed answer;
     none of them trained on) and agreement with the seed's Spanish worked examples."""
     from helpers.data.fetch import raw_path
+    from helpers.inference.classical import auroc
     from helpers.judges.models.evidence_faithfulness import seed_example_agreement
     from helpers.judges.models.evidence_pairs import maternaqa_pairs
-    from helpers.stats import auroc
 
     records = [
         json.loads(line)

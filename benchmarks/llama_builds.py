@@ -32,7 +32,7 @@ def measure(run: Path, prompts: int) -> dict:
     import llama_cpp
     from llama_cpp import Llama
 
-    from helpers.generation import build_messages
+    from helpers.generation.answering import build_messages
     from helpers.local_models.local_weights import llama_kernels, resolve_local_model
 
     records = [json.loads(line) for line in (run / "records.jsonl").open()]

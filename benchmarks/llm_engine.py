@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 import _offline  # noqa: F401  (the offline defaults, before any hub library)
 from helpers import paths
 from helpers.data import load_dataset
-from helpers.generation import answer_stops, build_messages, select_contexts
+from helpers.generation.answering import answer_stops, build_messages, select_contexts
 from helpers.local_models.local_weights import bundled_gguf, q8_0_copy
 from helpers.retrieval.architectures.sparse import BM25
 

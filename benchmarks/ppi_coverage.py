@@ -1,4 +1,4 @@
-"""Coverage and width of the three estimates (helpers.ppi) over synthetic runs: a judge biased by
+"""Coverage and width of the three estimates (helpers.inference.ppi) over synthetic runs: a judge biased by
 +0.15, n people's labels of N answers drawn at random, the true rate known.
 
     python benchmarks/ppi_coverage.py                    # 1,000 runs per judge quality, 20 labels of 200
@@ -22,7 +22,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from helpers.ppi import METHODS, three_estimates
+from helpers.inference.ppi import METHODS, three_estimates
 
 AUROCS = (0.55, 0.65, 0.7, 0.8, 0.9, 0.95, 0.99)
 
@@ -54,7 +54,7 @@ def simulate(*, runs: int, n_labels: int, n_items: int, rate: float, bias: float
 
 
 def _auroc(y, f) -> float:
-    from helpers.stats import auroc
+    from helpers.inference.classical import auroc
 
     return auroc(y, f)
 

@@ -27,7 +27,7 @@ from helpers.experiment.estimates import Scores, estimate_table
 from helpers.experiment.estimates_figure import estimates_figure
 from helpers.experiment.label_format import LABEL_SCORE
 from helpers.experiment.label_sheets import labelled_sheets, sheet_scores
-from helpers.ppi import METHODS, three_estimates
+from helpers.inference.ppi import METHODS, three_estimates
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"

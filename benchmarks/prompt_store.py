@@ -71,7 +71,7 @@ def reusable_tokens(records: list[dict], config: dict) -> dict:
     import numpy as np
     from llama_cpp import Llama
 
-    from helpers.generation import build_messages
+    from helpers.generation.answering import build_messages
     from helpers.local_models.llama_prefix import shared_prefix
     from helpers.local_models.local_weights import resolve_local_model
 

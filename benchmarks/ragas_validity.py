@@ -6,8 +6,8 @@
 
 1. Hallucination detection on RAGBench test splits: ragas faithfulness scored by our judge on a
    seeded sample (half of each subset's rows hallucinated, i.e. adherence_score False); AUROC of
-   (1 - faithfulness) against adherence_score == False (helpers.stats.auroc), with a 95%
-   percentile-bootstrap CI (helpers.stats.bootstrap_ci), beside the AUROC of the shipped
+   (1 - faithfulness) against adherence_score == False (helpers.inference.classical.auroc), with a 95%
+   percentile-bootstrap CI (helpers.inference.classical.bootstrap_ci), beside the AUROC of the shipped
    `ragas_faithfulness` column (GPT-3.5 judge, RAGBench paper) on the same rows. NaN scores are
    counted and left out of our AUROC.
 2. --spanish: the seed document's Spanish worked examples, stock ragas prompts vs the

@@ -1,4 +1,4 @@
-"""Does the search keep its guarantee? (issue 62; helpers.sequential.eliminate, the engine of
+"""Does the search keep its guarantee? (issue 62; helpers.inference.sequential.eliminate, the engine of
 `python -m helpers search`.)
 
 Synthetic grids of 12-48 arms with known means: per question each arm scores 0/1 with its own
@@ -10,7 +10,7 @@ Measured: the share of grids whose chosen arm is within epsilon of the best (the
 With `--judge-bias B` the search sees a judge's scores, not the truth: each arm's judge is right
 except for flips that move its mean by its own bias, drawn uniformly in [-B, B] (a judge biased per
 cell); `--label-rate R` adds a person's label on each question with probability R, and the search
-races the audited values (helpers.sequential.audited: the judge corrected by the labels, inverse
+races the audited values (helpers.inference.sequential.audited: the judge corrected by the labels, inverse
 probability weighted), whose mean is the truth's whatever the bias.
 
 With `--soft-judge` the judge gives each answer a probability instead of a verdict: the answer's own
@@ -18,7 +18,7 @@ chance of being right s ~ Beta(cm, c(1 - m)) for its arm's mean m (c: `--concent
 smaller, a judge sure of more answers), the person's label ~ Bernoulli(s),
 the judge's score clip(s + bias, 0, 1) (sure of some answers, unsure of others, biased per arm).
 `--label-floor F` then labels actively: each answer at its own rate, `--label-rate` where the judge
-is least sure down to F where it is sure (helpers.sequential.active_rate), one uniform draw per
+is least sure down to F where it is sure (helpers.inference.sequential.active_rate), one uniform draw per
 question shared by the arms, as `helpers search --label-floor` does.
 
     python benchmarks/search_guarantee.py [--grids 1000] [--questions 300] [--epsilon 0.05] [--delta 0.05]
@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from helpers.sequential import active_rate, audit_scale, audited, eliminate
+from helpers.inference.sequential import active_rate, audit_scale, audited, eliminate
 
 
 def judged(rng, truth: np.ndarray, means: np.ndarray, bias: float) -> np.ndarray:

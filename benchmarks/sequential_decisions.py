@@ -1,4 +1,4 @@
-"""The anytime-valid decisions of `run --until-decided` (helpers.sequential) over simulated runs.
+"""The anytime-valid decisions of `run --until-decided` (helpers.inference.sequential) over simulated runs.
 
     python benchmarks/sequential_decisions.py                 # 2,000 runs per case
     python benchmarks/sequential_decisions.py --runs 500 --json out.json
@@ -10,7 +10,7 @@ Two architectures answer the same questions; each answer is correct (1) or not (
    ever declare a winner, for the confidence sequence (target <= alpha) and, for contrast, for a
    paired t-test at the same alpha peeked at after every question.
 2. A difference of 0.3 (0.65 against 0.35): the questions the sequential run uses, against the
-   fixed design of the same power (helpers.stats.questions_needed for a paired t-test at alpha and
+   fixed design of the same power (helpers.inference.classical.questions_needed for a paired t-test at alpha and
    power 0.8): median, and the mean when the sequential run is cut at the question count where
    80 % of runs have stopped (the same power as the fixed design). Other differences beside it.
 3. The bets: the same for the plug-in bet alone, constant bets alone, and mixtures of both.
@@ -26,8 +26,8 @@ import time
 import numpy as np
 from scipy import stats
 
-from helpers.sequential import first_rejection
-from helpers.stats import questions_needed
+from helpers.inference.classical import questions_needed
+from helpers.inference.sequential import first_rejection
 
 
 def stopping_times(d: np.ndarray, *, alpha: float, bets, adaptive: bool = True) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Are generated questions a valid stand-in for people's? The six architectures ranked by nDCG@10 on
-a test set generated from the guideline (helpers.testset) and on MaternaQA-es's questions, written
+a test set generated from the guideline (helpers.testsets.writer) and on MaternaQA-es's questions, written
 by people over the same guideline and passages (obstetrics-es), side by side; Kendall's tau of the
 two rankings.
 
@@ -31,7 +31,7 @@ from helpers.data import load_dataset, split_queries
 from helpers.experiment.config import load_config
 from helpers.llm import LLM
 from helpers.retrieval.evaluation.retrieval_eval import retrieval_eval
-from helpers.testset import generate_testset
+from helpers.testsets.writer import generate_testset
 
 ARCHITECTURES = ["dense", "bm25", "hybrid", "hyde", "multi_query", "rerank"]
 

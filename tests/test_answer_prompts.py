@@ -3,10 +3,10 @@ a prompt's output is split into, and refusals recognised per language and per pr
 
 import pytest
 
-from helpers.answer_prompts import ANSWER_PROMPTS, get_prompt, is_refusal
 from helpers.errors import UserError
 from helpers.experiment.config import ConfigError, ExperimentConfig, load_config
-from helpers.generation import answer_stops, build_messages, generate_answer
+from helpers.generation.answer_prompts import ANSWER_PROMPTS, get_prompt, is_refusal
+from helpers.generation.answering import answer_stops, build_messages, generate_answer
 from helpers.llm import LLM, ResponseCache
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from helpers.errors import UserError
-from helpers.sequential import confidence_sequence
+from helpers.inference.sequential import confidence_sequence
 from runs import cli_in_process, scripted_llms, write_config
 
 

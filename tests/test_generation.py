@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from helpers.answer_checks import check_answer, invents_question, loop_phrase, repeated_ngram_share
-from helpers.generation import (
+from helpers.generation.answer_checks import check_answer, invents_question, loop_phrase, repeated_ngram_share
+from helpers.generation.answering import (
     AnswerRecord,
     answer_stops,
     build_messages,

@@ -1,4 +1,4 @@
-"""helpers.ppi against ppi-python (the authors' library) and against hand-computed values."""
+"""helpers.inference.ppi against ppi-python (the authors' library) and against hand-computed values."""
 
 import math
 
@@ -7,7 +7,7 @@ import ppi_py
 import pytest
 from scipy import stats
 
-from helpers.ppi import labels_only, paired_difference, power_tuning, prediction_powered, three_estimates
+from helpers.inference.ppi import labels_only, paired_difference, power_tuning, prediction_powered, three_estimates
 
 Y = np.array([1, 0, 1, 1], dtype=float)
 Y6 = np.array([1, 0, 1, 1, 0, 1], dtype=float)

@@ -1,4 +1,4 @@
-"""`python -m helpers search` (helpers.experiment.search, helpers.sequential.eliminate): successive
+"""`python -m helpers search` (helpers.experiment.search, helpers.inference.sequential.eliminate): successive
 elimination with anytime-valid confidence sequences, worked on known values, then on a tiny real
 grid (XQuAD-es, BM25 cells), whose chosen config `run` reproduces; and each bad input's error."""
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from helpers.errors import UserError
-from helpers.sequential import confidence_sequence, eliminate
+from helpers.inference.sequential import confidence_sequence, eliminate
 from runs import scripted_llms
 
 
@@ -35,7 +35,7 @@ def test_an_arm_is_eliminated_exactly_when_its_interval_against_the_leader_leave
 
 
 def test_audited_values_are_unbiased_for_the_labels_whatever_the_judge():
-    from helpers.sequential import audit_scale, audited
+    from helpers.inference.sequential import audit_scale, audited
 
     assert audited(0.8, None, 0.25) == 0.8 and audited(0.8, 0.0, 0.25) == pytest.approx(0.8 - 3.2)
     assert audit_scale(0.25) == 7.0 and audit_scale(1.0) == 1.0  # labels on every question: the labels
@@ -274,13 +274,13 @@ def test_a_labelled_search_stops_for_labels_and_races_the_audited_values(tmp_pat
     """--label-rate: the questions drawn for labelling (a seeded draw per question id) need a person's
     `correct` label for every racing cell's answer; the search writes them into each run's labels.csv
     and stops (exit 3 from the command); filled in and rerun, it goes on, and each drawn answer's value
-    is judge + (label - judge) / rate (helpers.sequential.audited)."""
+    is judge + (label - judge) / rate (helpers.inference.sequential.audited)."""
     from helpers.data import load_dataset
     from helpers.experiment.label_format import read_answer_labels
     from helpers.experiment.search import search
     from helpers.experiment.search_labels import LabelsNeeded, SearchLabels
     from helpers.experiment.search_report import format_table
-    from helpers.sequential import audited
+    from helpers.inference.sequential import audited
 
     data = load_dataset("xquad-es", query_split="test")
     scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})
@@ -321,7 +321,7 @@ def test_a_labelled_search_stops_for_labels_and_races_the_audited_values(tmp_pat
 
 
 def test_active_rates_follow_the_judges_doubt_between_the_floor_and_the_rate():
-    from helpers.sequential import active_rate
+    from helpers.inference.sequential import active_rate
 
     assert active_rate(0.5, 0.6, 0.2) == pytest.approx(0.6)  # least sure: the full rate
     assert active_rate(0.0, 0.6, 0.2) == active_rate(1.0, 0.6, 0.2) == pytest.approx(0.2)  # sure: the floor
@@ -339,7 +339,7 @@ def test_active_labels_are_given_in_the_panel_and_raced_at_each_answers_own_rate
     from helpers.experiment.search import search
     from helpers.experiment.search_labels import LabelsNeeded, SearchLabels
     from helpers.explore.label_panels import LabelPanel
-    from helpers.sequential import active_rate, audited
+    from helpers.inference.sequential import active_rate, audited
 
     data = load_dataset("xquad-es", query_split="test")
     scripted_llms(monkeypatch, {data.queries[q]: data.answers[q] for q in data.queries})

@@ -1,4 +1,4 @@
-"""helpers.sequential: the betting confidence sequence on known inputs, and when pairs are settled;
+"""helpers.inference.sequential: the betting confidence sequence on known inputs, and when pairs are settled;
 the --until-decided budget."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 from helpers.errors import UserError
 from helpers.experiment.until_decided import Budget, metric_values, question_order
-from helpers.sequential import DECIDED, EQUIVALENT, OPEN, confidence_sequence, first_rejection, settle
+from helpers.inference.sequential import DECIDED, EQUIVALENT, OPEN, confidence_sequence, first_rejection, settle
 
 
 def test_zero_leaves_the_sequence_when_the_capital_reaches_one_over_alpha():
@@ -125,7 +125,7 @@ def _correctness(values: dict):
 def test_the_headline_says_per_pair_decided_or_how_many_questions_a_margin_needs():
     from helpers.experiment.analysis import decided_lines
     from helpers.experiment.config import ExperimentConfig
-    from helpers.stats import bootstrap_ci, questions_needed
+    from helpers.inference.classical import bootstrap_ci, questions_needed
 
     values = {"good": [1.0] * 12, "bad": [0.0] * 12, "close": [1.0, 1.0, 1.0, 0.0] * 3}
     lines = decided_lines(_correctness(values), ExperimentConfig(architectures=["bm25", "dense"]))
@@ -148,7 +148,7 @@ def test_the_headline_says_per_pair_decided_or_how_many_questions_a_margin_needs
 def test_no_best_on_an_exact_or_a_settled_tie():
     from helpers.experiment.analysis import decided_lines
     from helpers.experiment.config import ExperimentConfig
-    from helpers.stats import settle
+    from helpers.inference.classical import settle
 
     same = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]
     lines = decided_lines(_correctness({"bm25": same, "rerank": same}), ExperimentConfig(architectures=["bm25"]))

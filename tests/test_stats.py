@@ -4,7 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers.stats import auroc, bootstrap_ci, compare_to_baseline, holm, paired_permutation_test, summarize
+from helpers.inference.classical import (
+    auroc,
+    bootstrap_ci,
+    compare_to_baseline,
+    holm,
+    paired_permutation_test,
+    summarize,
+)
 
 
 def _long(values_by_arch):
@@ -175,7 +182,7 @@ def test_analysis_uses_the_configured_confidence(tmp_path):
 def test_compare_to_baseline_leaves_out_a_metric_the_baseline_lacks():
     import pandas as pd
 
-    from helpers.stats import compare_to_baseline
+    from helpers.inference.classical import compare_to_baseline
 
     rows = [("bm25", "m1", q, 0.1 * i) for i, q in enumerate("abcd")]
     rows += [("hybrid", "m1", q, 0.1 * i + 0.2) for i, q in enumerate("abcd")]
@@ -188,7 +195,7 @@ def test_compare_to_baseline_leaves_out_a_metric_the_baseline_lacks():
 
 
 def test_questions_needed_matches_cohens_table_and_power_inverts():
-    from helpers.stats import minimum_detectable_difference, paired_power, questions_needed
+    from helpers.inference.classical import minimum_detectable_difference, paired_power, questions_needed
 
     assert questions_needed(0.5, 1.0) == 34  # Cohen 1988, d = 0.5, two-sided 0.05, power 0.8
     assert questions_needed(0.8, 1.0) == 15
@@ -206,7 +213,7 @@ def test_questions_needed_matches_cohens_table_and_power_inverts():
 def test_minimum_detectable_difference_has_its_power_in_simulation():
     from scipy.stats import ttest_rel
 
-    from helpers.stats import minimum_detectable_difference
+    from helpers.inference.classical import minimum_detectable_difference
 
     rng = np.random.default_rng(0)
     n, sd = 10, 0.15
@@ -220,7 +227,7 @@ def test_minimum_detectable_difference_has_its_power_in_simulation():
 
 
 def test_detectable_differences_per_metric():
-    from helpers.stats import detectable_differences
+    from helpers.inference.classical import detectable_differences
 
     base = np.linspace(0.3, 0.7, 10)
     diff = 0.05 + 0.15 * np.array([1, -1] * 5)  # mean 0.05, SD 0.158

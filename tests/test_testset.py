@@ -10,7 +10,7 @@ from documents_fixture import make_folder
 from helpers.data.documents import ingest
 from helpers.data.questions import read_questions
 from helpers.errors import UserError
-from helpers.testset import FILTERS, KINDS, copy_overlap, generate_testset, grounding, span_ref
+from helpers.testsets.writer import FILTERS, KINDS, copy_overlap, generate_testset, grounding, span_ref
 
 ENGLISH = """# Prenatal care
 
@@ -64,7 +64,7 @@ def test_copy_overlap_is_the_best_sentence_jaccard():
 
 
 def test_standalone_and_reference_list_checks():
-    from helpers.question_checks import SELF_REFERENCE, looks_like_references, self_reference
+    from helpers.testsets.question_checks import SELF_REFERENCE, looks_like_references, self_reference
 
     assert SELF_REFERENCE.search("What is the passage about?")
     assert SELF_REFERENCE.search("¿Qué recomienda el pasaje A sobre la oxitocina?")
@@ -175,7 +175,7 @@ def test_testset_command_writes_questions_candidates_and_report(tmp_path, capsys
 
 
 def test_agreement_is_content_word_f1():
-    from helpers.testset import agreement
+    from helpers.testsets.writer import agreement
 
     assert agreement("400 microgramos al día", "Se recomiendan 400 microgramos diarios") == pytest.approx(
         2 * 2 / (2 + 4)
@@ -185,7 +185,7 @@ def test_agreement_is_content_word_f1():
 
 def test_two_passage_questions_pair_a_passage_with_a_near_one(corpus):
     from helpers.retrieval.architectures.sparse import BM25
-    from helpers.testset import _neighbours
+    from helpers.testsets.writer import _neighbours
 
     bm25 = BM25("en").index(corpus)
     first = next(d for d, doc in corpus.items() if "Folic acid" in doc["text"])

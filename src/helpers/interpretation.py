@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from helpers.stats import MIN_INTERVAL_N, mean_text
+from helpers.inference.classical import MIN_INTERVAL_N, mean_text
 
 # cited to the repository's page that copies the reference documents' scales (docs/glossary.md), and
 # through it to the documents themselves (../shared/seeds/, which a user of the repository lacks)

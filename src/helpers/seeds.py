@@ -13,7 +13,7 @@ retrievers underneath. Nothing here computes a score of its own.
     RAGBenchLoader().get_test_data("hotpot_qa", 10)        helpers.data.load_ragbench's test split
     RAGBenchLoader().get_test_data_size("hotpot_qa")       its rows
     RAGPipeline(documents).query(question, n_results=5)    an architecture's retriever (build_retriever)
-                                                           and helpers.generation.generate_answer
+                                                           and helpers.generation.answering.generate_answer
 
 Every score comes with how far people agree with its judge (`.validity`, helpers.judges.validity):
 the offline TRACe judge and RAGAS with the local judge cannot tell, which `run_evaluation` and
@@ -158,7 +158,7 @@ class RAGPipeline:
         """The seed's dict: query, response, retrieved_documents (document, distance, metadata).
         `distance` is 1 - the retriever's score for dense (cosine distance, as Chroma's), None for
         the others, whose scores are no distance (the score is in `metadata`)."""
-        from helpers.generation import generate_answer
+        from helpers.generation.answering import generate_answer
 
         run = self.retriever.retrieve({"q": query_str}, n_results)["q"]
         contexts = [

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from helpers.__main__ import main
-from helpers.ppi import paired_difference, three_estimates
+from helpers.inference.ppi import paired_difference, three_estimates
 
 ITEMS = [f"q{i}" for i in range(1, 9)]
 SCORES = {

@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from helpers.errors import UserError
 from helpers.experiment.label_sheets import judges_vs_labels, label_figure, label_summary, load_labels
-from helpers.stats import cohen_kappa as stats_kappa
+from helpers.inference.classical import cohen_kappa as stats_kappa
 
 LABELS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "labels"
 

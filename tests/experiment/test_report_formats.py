@@ -338,7 +338,7 @@ def test_distributions_and_differences_leave_out_the_empty_metric(hand):
 
 
 def test_difference_intervals_are_paired_bootstrap_means(hand):
-    from helpers.stats import bootstrap_ci
+    from helpers.inference.classical import bootstrap_ci
 
     _, scores, config = hand
     table = analysis.difference_intervals(scores, config)

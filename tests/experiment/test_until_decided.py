@@ -8,7 +8,7 @@ import os
 import pandas as pd
 import pytest
 
-from helpers.sequential import OPEN, settle
+from helpers.inference.sequential import OPEN, settle
 from runs import cli_in_process, run_env, write_config
 
 CONFIG = {

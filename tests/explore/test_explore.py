@@ -134,7 +134,7 @@ def test_answer_and_judge_with_the_local_model(bench):
     # the panel's TRACe scores are what a run's offline judge gives the same sample: its question,
     # bm25's two contexts as prompted, its answer
     from helpers.data.contracts import Sample
-    from helpers.generation import select_contexts
+    from helpers.generation.answering import select_contexts
     from helpers.judges import JUDGES
     from helpers.judges.judge_base import JudgeContext
 

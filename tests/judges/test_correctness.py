@@ -14,12 +14,12 @@ import pytest
 
 from helpers.__main__ import main
 from helpers.errors import UserError
+from helpers.inference.classical import auroc, cohen_kappa
 from helpers.judges.context_recall import statements
 from helpers.judges.correctness import THRESHOLD
 from helpers.judges.evaluate import score_answers, usable_judges
 from helpers.judges.external import read_answers
 from helpers.judges.models.reference_match import number_match, numbers
-from helpers.stats import auroc, cohen_kappa
 
 LABELS = sorted(glob.glob(str(Path(__file__).resolve().parents[2] / "benchmarks" / "labels" / "obstetrics-*.csv")))
 Q3_REFERENCE = "después de la semana 16 – 18"

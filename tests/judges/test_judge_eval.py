@@ -125,7 +125,7 @@ def test_add_cli_registers_both_commands():
 
 # Hallucination AUROC of RAGBench's shipped judge columns on the whole test splits (positive class:
 # adherence_score False; score: minus the shipped faithfulness / groundedness), as judge-eval
-# computed them before helpers.stats existed.
+# computed them before helpers.inference.classical existed.
 SHIPPED_AUROC = {
     ("covidqa", "ragas"): 0.627,
     ("covidqa", "trulens"): 0.651,

@@ -491,7 +491,7 @@ def test_a_prompt_sharing_blocks_with_an_earlier_one_reuses_them_and_says_how_ma
     contexts reuses the first prompt's whole blocks; the call's record and the usage count them,
     so a run's compute floor can leave them out (benchmarks/llm_rates.py). No cache: both calls
     reach the model."""
-    from helpers.generation import build_messages
+    from helpers.generation.answering import build_messages
 
     context = "Low-dose aspirin from 12 weeks lowers the risk of preeclampsia in women at high risk. " * 6
     llm = LLM({"provider": "local", "max_tokens": 4, "prompt_block": 16}, cache=None)

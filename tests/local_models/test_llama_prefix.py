@@ -63,7 +63,7 @@ def test_answers_after_other_prompts_are_the_answers_from_an_empty_context():
     """Prompts that share a long prefix (one context, four questions), answered in two orders by
     one model that keeps its KV between calls, give the answers each gets from an empty context,
     and the later calls do reuse blocks."""
-    from helpers.generation import build_messages
+    from helpers.generation.answering import build_messages
 
     context = (
         "Preeclampsia is high blood pressure after 20 weeks of pregnancy with protein in the urine. "
@@ -105,7 +105,7 @@ def test_answers_from_another_models_stored_prompt_are_the_answers_from_an_empty
     """Two models sharing a PromptStore: a prompt whose contexts another model's earlier prompt
     began with restores that prompt's KV (the whole blocks shared) and answers as from an empty
     context; the previous prompt alone would have shared only the system text."""
-    from helpers.generation import build_messages
+    from helpers.generation.answering import build_messages
 
     contexts = [
         "Preeclampsia is high blood pressure after 20 weeks of pregnancy with protein in the urine.",

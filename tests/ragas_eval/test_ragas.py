@@ -18,13 +18,13 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
 from helpers.data.contracts import Sample
+from helpers.inference.classical import auroc
 from helpers.llm import LLM, LLMError, ResponseCache
 from helpers.llm.backends import Completion
 from helpers.llm.scripted import ScriptedBackend
 from helpers.ragas_eval import RagasJudge
 from helpers.ragas_eval.ragas_validity import hallucination_auroc, validity_table
 from helpers.ragas_eval.spanish import in_language, seed_examples, verdict_agreement
-from helpers.stats import auroc
 
 KINDS = {
     "did not satisfy the constraints": "fix",  # first: a repair prompt quotes the original prompt

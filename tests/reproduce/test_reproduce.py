@@ -9,8 +9,8 @@ import pytest
 
 from helpers.data import DataError, load_dataset, load_ragbench
 from helpers.data.obstetrics import seed_chunks
+from helpers.inference.classical import auroc
 from helpers.reproduce import ragbench_label_stats, ragbench_paper
-from helpers.stats import auroc
 
 
 def test_paper_table_has_every_printed_number_with_its_source():

@@ -11,16 +11,16 @@ import pandas as pd
 from helpers import paths
 from helpers.errors import UserError
 from helpers.experiment.config import DecisionsConfig, ExperimentConfig, StatisticsConfig, load_config
-from helpers.inputs import inside
-from helpers.judges import is_quality, validity
-from helpers.ragas_eval import RAGAS_METRICS
-from helpers.stats import (
+from helpers.inference.classical import (
     MIN_INTERVAL_N,
     bootstrap_ci,
     compare_to_baseline,
     settle,
     summarize,
 )
+from helpers.inputs import inside
+from helpers.judges import is_quality, validity
+from helpers.ragas_eval import RAGAS_METRICS
 
 RAGAS_COLUMNS = list(RAGAS_METRICS)
 
@@ -225,7 +225,7 @@ DECISIONS_FILE = "decisions.json"  # what `run --until-decided` decided (helpers
 
 def decided_lines(scores: pd.DataFrame, config: Settings = None) -> list[str]:
     """The decision on the decision metric (ExperimentConfig.decision_metric), each architecture
-    against the one with the highest mean, by helpers.stats `settle`: tied (its interval within
+    against the one with the highest mean, by helpers.inference.classical `settle`: tied (its interval within
     ±decisions.margin), decided (paired permutation test, Holm-corrected, below alpha) or not
     decided, with the questions needed to tell a difference of the margin. A "best" is named only
     when it is decided against every other; a tie at the top says so. `run --until-decided`

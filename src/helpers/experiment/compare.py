@@ -6,7 +6,7 @@ BASELINE and CANDIDATE are each a finished run (`RUN_ID[:ARCHITECTURE]`) or a co
 only one. The metric (default the candidate's decision metric: correctness/correctness, or
 retrieval/ndcg@k when it writes no answers) is compared question by question on the questions both
 can be scored on, in a seeded order, by the anytime-valid confidence sequence of candidate -
-baseline (helpers.sequential; Howard et al. 2021, Waudby-Smith & Ramdas 2024):
+baseline (helpers.inference.sequential; Howard et al. 2021, Waudby-Smith & Ramdas 2024):
 
     better       the sequence lies above 0
     not worse    it lies above -margin (within the margin at worst)
@@ -40,8 +40,8 @@ from helpers.experiment.analysis import load_scores, run_config, run_dir
 from helpers.experiment.config import load_config
 from helpers.experiment.search_answers import AnswerArms
 from helpers.experiment.search_retrieval import RetrievalArms, same_work
+from helpers.inference.sequential import confidence_sequence
 from helpers.retrieval.evaluation.metrics import parse_metric
-from helpers.sequential import confidence_sequence
 
 EXIT = {"better": 0, "not worse": 0, "worse": 1, "undecided": 3}
 

@@ -75,7 +75,7 @@ class GenerationConfig(Strict):
     prompt: str | dict = Field(
         "cite-sentences",
         description=(
-            "the answer prompt: a name in helpers.answer_prompts.ANSWER_PROMPTS (cite-sentences, "
+            "the answer prompt: a name in helpers.generation.answer_prompts.ANSWER_PROMPTS (cite-sentences, "
             "quote-then-answer, question-first, say-no-se) or {system: TEXT, user: TEXT with {contexts} "
             "and {question}}; a sweep axis (generation.prompt)"
         ),
@@ -87,7 +87,7 @@ class GenerationConfig(Strict):
 
     @model_validator(mode="after")
     def _resolve_prompt(self):
-        from helpers.answer_prompts import get_prompt
+        from helpers.generation.answer_prompts import get_prompt
 
         try:
             resolved = get_prompt(self.prompt).resolved()
@@ -107,7 +107,7 @@ class StatisticsConfig(Strict):
 
 class DecisionsConfig(Strict):
     """When a comparison is settled: the decision lines after every run (helpers.experiment.analysis
-    `decided_lines`, helpers.stats `settle`) and `run --until-decided` (helpers.experiment.until_decided)."""
+    `decided_lines`, helpers.inference.classical `settle`) and `run --until-decided` (helpers.experiment.until_decided)."""
 
     metric: str | None = Field(
         None,

@@ -36,7 +36,6 @@ from typing import NamedTuple
 import pandas as pd
 from scipy.stats import binomtest
 
-from helpers.answer_prompts import get_prompt, is_refusal
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_config, run_dir
 from helpers.experiment.diagnosis_cuts import (
@@ -49,6 +48,7 @@ from helpers.experiment.diagnosis_cuts import (
     sources,
 )
 from helpers.experiment.store import RunStore
+from helpers.generation.answer_prompts import get_prompt, is_refusal
 from helpers.judges.correctness import UNANSWERABLE
 
 __all__ = ["Band", "SHIPPED", "VERDICTS", "verdict", "verdicts", "verdict_table", "run_diagnosis", "agreement"]
@@ -287,7 +287,7 @@ def wide_from_judged(scores: pd.DataFrame, where: str = "scores") -> pd.DataFram
 
 def read_run(run_id: str, results_dir: Path | None = None, *, scores: pd.DataFrame | None = None) -> pd.DataFrame:
     """A run's answers as diagnose reads them: the two judges' scores from scores.parquet (`scores`:
-    already read), each answer's text, and refused from it (helpers.answer_prompts.is_refusal, with
+    already read), each answer's text, and refused from it (helpers.generation.answer_prompts.is_refusal, with
     the run's prompt)."""
     scores = load_scores(run_id, results_dir) if scores is None else scores
     several = scores["llm"].nunique() > 1  # then an answer is named by its LLM too

@@ -219,7 +219,7 @@ def agreement(band: Band, items: pd.DataFrame) -> dict:
     """How `band` reads `items`: n, the share it cannot tell, and on the rest Cohen's kappa and
     accuracy against the labels; widened to its zone where more than MAX_IN_ZONE of the items fall
     in it, as diagnose reads a run (diagnosis.unlike)."""
-    from helpers.stats import cohen_kappa
+    from helpers.inference.classical import cohen_kappa
 
     band = band.for_scores(items["score"])  # as diagnose reads a run unlike the calibration corpora
     said = read(band, items["score"])

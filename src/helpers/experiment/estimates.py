@@ -1,6 +1,6 @@
 """A judge's scores of every answer and a person's labels of a few, turned into estimates per
 architecture and per paired difference: labels only, judge only (biased: not valid) and
-prediction-powered (helpers.ppi), side by side.
+prediction-powered (helpers.inference.ppi), side by side.
 
     scores = read_scores("obstetrics-default-8eb4bca9")            # a run id, or `helpers judge --out`'s CSV
     labels = read_labels("results/RUN/labels.csv", column="correct")
@@ -25,7 +25,7 @@ from helpers.experiment.analysis import load_scores, natural_key, run_config, ru
 from helpers.experiment.label_format import ALIASES, LABEL_SCORE
 from helpers.experiment.label_sheets import load_labels
 from helpers.experiment.store import RunStore
-from helpers.ppi import METHOD_TEXT, MIN_LABELS, paired_difference, three_estimates
+from helpers.inference.ppi import METHOD_TEXT, MIN_LABELS, paired_difference, three_estimates
 
 LABEL_VALUES = {"yes": 1.0, "partly": 0.5, "no": 0.0, "1": 1.0, "1.0": 1.0, "0.5": 0.5, "0": 0.0, "0.0": 0.0}
 ALL = "all"  # the one group of a file without an architecture column

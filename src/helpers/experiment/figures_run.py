@@ -48,10 +48,10 @@ from helpers.figures import (  # first: it selects the headless backend before p
     save_figure,
     split_empty,
 )
+from helpers.inference.classical import MIN_INTERVAL_N
 from helpers.inputs import inside  # noqa: E402
 from helpers.interpretation import TRUSTED, band_table, base_metric
 from helpers.judges import grounding_metrics
-from helpers.stats import MIN_INTERVAL_N
 
 # ---- the figures (the layout they share: helpers.figures)
 

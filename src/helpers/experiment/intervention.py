@@ -128,7 +128,7 @@ def intervene(
 def _answer_again(row, llm, matcher, bands, language, prompt, gold, search, log) -> dict:
     """One wrong answer answered again (intervene's row): its row of COLUMNS so far, and the new
     answer with what `_judge_again` needs, or the reason there is none."""
-    from helpers.generation import generate_answer
+    from helpers.generation.answering import generate_answer
 
     contexts, where = choose_passage(row, matcher, bands["holds"], gold=(gold or {}).get(row.id), search=search)
     base = {"id": row.id, "architecture": row.architecture, "verdict": row.verdict, "passage_from": where}

@@ -23,10 +23,10 @@ from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, natural_key, run_dir
 from helpers.experiment.label_format import KEY_COLUMNS, LABEL_SCORE, LABELS, read_answer_labels
 from helpers.experiment.store import RunStore
+from helpers.inference.classical import auroc, bootstrap_ci, cohen_kappa
 from helpers.judges import grounding_metrics, judge_class
 from helpers.judges.evaluate import usable_judges
 from helpers.judges.validity import agreement
-from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 
 # What a labelled sheet keeps in the repository: the answer and where its contexts came from, not
 # the guideline's text or the seed's questions (data stays in data/; `answers_sheet` shows them)

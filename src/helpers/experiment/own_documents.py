@@ -13,7 +13,7 @@ from helpers.data import load_dataset
 from helpers.data.documents import ingest
 from helpers.experiment.config import ExperimentConfig, load_config
 from helpers.llm import LLM
-from helpers.testset import generate_testset
+from helpers.testsets.writer import generate_testset
 
 # the test set is written by the 1.5B model: the bundled 135M one wrote no question that passed the
 # filters (0 kept of 12 candidates on the test fixture; its questions copy or ignore the passage)

@@ -1,6 +1,6 @@
 """The retrieval table a run prints before its first answer: nDCG@k, recall@k and MRR@k of every
 architecture that needs no LLM, on the questions with qrels, each with its bootstrap interval over
-questions (ranx's definitions for the metrics; helpers.stats for the intervals). Answers take minutes on a local
+questions (ranx's definitions for the metrics; helpers.inference.classical for the intervals). Answers take minutes on a local
 model; whether retrieval finds the passages is known in seconds. HyDE and multi-query call the LLM
 to retrieve: their retrieval scores come with their answers (the `retrieval` judge). One k for every
 retrieval table of a run (this one, the headline's, the reports'): `retrieval.k`, the contexts the
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helpers.inference.classical import MIN_INTERVAL_N, bootstrap_ci, mean_text
 from helpers.retrieval.evaluation.metrics import per_query
 from helpers.retrieval.registry import build_retriever, needs_llm
-from helpers.stats import MIN_INTERVAL_N, bootstrap_ci, mean_text
 
 
 def retrieval_table(config, data, queries: dict[str, str], shared: dict) -> pd.DataFrame:

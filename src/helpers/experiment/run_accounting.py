@@ -74,7 +74,7 @@ def failure_summary(answers: list[dict], score_records: list[dict], max_failure_
 
 def at_max_tokens(answers: list[dict]) -> list[str]:
     """'architecture/qid' of each answer the model was still writing when max_tokens ran out
-    (helpers.generation.AnswerRecord.at_max_tokens): cut, perhaps mid-sentence, so a judge reads
+    (helpers.generation.answering.AnswerRecord.at_max_tokens): cut, perhaps mid-sentence, so a judge reads
     less than the model meant to say. A run's summary lists them and its log says to raise
     llms[].max_tokens."""
     return [f"{a['architecture']}/{a['qid']}" for a in answers if a.get("at_max_tokens")]

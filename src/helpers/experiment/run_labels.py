@@ -48,7 +48,7 @@ class RunLabels:
         self.items = [r for r in store.of_kind("answer") if r.get("answer")]
         # questions in a seeded random order, each question's answers together: every prefix of whole
         # questions is a random sample of questions, which prediction-powered inference needs
-        # (helpers.ppi), and each question labelled adds one label to every architecture (balanced)
+        # (helpers.inference.ppi), and each question labelled adds one label to every architecture (balanced)
         # and one labelled pair to every paired difference. Within a question the architectures come
         # mixed, and the labeller is not told which one answered.
         qids = sorted({r["qid"] for r in self.items})
@@ -107,7 +107,7 @@ class RunLabels:
         answers this annotator has not labelled; of its answers, the one whose architecture has the
         fewest of this annotator's labels (balanced over architectures), then the one the judge is
         least sure of (its score nearest 0.5). Labelling whole questions in a random order keeps the
-        labels a random sample (helpers.ppi's premise); the judge's doubt only orders the answers of
+        labels a random sample (helpers.inference.ppi's premise); the judge's doubt only orders the answers of
         a question, all of which are labelled before the next question."""
         todo = [item for item in self.items if self.labelled(item) is None]
         if not todo:

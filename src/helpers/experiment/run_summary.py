@@ -27,9 +27,9 @@ import pandas as pd
 
 from helpers.experiment import analysis
 from helpers.experiment.relevance import relevance_line
+from helpers.inference.classical import MIN_INTERVAL_N
 from helpers.interpretation import PATTERNS, TRUSTED, bands_legend, detect, mean_with_band
 from helpers.judges import validity
-from helpers.stats import MIN_INTERVAL_N
 
 SECTION_KEYS = ("headline", "agreement", "decisions", "diagnosis", "unbacked")  # every run's
 OPTIONAL_KEYS = ("seed_ragas",)  # where RAGAS ran: the seed's reading of it

@@ -36,7 +36,7 @@ from helpers.experiment.run_accounting import at_max_tokens, failure_summary, sh
 from helpers.experiment.store import RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
-from helpers.generation import generate_answer, select_contexts
+from helpers.generation.answering import generate_answer, select_contexts
 from helpers.inputs import inside
 from helpers.judges import JUDGES, SCORE_COLUMNS, active_judges, score_row
 from helpers.judges.judge_base import JudgeContext, judge_sample

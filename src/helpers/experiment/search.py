@@ -3,7 +3,7 @@ of the grid's evaluations (issue 62).
 
 Each (cell of the sweep's grid, architecture of that cell) is an arm. Questions come in a seeded
 order, a batch at a time; every arm still in the race is evaluated on the batch, then
-helpers.sequential.eliminate drops each arm whose anytime-valid confidence sequence of (leader -
+helpers.inference.sequential.eliminate drops each arm whose anytime-valid confidence sequence of (leader -
 arm) lies above 0. The search stops when one arm is left, when every other survivor is within
 `epsilon` of the leader (a tie within epsilon), or when the questions run out. With probability at
 least 1 - delta the best arm is never dropped and the chosen one is within epsilon of it (the
@@ -39,9 +39,9 @@ from helpers.experiment.search_labels import LabelsNeeded, SearchLabels, write_n
 from helpers.experiment.search_report import search_dir, write_result
 from helpers.experiment.search_retrieval import RetrievalArms, same_work
 from helpers.experiment.sweep import expand, load_sweep
+from helpers.inference.sequential import eliminate
 from helpers.retrieval.evaluation.metrics import parse_metric
 from helpers.retrieval.registry import needs_llm
-from helpers.sequential import eliminate
 
 KINDS = ("ndcg", "recall", "mrr")  # the retrieval judge's metrics, at each cell's k
 
@@ -76,7 +76,7 @@ class Race:
     racer: dict[str, str]  # arm name -> the racer whose values and fate it shares
     order: list[str]
     values: dict[str, dict[str, float]] = field(default_factory=dict)
-    statuses: list = field(default_factory=list)  # the last look's helpers.sequential.Arm list
+    statuses: list = field(default_factory=list)  # the last look's helpers.inference.sequential.Arm list
     rounds: list[dict] = field(default_factory=list)
     dropped: dict[str, dict] = field(default_factory=dict)  # racer -> the look that eliminated it
     failed: dict[str, str] = field(default_factory=dict)
@@ -113,7 +113,7 @@ def race(
     scale=1.0,
     before=None,
 ) -> Race:
-    """Successive elimination over `order`, `batch` questions a look (helpers.sequential.eliminate).
+    """Successive elimination over `order`, `batch` questions a look (helpers.inference.sequential.eliminate).
     keys: arm name -> its work (equal keys: one racer); evaluate(racer, qids) -> {qid: value} (in
     [0, 1], or a range of differences `scale` wide: audited values); spent(): True when a budget is
     spent (checked after each look); checked(): after each look's evaluations, raises to stop the

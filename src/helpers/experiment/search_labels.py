@@ -10,12 +10,12 @@ the labelling panel (notebook 09) and a spreadsheet both write. A look that need
 yet stops the search (`LabelsNeeded`: exit 3) after writing the rows to label into those files; the
 same command, rerun once they are filled, goes on from there (answers and scores are kept).
 
-A question's value is then helpers.sequential.audited(judge, label, R): unbiased for the labels'
+A question's value is then helpers.inference.sequential.audited(judge, label, R): unbiased for the labels'
 mean whatever the judge's bias (the inverse-probability-weighted correction of active statistical
 inference, Zrnic & Candès, ICML 2024, with a constant rate), raced on its wider range (`audit_scale`).
 
 With `--label-floor F` (active labelling), an answer's rate is its own: R where the judge is least
-sure of it (a score of 0.5), down to F where it is sure (helpers.sequential.active_rate), so people
+sure of it (a score of 0.5), down to F where it is sure (helpers.inference.sequential.active_rate), so people
 label the answers whose labels move the estimates most. One uniform draw per question, compared
 with each answer's rate, decides which answers of that question are labelled: an answer is labelled
 with exactly its rate (what keeps each cell's values unbiased), and the answers two cells gave to
@@ -35,7 +35,7 @@ from helpers.errors import UserError
 from helpers.experiment.label_format import COLUMNS, LABEL_SCORE, read_answer_labels
 from helpers.experiment.run_labels import LABELS_FILE, RunLabels
 from helpers.experiment.search_report import search_dir
-from helpers.sequential import active_rate, audit_scale, audited
+from helpers.inference.sequential import active_rate, audit_scale, audited
 
 NEEDED_FILE = "labels-needed.json"  # in results/search/NAME/: the answers a stopped search waits on
 

@@ -3,7 +3,7 @@ summary plus each stage's question order, looks and values), chosen.yaml, the ta
 and the figure of every arm's interval against the questions it used.
 
 Each cell's `low`/`high` is the (1 - delta) confidence sequence of its own mean at the questions it
-used (helpers.sequential; one arm at a time, not simultaneous); `leader_minus_low`/`_high` is the
+used (helpers.inference.sequential; one arm at a time, not simultaneous); `leader_minus_low`/`_high` is the
 interval the elimination read: the stage leader's mean minus this cell's, at delta split over the
 pairs with the best arm.
 """
@@ -17,8 +17,8 @@ import numpy as np
 import yaml
 
 from helpers import paths
+from helpers.inference.sequential import confidence_sequence
 from helpers.inputs import inside
-from helpers.sequential import confidence_sequence
 
 
 def _own_interval(values: dict[str, float], order: list[str], delta: float, scale: float = 1.0):

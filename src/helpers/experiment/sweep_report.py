@@ -18,7 +18,7 @@ import pandas as pd
 from helpers.errors import UserError
 from helpers.experiment.analysis import quality_scores, run_config, statistics_settings
 from helpers.experiment.sweep import sweep_dir
-from helpers.stats import holm, mean_text, paired_permutation_test, summarize
+from helpers.inference.classical import holm, mean_text, paired_permutation_test, summarize
 
 
 def axis_name(dotted: str) -> str:

@@ -3,7 +3,7 @@ questions as the decision needs.
 
 The questions come in a seeded random order (statistics.seed), every architecture answering a
 question before the next; after each question, an anytime-valid confidence sequence
-(helpers.sequential) for each architecture against the leader on the decision metric
+(helpers.inference.sequential) for each architecture against the leader on the decision metric
 (decisions.metric). The run stops when every pair is settled at decisions.alpha (a difference,
 or within ±decisions.margin), when the questions run out, or when the budget is spent. Answers
 are written `decisions.batch` questions at a time (default: as many as the LLM answers at once),
@@ -30,8 +30,8 @@ from tqdm import tqdm
 from helpers.errors import UserError
 from helpers.experiment.analysis import DECISIONS_FILE
 from helpers.experiment.runner import Experiment
+from helpers.inference.sequential import OPEN, all_settled, settle
 from helpers.judges import active_judges
-from helpers.sequential import OPEN, all_settled, settle
 
 _BUDGET = re.compile(
     r"^\s*(?:(?P<dollar>\$)\s*(?P<d>[\d.]+)|(?P<n>[\d.]+)\s*(?P<k>k)?\s*(?P<unit>s|sec|m|min|h|tokens?|usd|\$)?)\s*$",

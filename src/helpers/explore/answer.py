@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from helpers.explore.cards import ragas_cards_html, trace_cards_html, verdict_card_html
 from helpers.explore.workbench import ExploreError, Workbench, explain
-from helpers.generation import generate_answer, select_contexts
+from helpers.generation.answering import generate_answer, select_contexts
 from helpers.llm.llm_errors import MissingKeyError
 from helpers.trace.scoring import METRICS as TRACE_METRICS
 from helpers.trace.sentence_keys import as_documents_sentences, as_response_sentences
@@ -62,9 +62,9 @@ def reference_judge(name: str, language: str):
 def verdict_for_answer(bench: Workbench, view: AnswerView, question: str, qid: str | None, contexts: list[str]) -> None:
     """The answer's verdict against the question's reference (none without one), read through the
     shipped cuts, into `view.verdict*` and at the head of `view.cards_html`."""
-    from helpers.answer_prompts import get_prompt, is_refusal
     from helpers.data.contracts import Sample
     from helpers.experiment.diagnosis import SHIPPED, verdict
+    from helpers.generation.answer_prompts import get_prompt, is_refusal
 
     reference = bench.data.answers.get(qid) if qid else None
     if not reference:
@@ -105,7 +105,7 @@ def answer_and_judge(
     ragas_llm: str | None = None,
 ) -> AnswerView:
     """Answer the last searched question from `architecture`'s contexts (its top k, the context
-    budget of helpers.generation applied), then judge the answer (TRACe offline; RAGAS too when
+    budget of helpers.generation.answering applied), then judge the answer (TRACe offline; RAGAS too when
     `ragas_llm` names an LLM). A failed answer or judge is in `error`, never raised, apart from
     asking before any search."""
     from helpers.trace.display import judgement_html  # matplotlib: loaded only when this runs

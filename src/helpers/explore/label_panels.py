@@ -12,7 +12,7 @@ reference's fact" (`yynp`: wrong although the fact was retrieved; `helpers diagn
 are shown only after it is labelled (no anchoring). The next answer proposed is the next of a random
 order of whole questions, balanced over architectures, the judge's least sure first
 (RunLabels.next_item); after each label the labels-only, judge-only and prediction-powered
-intervals are drawn again (helpers.ppi), with what that label changed.
+intervals are drawn again (helpers.inference.ppi), with what that label changed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from helpers.experiment.search_labels import SearchQueue
 from helpers.explore.panels import Panel, guarded
 from helpers.explore.views import STYLE, message_html
 from helpers.figures import png_bytes
-from helpers.ppi import MIN_INTERVAL_LABELS
+from helpers.inference.ppi import MIN_INTERVAL_LABELS
 
 _LETTER = {"y": "yes", "p": "partly", "n": "no"}
 

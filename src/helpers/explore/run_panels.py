@@ -35,8 +35,8 @@ from helpers.explore.runs import (
 from helpers.explore.views import STYLE, message_html, table_html
 from helpers.explore.workbench import ExploreError, known_llms
 from helpers.figures import plt
+from helpers.inference.classical import mean_text
 from helpers.llm.keys import session_key_variables, set_session_key
-from helpers.stats import mean_text
 
 
 class RunPanel(Panel):

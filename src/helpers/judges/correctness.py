@@ -16,7 +16,7 @@ An answer is judged correct at `correctness >= THRESHOLD`, the tuning pairs' kap
     judges: {correctness: {}}     # every question with a reference answer; others score NaN
 
 A question the documents do not answer (helpers.data.contracts.Dataset.mark_unanswerable) has one
-right answer, a refusal: its correctness is 1 when the answer refuses (helpers.answer_prompts's
+right answer, a refusal: its correctness is 1 when the answer refuses (helpers.generation.answer_prompts's
 is_refusal, as the refusal judge reads it), else 0, and the three signals are left out.
 
 With an LLM judge, RAGAS's answer correctness measures the same thing by the LLM's statement
@@ -26,7 +26,7 @@ against the same "correct" hand labels by judge-eval.
 
 from __future__ import annotations
 
-from helpers.answer_prompts import refusal_reader
+from helpers.generation.answer_prompts import refusal_reader
 from helpers.judges.judge_base import Judge, Metric, register
 from helpers.judges.models.reference_match import ReferenceMatcher, logistic
 

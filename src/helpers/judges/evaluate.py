@@ -30,10 +30,10 @@ import pandas as pd
 from helpers.data.contracts import Sample
 from helpers.data.questions import NOT_ANSWERABLE
 from helpers.errors import UserError
+from helpers.inference.classical import MIN_INTERVAL_N, bootstrap_ci
 from helpers.judges import validity
 from helpers.judges.judge_base import JUDGES, JudgeContext, judge_sample
 from helpers.languages import corpus_language, detect
-from helpers.stats import MIN_INTERVAL_N, bootstrap_ci
 
 RAGAS_NAMES = {"user_input": "question", "response": "answer", "retrieved_contexts": "contexts"}
 REQUIRED = ("question", "answer", "contexts")
@@ -229,7 +229,7 @@ VALIDITY_MEANING = (
 
 def summarize_scores(scores: pd.DataFrame, *, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Per judge and metric: answers scored, NaN, mean and its bootstrap interval (none under
-    helpers.stats.MIN_INTERVAL_N answers), and `validity`: how far people agree with the judge on
+    helpers.inference.classical.MIN_INTERVAL_N answers), and `validity`: how far people agree with the judge on
     the hand-labelled answers of helpers/judges/validity.csv (VALIDITY_MEANING), NO_DATA where no
     answer was scored."""
     rows = []

@@ -2,8 +2,8 @@
 trivial training-mean predictor, on any directory laid out as `<subset>/<split>-*.parquet`.
 
 Metrics as in RAGBench (arXiv:2407.11005, Table 4): hallucination detection AUROC (positive class:
-adherence_score == False, scored by minus the judge's adherence score; helpers.stats.auroc, with a
-95% percentile-bootstrap interval from helpers.stats.bootstrap_ci) and RMSE of relevance,
+adherence_score == False, scored by minus the judge's adherence score; helpers.inference.classical.auroc, with a
+95% percentile-bootstrap interval from helpers.inference.classical.bootstrap_ci) and RMSE of relevance,
 utilization and completeness against the gold scores. Baselines (shipped columns):
 ragas (faithfulness, context_relevance), trulens (groundedness, context_relevance) and gpt3.5
 (gpt3_adherence, gpt3_context_relevance, gpt35_utilization); a metric a baseline has no column for
@@ -21,9 +21,9 @@ import pandas as pd
 
 from helpers.data import list_splits, load_ragbench, training_frame
 from helpers.errors import UserError
+from helpers.inference.classical import auroc, bootstrap_ci, rmse
 from helpers.judges.models.evidence_model import EvidenceModel
 from helpers.judges.models.trace_annotator import llm_judge_frame
-from helpers.stats import auroc, bootstrap_ci, rmse
 from helpers.trace.scoring import to_json
 
 # judge name -> {metric: shipped column}

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from helpers.answer_checks import strip_markers
+from helpers.generation.answer_checks import strip_markers
 from helpers.judges.context_recall import THRESHOLD, attribution, attribution_features, statements
 from helpers.judges.judge_base import Judge, Metric, register
 from helpers.judges.models.reference_match import ReferenceMatcher

@@ -21,7 +21,7 @@ import functools
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, conlist, create_model
 
-from helpers.answer_checks import strip_markers
+from helpers.generation.answer_checks import strip_markers
 from helpers.judges.judge_base import Judge, register
 from helpers.judges.ragchecker import ClaimChecks, claim_metrics
 from helpers.llm.structured import complete_json

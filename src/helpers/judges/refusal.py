@@ -1,7 +1,7 @@
 """Refusals: does the answer say the documents do not hold the answer, and was that right?
 
 No LLM. An answer is a refusal when one of its sentences is the "not in the documents" phrase its
-prompt asked for, or any registered prompt's, in the corpus's language (helpers.answer_prompts:
+prompt asked for, or any registered prompt's, in the corpus's language (helpers.generation.answer_prompts:
 words matched case- and accent-insensitively; a short phrase such as "No sé" only as a whole
 sentence, so "No se recomienda ..." is an answer). Two metrics, each on its own questions:
 
@@ -20,7 +20,7 @@ judge then scores a refusal there as the right answer.
 
 from __future__ import annotations
 
-from helpers.answer_prompts import refusal_reader
+from helpers.generation.answer_prompts import refusal_reader
 from helpers.judges.judge_base import Judge, Metric, register
 
 

@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from helpers import paths
+from helpers.inference.classical import auroc, bootstrap_ci, cohen_kappa
 from helpers.interpretation import AGREES, BY_CONSTRUCTION
 from helpers.judges.judge_base import JUDGES
-from helpers.stats import auroc, bootstrap_ci, cohen_kappa
 
 SHIPPED_CSV = Path(__file__).with_name("validity.csv")  # the artefact shipped with the package
 

@@ -29,12 +29,12 @@ def _folded_words(text: str) -> str:
 
 @dataclass(frozen=True)
 class AnswerTexts:
-    """One answer prompt (helpers.answer_prompts registers it by name) in one language."""
+    """One answer prompt (helpers.generation.answer_prompts registers it by name) in one language."""
 
     system: str
     user: str  # has {contexts} (the numbered contexts) and {question}
     # how this prompt has the model say the documents do not hold the answer (the refusal metric
-    # matches them on words, helpers.answer_prompts.is_refusal)
+    # matches them on words, helpers.generation.answer_prompts.is_refusal)
     refusals: tuple[str, ...]
     answer_label: str = ""  # the answer follows this label (what comes before is kept apart); "": none
 
@@ -50,11 +50,11 @@ class Language:
     stemmer: str | None  # PyStemmer's Snowball algorithm for BM25 (helpers.text.Tokenizer); None: no stemming
     stop_words: str | None  # the bm25s list, bm25s.stopwords.STOPWORDS_<stop_words>; None: none
     embedder: str  # the embedder (helpers.retrieval.embedders.models.EMBEDDERS) when a config names none
-    # characters per token of the corpus's text, the generation's context budget (helpers.generation)
+    # characters per token of the corpus's text, the generation's context budget (helpers.generation.answering)
     chars_per_token: float
-    # ---- answers (helpers.answer_prompts, helpers.generation)
+    # ---- answers (helpers.generation.answer_prompts, helpers.generation.answering)
     no_answer: str  # the sentence the answer prompts ask for when no context holds the answer
-    answer_prompts: dict[str, AnswerTexts]  # every prompt helpers.answer_prompts registers, by name
+    answer_prompts: dict[str, AnswerTexts]  # every prompt helpers.generation.answer_prompts registers, by name
     # where an answer ends: the prompt's own labels, which a small model that has answered writes again
     # to start another exchange (at most 4: OpenAI's and Groq's limit)
     answer_stops: tuple[str, ...]
@@ -67,7 +67,7 @@ class Language:
     # last line is the label the model's reply may repeat (removed from the reply)
     condense: str
     speakers: tuple[str, str]  # (user, assistant) in the history the condense prompt shows
-    # ---- the test-set writer (helpers.testset), JSON replies: system (no placeholder); single and
+    # ---- the test-set writer (helpers.testsets.writer), JSON replies: system (no placeholder); single and
     # unanswerable ({passages}); two ({passage_a}, {passage_b}); check ({passages}, {question})
     testset: dict[str, str]
     not_in_documents: str  # an unanswerable question's reference answer

@@ -71,7 +71,7 @@ class LLM:
 
     def stops_for(self, stop=None) -> list[str]:
         """The stop sequences a call uses: the config's when it sets them, else the prompt's own
-        (`stop`, e.g. helpers.generation's answer stops)."""
+        (`stop`, e.g. helpers.generation.answering's answer stops)."""
         chosen = self.config.stop if self.config.stop is not None else (stop or [])
         return list(chosen)
 

@@ -87,7 +87,7 @@ class LLMConfig(BaseModel):
         max_length=MAX_STOP_SEQUENCES,
         description=(
             "stop sequences for every call (all providers). None (default): each prompt's own, e.g. "
-            "the answer prompt stops at a new 'Pregunta:'/'Question:' line (helpers.generation); "
+            "the answer prompt stops at a new 'Pregunta:'/'Question:' line (helpers.generation.answering); "
             "[]: none at all"
         ),
     )

@@ -76,7 +76,7 @@ def metric_inputs(metric, question: str, answer: str | None, contexts: list[str]
 
 
 def samples_from_records(records, references: dict[str, str] | None = None) -> list[Sample]:
-    """RAGAS samples from `helpers.generation.AnswerRecord`s: the contexts exactly as prompted."""
+    """RAGAS samples from `helpers.generation.answering.AnswerRecord`s: the contexts exactly as prompted."""
     references = references or {}
     return [Sample(r.qid, r.question, r.answer, r.context_texts, references.get(r.qid), r.error) for r in records]
 

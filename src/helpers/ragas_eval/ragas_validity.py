@@ -3,8 +3,8 @@
 RAGBench (Friel et al. 2024, arXiv:2407.11005) labels each response: `adherence_score` is False
 when some response sentence is unsupported by the documents (a hallucination). Low faithfulness
 should flag those rows: AUROC of (1 - faithfulness) against `adherence_score == False`
-(helpers.stats.auroc; 0.5 = chance), with a percentile-bootstrap interval
-(helpers.stats.bootstrap_ci). The paper's own ragas run (GPT-3.5 judge) ships as the
+(helpers.inference.classical.auroc; 0.5 = chance), with a percentile-bootstrap interval
+(helpers.inference.classical.bootstrap_ci). The paper's own ragas run (GPT-3.5 judge) ships as the
 `ragas_faithfulness` column, so the same rows give a reference AUROC.
 """
 
@@ -15,7 +15,7 @@ import pandas as pd
 
 from helpers.data import load_ragbench
 from helpers.data.contracts import Sample
-from helpers.stats import auroc, bootstrap_ci
+from helpers.inference.classical import auroc, bootstrap_ci
 
 
 def sample_ragbench(
@@ -65,7 +65,7 @@ def hallucination_auroc_ci(
     labels_adherent, faithfulness, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float, float]:
     """(AUROC, low, high): hallucination_auroc with a percentile-bootstrap interval over rows
-    (helpers.stats.bootstrap_ci; resamples holding one class are dropped)."""
+    (helpers.inference.classical.bootstrap_ci; resamples holding one class are dropped)."""
     return bootstrap_ci(
         ~np.asarray(labels_adherent, dtype=bool),
         1.0 - np.asarray(faithfulness, dtype=float),

@@ -4,11 +4,11 @@ The parquet files ship the paper's baseline judges as columns (helpers.data.ragb
 From them we recompute the paper's three metrics (§4.3) per subset and split:
 - hallucination AUROC: positive class = not adherent; the detector's score is 1 - the judge's
   adherence score, as in the authors' own script (rungalileo/ragbench, ragbench/calculate_metrics.py,
-  `_hallucination_auroc_from_adherence`), helpers.stats.auroc;
+  `_hallucination_auroc_from_adherence`), helpers.inference.classical.auroc;
 - relevance RMSE and utilization RMSE of the judge's score against the gold TRACe labels,
   recomputed from the annotators' sentence keys (helpers.trace.scoring.gold_scores); rows where
   the judge has no score are dropped (ragbench/evaluation.py, `rmse`: "Ignore Nulls in predictions").
-Each comes with a 95% percentile-bootstrap interval over rows (helpers.stats.bootstrap_ci), so a
+Each comes with a 95% percentile-bootstrap interval over rows (helpers.inference.classical.bootstrap_ci), so a
 difference from the printed number can be read against sampling noise.
 """
 
@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from helpers.data import list_splits, load_ragbench
+from helpers.inference.classical import auroc, bootstrap_ci, rmse
 from helpers.judges.judge_eval import BASELINES
-from helpers.stats import auroc, bootstrap_ci, rmse
 from helpers.trace.scoring import gold_scores
 
 PAPER_SOURCE = {

@@ -27,9 +27,9 @@ from helpers import paths
 from helpers.data import load_dataset
 from helpers.experiment.analysis import seed_table
 from helpers.experiment.config import ExperimentConfig
+from helpers.inference.classical import bootstrap_ci, paired_permutation_test
 from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import build_retriever
-from helpers.stats import bootstrap_ci, paired_permutation_test
 from helpers.text import Tokenizer
 
 CHUNKINGS = {"seed": {"chunks": "seed"}, "ours": {}}  # dataset options of each chunking

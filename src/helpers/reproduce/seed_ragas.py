@@ -4,7 +4,7 @@ The seed prints two kinds of RAGAS numbers:
 - its results for the hybrid architecture on the obstetrics questions ('Evaluation Pipeline':
   faithfulness 0.85, answer relevancy 0.78, context precision 0.92, context recall 0.76), which
   notebook 03 sets beside our RAGAS scores of hybrid's answers, with a 95% bootstrap interval
-  over questions (helpers.stats.bootstrap_ci) and how many of them the judge could score;
+  over questions (helpers.inference.classical.bootstrap_ci) and how many of them the judge could score;
 - worked examples of each formula, which helpers.teaching.ragas_steps recomputes.
 The seed does not say which LLM answered or judged, how many questions were scored or how many
 scores failed, so a difference says how far apart the numbers are, not why.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helpers.stats import bootstrap_ci
+from helpers.inference.classical import bootstrap_ci
 
 SEED_FILE = "seeds/ragas-evaluation-framework.md"
 SEED_HYBRID = {"faithfulness": 0.85, "answer_relevancy": 0.78, "context_precision": 0.92, "context_recall": 0.76}

@@ -1,10 +1,10 @@
 """Successive elimination by hand (notebook 10): a toy grid of six arms with known means, each
 question scored 0 or 1 (an answer right or wrong), looked at every `batch` questions. At each look
 the leader is the arm of highest mean so far; every other arm gets the anytime-valid confidence
-sequence of (leader - arm) on the questions both answered (helpers.sequential); an arm whose
+sequence of (leader - arm) on the questions both answered (helpers.inference.sequential); an arm whose
 interval lies above 0 is worse than the leader, and dropped for good. The search stops when one
 arm is left or every survivor is within epsilon of the leader. This is exactly what
-`python -m helpers search` does with each (cell, architecture) of a sweep (helpers.sequential.eliminate).
+`python -m helpers search` does with each (cell, architecture) of a sweep (helpers.inference.sequential.eliminate).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from helpers.sequential import eliminate
+from helpers.inference.sequential import eliminate
 from helpers.teaching.exercises import exercise
 
 # the true means of the toy grid's arms: a user never knows them; the search finds the best anyway
@@ -123,6 +123,6 @@ exercise(
     "10-search",
     "delta is split over the pairs the guarantee needs: over how many pairs, for the six toy arms?",
     lambda: len(TOY_MEANS) - 1,
-    "Only the pairs (best arm, another arm) must hold: K - 1 (helpers.sequential.eliminate's docstring).",
+    "Only the pairs (best arm, another arm) must hold: K - 1 (helpers.inference.sequential.eliminate's docstring).",
     tolerance=0,
 )

@@ -7,8 +7,8 @@ import itertools
 
 import pandas as pd
 
-from helpers import stats
-from helpers.stats import auroc
+from helpers.inference import classical as stats
+from helpers.inference.classical import auroc
 from helpers.teaching.exercises import exercise
 
 # 1 = the response is hallucinated (RAGBench's positive class for hallucination detection);
@@ -37,7 +37,7 @@ def auroc_by_hand(labels=TOY_LABELS, scores=TOY_SCORES) -> float:
 
 def rmse(gold=TOY_GOLD, predicted=TOY_PREDICTED) -> float:
     """Root mean squared error: sqrt(mean((predicted - gold)²)), in the scores' own units
-    (helpers.stats.rmse, the one every judge table uses)."""
+    (helpers.inference.classical.rmse, the one every judge table uses)."""
     return stats.rmse(predicted, gold)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 
 from helpers.data import load_ragbench
+from helpers.inference.classical import auroc, rmse
 from helpers.reproduce.ragbench_paper import judge_metrics
-from helpers.stats import auroc, rmse
 from helpers.teaching.exercises import exercise
 
 TOPIC = "07-reproduce-figures"
@@ -55,7 +55,7 @@ def toy_pairs() -> pd.DataFrame:
 
 
 def toy_metrics() -> dict:
-    """The toy's AUROC (helpers.stats.auroc) and RMSE, as the package computes them on RAGBench."""
+    """The toy's AUROC (helpers.inference.classical.auroc) and RMSE, as the package computes them on RAGBench."""
     toy = toy_case()
     return {
         "auroc": auroc(toy["hallucinated"], toy["hallucination_score"]),

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.experiment.analysis import quality_scores
-from helpers.stats import detectable_differences, minimum_detectable_difference, questions_needed
+from helpers.inference.classical import detectable_differences, minimum_detectable_difference, questions_needed
 from helpers.teaching.exercises import exercise
 
 TOY_DIFFS = [0.10, 0.20, -0.05, 0.15, 0.10]  # architecture A minus B on five questions

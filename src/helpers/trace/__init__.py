@@ -5,7 +5,7 @@ the `train-judge` / `judge-eval` commands.
 
 METRICS is the one definition of the TRACe metric names. The judges that predict TRACe (the
 offline trees, the LLM annotator, the evidence model) live in `helpers.judges.models`; intervals
-and AUROC come from helpers.stats.
+and AUROC come from helpers.inference.classical.
 """
 
 from helpers.trace.scoring import (

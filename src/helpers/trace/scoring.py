@@ -11,7 +11,7 @@ Two conventions for counting keys:
   count too), the intersection is over normalised unique keys. 9 of 3,933 shipped rows list a key
   twice; only there does it differ from the unique count.
 - "unique" (default for new judgements) counts unique, normalised keys that name a sentence.
-Aggregates: mean and a percentile-bootstrap interval (95% by default) from helpers.stats.bootstrap_ci.
+Aggregates: mean and a percentile-bootstrap interval (95% by default) from helpers.inference.classical.bootstrap_ci.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.stats import bootstrap_ci
+from helpers.inference.classical import bootstrap_ci
 from helpers.trace.sentence_keys import all_keys, normalize_key, parse_keys
 
 # The TRACe metric names, defined here only (import them: helpers.trace.METRICS).
@@ -109,7 +109,7 @@ def gold_scores(row, convention: str = "ragbench") -> TraceScores:
 def aggregate(scores: list[TraceScores], *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> dict:
     """The seed guide's JSON layout (mean per metric, 'average', 'num_samples',
     'individual_scores') plus, per metric, the [low, high] percentile-bootstrap interval of the
-    mean (helpers.stats.bootstrap_ci; NaN scores left out) under 'ci95' ('ci90' for
+    mean (helpers.inference.classical.bootstrap_ci; NaN scores left out) under 'ci95' ('ci90' for
     confidence=0.90, ...), the level itself under 'confidence', and the number of failures."""
     out: dict = {}
     ci: dict = {}

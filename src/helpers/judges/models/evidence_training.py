@@ -37,9 +37,9 @@ from helpers.finetune import (
     label_counts,
     with_loop,
 )
+from helpers.inference.classical import auroc
 from helpers.judges.models.evidence_model import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
 from helpers.judges.models.evidence_pairs import nli_pairs, support_pairs
-from helpers.stats import auroc
 
 # the card's and the checkpoint's flat record, in the order cards have always listed it
 RECORD_ORDER = (

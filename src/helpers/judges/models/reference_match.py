@@ -20,7 +20,7 @@ from functools import cache
 
 import numpy as np
 
-from helpers.answer_checks import strip_markers
+from helpers.generation.answer_checks import strip_markers
 from helpers.languages import languages
 from helpers.text import Tokenizer
 

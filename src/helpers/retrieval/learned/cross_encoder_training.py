@@ -26,6 +26,7 @@ import numpy as np
 
 from helpers import paths
 from helpers.finetune import Stage, artefact_bytes, encode, finetune, fingerprint, label_counts, length_order
+from helpers.inference.classical import auroc
 from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.learned.cross_encoder_data import (
     Query,
@@ -34,7 +35,6 @@ from helpers.retrieval.learned.cross_encoder_data import (
     query_pairs,
     training_data,
 )
-from helpers.stats import auroc
 
 DEFAULT_DIR = paths.MODELS_DIR / "cross-encoder-retrieval"
 

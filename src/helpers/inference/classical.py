@@ -2,7 +2,7 @@
 (a mean, or a statistic of paired arrays such as an AUROC), a paired permutation test against a
 baseline with Holm's correction, and the per-architecture tables built from them.
 
-    from helpers.stats import auroc, bootstrap_ci
+    from helpers.inference.classical import auroc, bootstrap_ci
     auroc([1, 0, 1], [0.9, 0.2, 0.4])                         # 1.0
     bootstrap_ci(values)                                      # (mean, low, high)
     bootstrap_ci(labels, scores, statistic=auroc)             # (AUROC, low, high), rows resampled together

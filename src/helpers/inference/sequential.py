@@ -7,7 +7,7 @@ every question and stop when it likes, and a difference it declares is still wro
 probability <= α. A fixed-n interval checked after every question is not: peeking inflates its
 error (benchmarks/sequential_decisions.py measures both).
 
-    from helpers.sequential import confidence_sequence, settle
+    from helpers.inference.sequential import confidence_sequence, settle
     low, high = confidence_sequence(differences, alpha=0.05)      # arrays: the CS after each question
     settle(values, order, alpha=0.05)                             # every pair against the leader
 

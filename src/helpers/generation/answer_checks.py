@@ -1,6 +1,6 @@
 """Cheap checks of a generated answer's form: repetition loops and invented follow-up questions.
 
-    from helpers.answer_checks import check_answer
+    from helpers.generation.answer_checks import check_answer
     check_answer("Diez citas [1]. Pregunta: ¿Y después? Respuesta: ...")
     # {'repeated_4gram_share': 0.0, 'loop': None, 'invents_question': True}
 

@@ -2,7 +2,7 @@
 labels of a few, give an estimate with a valid confidence interval, narrower than the labels alone
 give whenever the judge tracks the labels.
 
-    from helpers.ppi import three_estimates
+    from helpers.inference.ppi import three_estimates
     three_estimates(labels, scores)        # labels: NaN where nobody labelled; scores: the judge's, every item
     # [Estimate(method='labels', ...), Estimate(method='judge', ...), Estimate(method='ppi', ...)]
 
@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from helpers.stats import MIN_INTERVAL_N
+from helpers.inference.classical import MIN_INTERVAL_N
 
 METHODS = ("labels", "judge", "ppi")
 METHOD_TEXT = {
@@ -45,7 +45,7 @@ METHOD_TEXT = {
 }
 MIN_LABELS = 2  # a CLT interval needs a standard deviation: one label has none
 # Below this many labels an estimate is a point without an interval: a t interval of 2-4 labels
-# is either huge or, when they agree, of zero width, and would read as certainty (helpers.stats)
+# is either huge or, when they agree, of zero width, and would read as certainty (helpers.inference.classical)
 MIN_INTERVAL_LABELS = MIN_INTERVAL_N
 
 

@@ -1,9 +1,9 @@
 """Answer generation: retrieved contexts in, one cited answer (and its record) out.
 
-    from helpers.generation import generate_answers
+    from helpers.generation.answering import generate_answers
     records = generate_answers(llm, ds.queries, run, ds.corpus, language=ds.language, k=5)
 
-The prompt is a setting (helpers.answer_prompts: cite-sentences by default), with one text per
+The prompt is a setting (helpers.generation.answer_prompts: cite-sentences by default), with one text per
 language (helpers.languages): Spanish corpora get Spanish instructions (and so Spanish answers),
 every other language gets English ones. Contexts are numbered [1]..[k] in ranking order so the
 answer can cite them. A token budget caps how much context goes into the prompt (see
@@ -18,13 +18,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from helpers.answer_prompts import AnswerPrompt, get_prompt
+from helpers.generation.answer_prompts import AnswerPrompt, get_prompt
 from helpers.languages import corpus_language, prompt_languages
 from helpers.llm import LLM, LLMError
 
 MIN_TRUNCATED_TOKENS = 40  # a context cut shorter than this is dropped instead
 
-# The prompts live in helpers.answer_prompts (a registry: `generation.prompt` in a config);
+# The prompts live in helpers.generation.answer_prompts (a registry: `generation.prompt` in a config);
 # PROMPTS keeps the default's texts by language for code that reads them.
 PROMPTS = {lang: get_prompt().texts(lang) for lang in prompt_languages()}
 
@@ -104,7 +104,7 @@ def select_contexts(
 
 
 def answer_stops(language: str = "en", prompt: str | dict | AnswerPrompt | None = None) -> list[str]:
-    """The answer prompt's stop sequences for `language` (helpers.answer_prompts defines them);
+    """The answer prompt's stop sequences for `language` (helpers.generation.answer_prompts defines them);
     `llm.config.stop`, when set, replaces them."""
     return get_prompt(prompt).texts(language)["stop"]
 
@@ -133,7 +133,7 @@ def generate_answer(
     max_tokens: int | None = None,
     prompt: str | dict | AnswerPrompt | None = None,
 ) -> AnswerRecord:
-    """One answer with `prompt` (helpers.answer_prompts; default cite-sentences); never raises for
+    """One answer with `prompt` (helpers.generation.answer_prompts; default cite-sentences); never raises for
     a failed call: the record carries the error instead."""
     prompt = get_prompt(prompt)
     record = AnswerRecord(

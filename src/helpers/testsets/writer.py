@@ -14,7 +14,7 @@ reported):
      schema-constrained);
   2. `standalone`: it does not point at "the passage", "passage A", "the text" (a retriever's user
      has no passage in front of them); this and the other filters without an LLM (grounding by
-     content words, copies) are helpers.question_checks;
+     content words, copies) are helpers.testsets.question_checks;
   3. `grounded`: the reference answer's content words are in its source passages (at least
      `min_grounding` of them: an evidence check without an LLM), and the LLM, shown the passages,
      says they answer the question and answers it again in agreement with the reference
@@ -47,9 +47,9 @@ from tqdm import tqdm
 from helpers.errors import UserError
 from helpers.languages import corpus_language
 from helpers.llm.structured import complete_json
-from helpers.question_checks import agreement, copy_overlap, grounding, looks_like_references, self_reference
 from helpers.retrieval.architectures.sparse import BM25
 from helpers.retrieval.embedders.models import build_embedder
+from helpers.testsets.question_checks import agreement, copy_overlap, grounding, looks_like_references, self_reference
 from helpers.text import words  # lower-cased \w+ words, one definition
 
 KINDS = ("single", "two", "unanswerable")

@@ -1,7 +1,7 @@
 """Cheap lexical checks of a generated question and its reference answer (the test-set writer's
-filters that need no LLM, helpers.testset), as helpers.answer_checks is for generated answers:
+filters that need no LLM, helpers.testsets.writer), as helpers.generation.answer_checks is for generated answers:
 
-    from helpers.question_checks import self_reference, grounding, copy_overlap
+    from helpers.testsets.question_checks import self_reference, grounding, copy_overlap
     self_reference("¿Qué recomienda el pasaje A?")        # 'pasaje': no retriever's user has it
     grounding("diez citas", ["Se recomiendan diez citas."])  # 1.0: every content word is there
     copy_overlap(question, passages)                       # word Jaccard with the closest sentence
