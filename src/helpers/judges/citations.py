@@ -45,6 +45,7 @@ def cited_sentences(answer: str) -> list[tuple[str, list[int]]]:
 @register
 class Citations(Judge):
     name, label = "citations", "citation accuracy"
+    order = 90  # where reports, summaries and panels list it
     metrics = (
         Metric(
             "citation_precision",

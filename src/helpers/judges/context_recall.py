@@ -80,6 +80,7 @@ def attribution(features: np.ndarray, weights=WEIGHTS) -> np.ndarray:
 @register
 class ContextRecall(Judge):
     name, label = "context_recall", "context recall by attribution"
+    order = 60  # where reports, summaries and panels list it
     metrics = (
         Metric(
             "context_recall",

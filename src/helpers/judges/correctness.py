@@ -52,6 +52,7 @@ def correctness(features, weights=WEIGHTS):
 @register
 class Correctness(Judge):
     name, label = "correctness", "correctness against the reference"
+    order = 50  # where reports, summaries and panels list it
     metrics = (
         Metric(
             "correctness",

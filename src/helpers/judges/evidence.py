@@ -26,6 +26,7 @@ class EvidenceOptions(BaseModel):
 @register
 class EvidenceSupport(Judge):
     name, label = "evidence", "evidence model"
+    order = 40  # where reports, summaries and panels list it
     metrics = (
         Metric("support", grounding=True, description="lowest sentence P(supported)"),
         Metric("supported_share", quality=False, description="share of sentences at P >= threshold"),

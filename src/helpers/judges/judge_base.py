@@ -23,6 +23,10 @@ figures and panels, without another file changing.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import sys
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -148,6 +152,7 @@ class Judge:
 
     name: ClassVar[str]
     label: ClassVar[str]  # for people: panels, figures, logs
+    order: ClassVar[int] = 1000  # reports list judges by it, then by name (the built-ins 10-120)
     metrics: ClassVar[tuple[Metric, ...]] = ()
     Options: ClassVar[type[BaseModel]] = NoOptions  # the judge's own config section, if any
     # stored: each answer's scores are a record in the run store (False: recomputed from the
@@ -268,7 +273,77 @@ def judge_sample(judge: Judge, sample: Sample) -> tuple[list[Row], dict | None, 
         return [(m.name, None, reason) for m in judge.metrics_for(judge.config)], None, exc
 
 
-JUDGES: dict[str, type[Judge]] = {}
+class JudgeRegistry(MutableMapping):
+    """Config name -> judge class, in report order (each class's `order`, then its name). The
+    first read imports the judge modules (helpers.judges.discover): importing helpers.judges
+    imports no judge, and a new judge is a module of the package, named in no list."""
+
+    def __init__(self):
+        self._classes: dict[str, type[Judge]] = {}
+        self._state = "new"  # "discovering", then "ready"
+
+    def loaded(self) -> list[str]:
+        """The judges registered so far, without discovering the others."""
+        return list(self._classes)
+
+    def _ready(self) -> dict[str, type[Judge]]:
+        if self._state == "new":
+            self._state = "discovering"
+            try:
+                discover()
+            except BaseException:
+                self._state = "new"  # a judge module that fails to import fails every read, not just the first
+                raise
+            self._state = "ready"
+        return self._classes
+
+    def __getitem__(self, name: str) -> type[Judge]:
+        return self._ready()[name]
+
+    def __iter__(self):
+        classes = self._ready()
+        return iter(sorted(classes, key=lambda name: (classes[name].order, name)))
+
+    def __len__(self) -> int:
+        return len(self._ready())
+
+    def __setitem__(self, name: str, judge: type[Judge]) -> None:
+        self._classes[name] = judge  # registering reads nothing: a module being discovered registers
+
+    def __delitem__(self, name: str) -> None:
+        del self._ready()[name]
+
+    def __repr__(self) -> str:
+        return f"JudgeRegistry({list(self)})"
+
+
+JUDGES = JudgeRegistry()
+
+
+# the modules of this package that hold no judge: the contract, the front end, and tools that read
+# the registry (importing them here would load the data layer for every user of a judge)
+NOT_JUDGES = frozenset({"judge_base", "evaluate", "judge_eval", "external", "validity"})
+
+
+def judge_modules() -> list[str]:
+    """The judge modules on the package's path (a folder added to `helpers.judges.__path__` is
+    searched too), by name; subpackages (judges.models) and NOT_JUDGES are left out. The package
+    is this module's parent, imported before it: read from sys.modules, not imported."""
+    return sorted(
+        m.name
+        for m in pkgutil.iter_modules(sys.modules[__package__].__path__)
+        if not m.ispkg and m.name not in NOT_JUDGES
+    )
+
+
+def discover() -> list[str]:
+    """Import every judge module not imported yet (each registers its judges as it is imported):
+    a new judge is a module in this package, named in no list. The names of the judges this call
+    registered, in registry order."""
+    before = set(JUDGES.loaded())
+    for name in judge_modules():
+        importlib.import_module(f"{__package__}.{name}")
+    return [name for name in JUDGES if name not in before]
 
 
 def register(judge: type[Judge]) -> type[Judge]:

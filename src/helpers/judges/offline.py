@@ -13,6 +13,7 @@ TRACE = tuple(Metric(m, grounding=(m == "adherence")) for m in TRACE_METRICS)
 @register
 class OfflineTrace(Judge):
     name, label = "offline", "offline TRACe judge"
+    order = 10  # where reports, summaries and panels list it
     # adherence_score: P(supported) before the 0.5 threshold that makes `adherence`
     # its binary adherence is a threshold on adherence_score, P(supported): the score is the one to compare
     # its binary adherence is checked against people's `supported` labels too

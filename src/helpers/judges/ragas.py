@@ -62,6 +62,7 @@ class RagasOptions(BaseModel):
 @register
 class Ragas(Judge):
     name, label = "ragas", "RAGAS judge"
+    order = 20  # where reports, summaries and panels list it
     uses_llm = True
     metrics = METRICS
     Options = RagasOptions

@@ -34,6 +34,7 @@ class RagasEvidenceOptions(BaseModel):
 @register
 class RagasEvidence(Judge):
     name, label = "ragas_evidence", "RAGAS faithfulness (evidence model)"
+    order = 30  # where reports, summaries and panels list it
     uses_llm = True
     metrics = (Metric("faithfulness", grounding=True),)
     Options = RagasEvidenceOptions

@@ -81,6 +81,7 @@ def claim_metrics(answer_in_reference, reference_in_answer, reference_in_chunks,
 @register
 class ClaimChecks(Judge):
     name, label = "ragchecker", "RAGChecker's metrics by statement attribution (offline)"
+    order = 70  # where reports, summaries and panels list it
     Options = ClaimOptions
     metrics = (
         Metric("precision", validated_by="correct", description="share of the answer's claims the reference entails"),

@@ -27,6 +27,7 @@ from helpers.judges.judge_base import Judge, Metric, register
 @register
 class Refusal(Judge):
     name, label = "refusal", "refusals"
+    order = 100  # where reports, summaries and panels list it
     metrics = (
         Metric("refusal", description="on unanswerable questions: 1 if the answer says the documents do not answer it"),
         Metric(

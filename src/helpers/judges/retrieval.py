@@ -13,6 +13,7 @@ KINDS = ("ndcg", "recall", "mrr")
 @register
 class Retrieval(Judge):
     name, label = "retrieval", "retrieval against the qrels"
+    order = 110  # where reports, summaries and panels list it
     stored = False
 
     @classmethod

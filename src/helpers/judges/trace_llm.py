@@ -20,6 +20,7 @@ class TraceLLMOptions(BaseModel):
 @register
 class LLMTrace(Judge):
     name, label = "trace_llm", "TRACe LLM judge"
+    order = 120  # where reports, summaries and panels list it
     uses_llm = True
     metrics = TRACE
     Options = TraceLLMOptions
