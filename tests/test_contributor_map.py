@@ -131,9 +131,16 @@ def _toy_loader(n: int = 2, topic: str = "cats"):
 
 
 def test_a_dataset_is_a_loader_and_one_line(monkeypatch):
+    from pydantic import BaseModel, ConfigDict
+
     from helpers import data
 
-    monkeypatch.setitem(data.DATASETS, "toy", _toy_loader)
+    class ToyOptions(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        n: int = 2
+        topic: str = "cats"
+
+    monkeypatch.setitem(data.DATASETS, "toy", data.DatasetEntry(_toy_loader, ToyOptions))
     loaded = data.load_dataset("toy", n=3, topic="dogs")
     assert len(loaded.corpus) == 3 and loaded.corpus["d1"]["text"] == "dogs fact number 1."
     assert data.dataset_options("toy") == ["n", "query_split", "topic"]
@@ -143,8 +150,29 @@ def test_a_dataset_is_a_loader_and_one_line(monkeypatch):
         data.load_dataset("toy", size=3)
     config = ExperimentConfig(**dict(TINY, dataset={"name": "toy", "options": {"n": 4}}))
     assert config.dataset.name == "toy" and config.dataset.options == {"n": 4}
-    assert "toy" not in data.SUMMARIZED_APART  # `summary` loads it with its defaults
-    assert set(data.SUMMARIZED_APART) <= set(data.DATASETS)
+    assert data.DATASETS["toy"].summarized_apart is None  # `summary` loads it with its defaults
+
+
+def test_every_datasets_options_are_its_loaders_keywords_with_their_defaults():
+    """The typed Options of each DATASETS entry and its loader's signature (its `**chunk_options`
+    are guideline_chunks's) say the same: a keyword added to a loader without its Options fails here."""
+    import inspect
+
+    from helpers import data
+    from helpers.data.obstetrics import guideline_chunks
+
+    def keywords(function) -> dict:
+        found = {}
+        for parameter in inspect.signature(function).parameters.values():
+            if parameter.kind is parameter.VAR_KEYWORD:
+                found |= keywords(guideline_chunks)
+            else:
+                found[parameter.name] = parameter.default
+        return found
+
+    for name, entry in data.DATASETS.items():
+        fields = {f: info.default for f, info in entry.Options.model_fields.items()}
+        assert fields == keywords(entry.loader), name
 
 
 # ---------------------------------------------------------------- an embedder

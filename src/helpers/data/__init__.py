@@ -6,17 +6,26 @@ ds = load_dataset("scifact")          # ds.corpus, ds.queries, ds.qrels, ds.answ
 
 from __future__ import annotations
 
-import inspect
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
 
 from helpers.data.benchmarks import load_scifact, load_xquad
 from helpers.data.contracts import DataError, Dataset
+from helpers.data.dataset_options import (
+    DocumentsOptions,
+    FileOptions,
+    ObstetricsEsOptions,
+    ObstetricsOptions,
+    RagbenchOptions,
+    ScifactOptions,
+)
 from helpers.data.documents import load_documents
 from helpers.data.fetch import DataSourceError, prepare_data
-from helpers.data.obstetrics import guideline_chunks, load_maternaqa, load_obstetrics, load_obstetrics_es
+from helpers.data.obstetrics import load_maternaqa, load_obstetrics, load_obstetrics_es
 from helpers.data.ragbench import list_splits, load_ragbench, load_ragbench_dataset, published, training_frame
 from helpers.data.splits import QUERY_SPLITS, split_queries
 
@@ -31,38 +40,35 @@ def load_xquad_en(path: str | Path | None = None) -> Dataset:
     return load_xquad("en", path=path)
 
 
-DATASETS: dict[str, Callable[..., Dataset]] = {
-    "obstetrics": load_obstetrics,
-    "maternaqa": load_maternaqa,
-    "obstetrics-es": load_obstetrics_es,
-    "scifact": load_scifact,
-    "xquad-es": load_xquad_es,
-    "xquad-en": load_xquad_en,
-    "ragbench": load_ragbench_dataset,
-    "documents": load_documents,  # a user's own folder of documents (+ a questions file)
+@dataclass(frozen=True)
+class DatasetEntry:
+    """One dataset: its loader, its options typed (a pydantic model whose fields are the loader's
+    keywords: helpers.data.dataset_options), and, for a dataset `summarize_all` does not load with
+    its defaults, why not."""
+
+    loader: Callable[..., Dataset]
+    Options: type[BaseModel]
+    summarized_apart: str | None = None
+
+
+DATASETS: dict[str, DatasetEntry] = {
+    "obstetrics": DatasetEntry(load_obstetrics, ObstetricsOptions),
+    "maternaqa": DatasetEntry(load_maternaqa, FileOptions),
+    "obstetrics-es": DatasetEntry(load_obstetrics_es, ObstetricsEsOptions),
+    "scifact": DatasetEntry(load_scifact, ScifactOptions),
+    "xquad-es": DatasetEntry(load_xquad_es, FileOptions),
+    "xquad-en": DatasetEntry(load_xquad_en, FileOptions),
+    "ragbench": DatasetEntry(load_ragbench_dataset, RagbenchOptions, "one row per subset and split, below"),
+    # a user's own folder of documents (+ a questions file)
+    "documents": DatasetEntry(load_documents, DocumentsOptions, "a user's own folder"),
 }
-# loaders that take **options hand them on to this function: its keywords are valid options too
-_FORWARDED = {load_obstetrics: guideline_chunks, load_obstetrics_es: guideline_chunks}
-# datasets `summarize_all` does not load with their defaults, and why; every other one it does
-SUMMARIZED_APART = {"ragbench": "one row per subset and split, below", "documents": "a user's own folder"}
-
-
-def _keywords(function: Callable) -> set[str]:
-    """Keyword parameters of `function`, following **options to where they are forwarded."""
-    names = set()
-    for parameter in inspect.signature(function).parameters.values():
-        if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            names.add(parameter.name)
-        elif parameter.kind is parameter.VAR_KEYWORD and function in _FORWARDED:
-            names |= _keywords(_FORWARDED[function])
-    return names
 
 
 def dataset_options(name: str) -> list[str]:
     """The options the loader of dataset `name` accepts, sorted (every dataset also takes
     `query_split`: 'all', 'dev' or 'test', helpers.data.splits)."""
     check_dataset_name(name)
-    return sorted(_keywords(DATASETS[name]) | {"query_split"})
+    return sorted([*DATASETS[name].Options.model_fields, "query_split"])
 
 
 def check_dataset_name(name: str) -> None:
@@ -74,38 +80,25 @@ def check_dataset_name(name: str) -> None:
         )
 
 
-def _option_types(function: Callable) -> dict[str, object]:
-    """{keyword: annotation} of `function`, following **options like `_keywords`."""
-    hints = {}
-    if function in _FORWARDED:
-        hints |= _option_types(_FORWARDED[function])
-    for parameter in inspect.signature(function).parameters.values():
-        annotation = parameter.annotation  # a string under `from __future__ import annotations`
-        if parameter.kind is parameter.VAR_KEYWORD or annotation is parameter.empty:
-            continue
-        hints[parameter.name] = eval(annotation, function.__globals__) if isinstance(annotation, str) else annotation  # noqa: S307 - our own source
-    return hints
-
-
 def check_dataset_options(name: str, options: dict) -> None:
     """DataError naming the first unknown option of dataset `name` and the valid ones, or the
-    first option whose value is not of the type the loader declares (a config is data from
+    first option whose value is not of the type its Options declares (a config is data from
     elsewhere: a list where a number belongs fails here, not deep inside a loader)."""
     valid = dataset_options(name)
     unknown = sorted(set(options) - set(valid))
     if unknown:
         raise DataError(f"dataset {name!r}", f"unknown option {unknown[0]!r}; valid: {', '.join(valid) or 'none'}")
-    types = _option_types(DATASETS[name]) | {"query_split": str}
+    fields = DATASETS[name].Options.model_fields | {"query_split": FieldInfo(annotation=str)}
     for option, value in options.items():
-        if option in types:
-            try:
-                TypeAdapter(types[option]).validate_python(value)
-            except ValidationError:
-                expected = getattr(types[option], "__name__", None) or str(types[option]).replace("typing.", "")
-                raise DataError(
-                    f"dataset {name!r}",
-                    f"option {option!r} must be {expected}, got {type(value).__name__} {str(value)[:60]!r}",
-                ) from None
+        try:
+            TypeAdapter(fields[option].annotation).validate_python(value)
+        except ValidationError:
+            annotation = fields[option].annotation
+            expected = getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+            raise DataError(
+                f"dataset {name!r}",
+                f"option {option!r} must be {expected}, got {type(value).__name__} {str(value)[:60]!r}",
+            ) from None
 
 
 def load_dataset(name: str, *, query_split: str = "all", **options) -> Dataset:
@@ -115,13 +108,13 @@ def load_dataset(name: str, *, query_split: str = "all", **options) -> Dataset:
     check_dataset_options(name, options)
     if query_split not in QUERY_SPLITS:
         raise DataError(f"dataset {name!r}", f"query_split must be one of {list(QUERY_SPLITS)}, got {query_split!r}")
-    return split_queries(DATASETS[name](**options), query_split)
+    return split_queries(DATASETS[name].loader(**options), query_split)
 
 
 def summarize_all() -> tuple[list[dict], list[dict]]:
     """(one summary row per dataset, one row per published RAGBench subset/split: its example count
     where downloaded, else how to fetch it; nothing is fetched here)."""
-    rows = [load_dataset(name).summary() for name in DATASETS if name not in SUMMARIZED_APART]
+    rows = [load_dataset(name).summary() for name, entry in DATASETS.items() if not entry.summarized_apart]
     present = list_splits()
     ragbench_rows = [
         {"subset": subset, "split": split, "examples": len(load_ragbench(subset, split)), "status": "present"}
@@ -136,6 +129,7 @@ def summarize_all() -> tuple[list[dict], list[dict]]:
 
 __all__ = [
     "DATASETS",
+    "DatasetEntry",
     "DataError",
     "DataSourceError",
     "Dataset",
