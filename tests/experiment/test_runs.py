@@ -70,6 +70,10 @@ def test_killed_run_resumes_without_redoing_anything(straight_run, tmp_path):
     assert summary["llm_usage"]["local"]["calls"] == 6 - len(finished)
     keys = _keys(records)
     assert len(keys) == len(set(keys)) == 12  # 6 answers + 6 offline scores, each exactly once
+    from helpers.experiment.store import AnswerRow
+
+    answers = [json.loads(line) for line in records.read_text().splitlines() if '"kind": "answer"' in line]
+    assert all(set(a) <= set(AnswerRow.__annotations__) for a in answers)  # the typed record says every key
     a = pd.read_parquet(straight_folder / "results" / run_id / "scores.parquet")
     b = pd.read_parquet(records.parent / "scores.parquet")
     key = ["architecture", "llm", "judge", "qid", "metric"]

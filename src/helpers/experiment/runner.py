@@ -33,7 +33,7 @@ from helpers.experiment.exports import TRACE_FILES, trace_json
 from helpers.experiment.relevance import passage_qrels, relevance_line
 from helpers.experiment.retrieval_first import format_table, retrieval_table
 from helpers.experiment.run_accounting import at_max_tokens, failure_summary, show_failures, system_rows, versions
-from helpers.experiment.store import RunStore, answer_key, score_key
+from helpers.experiment.store import AnswerRow, RunStore, answer_key, score_key
 from helpers.experiment.timeline import Timeline, embedded_so_far
 from helpers.figures import git_commit
 from helpers.generation.answering import generate_answer, select_contexts
@@ -158,11 +158,11 @@ class Experiment:
         self._retrievers[architecture] = retriever
         return retriever
 
-    def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> dict:
+    def _answer_one(self, retriever, llm, architecture, gen_name, data, qid, question) -> AnswerRow:
         """One sample: retrieval and generation, with every LLM call it needed accounted (HyDE's
         passage and multi-query's rewrites as well as the answer). Never raises."""
         k = self.config.retrieval.k
-        record = {"kind": "answer", "architecture": architecture, "llm": gen_name, "qid": qid}
+        record: AnswerRow = {"kind": "answer", "architecture": architecture, "llm": gen_name, "qid": qid}
         start = time.perf_counter()
         with llm.track() as calls:
             try:
@@ -307,7 +307,7 @@ class Experiment:
         gen_name = self.config.generation_llm or self.config.llms[0].name
         return [answer_key(a, gen_name, q) for a in self.config.architectures for q in queries]
 
-    def answered(self, queries) -> list[dict]:
+    def answered(self, queries) -> list[AnswerRow]:
         """The stored answer records of `queries`, architecture by architecture."""
         return [self.store.records[key] for key in self._answer_keys(queries) if self.store.has(key)]
 

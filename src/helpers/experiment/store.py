@@ -14,10 +14,51 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TypedDict
 
 import pandas as pd
 
 from helpers.redaction import redact
+
+
+class AnswerRow(TypedDict, total=False):
+    """One `answer` record of records.jsonl, as the runner writes it (a JSON object on disk; this is
+    its type for readers and checkers). Every key is written for every sample unless marked: a
+    failed sample has `error` and no answer, a retrieval-only run no generation keys."""
+
+    key: str  # answer|ARCHITECTURE|LLM|QID (answer_key)
+    kind: str  # "answer"
+    architecture: str
+    llm: str  # the config's name of the generating LLM
+    qid: str
+    question: str
+    answer: str | None  # None: failed, or a retrieval-only run
+    contexts: list[dict]  # rank, doc_id, score, text (as prompted), truncated
+    retrieved: list[str]  # the top k doc ids, before any context budget
+    retrieval_s: float
+    latency_s: float  # the whole sample: retrieval, every LLM call, generation
+    llm_calls: int  # calls this sample took (HyDE and multi-query take more than one)
+    llm_requests: int
+    cache_hits: int
+    input_tokens: int
+    output_tokens: int
+    max_output_tokens: int
+    cost_usd: float
+    # generation (helpers.generation.answering.AnswerRecord's fields)
+    language: str
+    dropped: list[str]  # retrieved doc ids left out by the token budget
+    context_tokens_est: int
+    cached: bool
+    provider: str
+    model: str
+    quote: str | None
+    at_max_tokens: bool
+    generation_s: float
+    pages: list  # each context's page, where the corpus has pages
+    sources: list[str]  # only for a user's own files: each context's file and place
+    retrieval_fallback: str  # only where HyDE or multi-query fell back to the plain query
+    error: str | None  # only on a failed sample
+    error_kind: str | None
 
 
 def answer_key(architecture: str, llm: str, qid: str) -> str:
