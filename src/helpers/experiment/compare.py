@@ -215,6 +215,8 @@ def compare(
                     raise UserError(f"compare: {metric} has values outside [0, 1]; choose a metric in [0, 1]")
                 values[side].update(got)
             seen = [q for q in order[: start + len(chunk)] if q in values["baseline"] and q in values["candidate"]]
+            if not seen:  # no answer of this batch could be scored on both sides (failed answers): go on
+                continue
             result = verdict([values["candidate"][q] - values["baseline"][q] for q in seen], alpha=alpha, margin=margin)
             if result["status"] != "undecided":
                 break
