@@ -67,7 +67,7 @@ def _modules() -> dict[str, Language]:
     found = {}
     for module in pkgutil.iter_modules(__path__):
         language = getattr(importlib.import_module(f"{__name__}.{module.name}"), "LANGUAGE", None)
-        if language is None:  # base: not a language
+        if language is None:  # the `language` module (the Language class): not a language
             continue
         if language.code != module.name:
             raise ValueError(

@@ -28,10 +28,10 @@ RAGAS_CHOICES = RAGAS_METRICS + RAGAS_OPTIONAL
 
 # public name -> submodule that defines it (imported lazily)
 _LAZY = {
-    "RagasJudge": "runner",
-    "RagasResult": "runner",
-    "classify_failure": "runner",
-    "samples_from_records": "runner",
+    "RagasJudge": "ragas_scoring",
+    "RagasResult": "ragas_scoring",
+    "classify_failure": "ragas_scoring",
+    "samples_from_records": "ragas_scoring",
     "build_metrics": "prompts",
     "METRIC_NAMES": "prompts",
     "WorkbenchRagasLLM": "adapters",
