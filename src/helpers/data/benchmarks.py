@@ -67,7 +67,8 @@ def load_scifact(path: str | Path | None = None, split: str = "test") -> Dataset
                 raise DataError(f"{source}:corpus_train.csv", "column missing", field_name=name)
         sentences = _abstract_sentences(row["abstract"], f"{source}:corpus_train.csv", row["doc_id"])
         corpus[row["doc_id"]] = {"title": row["title"], "text": " ".join(s.strip() for s in sentences)}
-    queries, qrels = {}, {}
+    queries: dict = {}
+    qrels: dict = {}
     for row in claims:  # one row per (claim, evidence doc): claims repeat
         qid = row["id"]
         queries[qid] = row["claim"]

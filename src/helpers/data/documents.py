@@ -141,7 +141,9 @@ def chunk_pieces(
         raise DataError(f"splitter={splitter!r}", f"unknown splitter; valid: {', '.join(SPLITTERS)}")
     paged = any(p.page is not None for p in pieces)
     groups = [pieces] if paged else [[p] for p in pieces]
-    corpus, offset, counts = {}, 0, {}
+    corpus: dict = {}
+    offset = 0
+    counts: dict = {}
     for group in groups:
         text, starts = "", []
         for piece in group:
@@ -255,7 +257,9 @@ def ingest(
     documents, e.g. the questions file kept in the same folder: reported, never read)."""
     root, files = list_files(path)
     excluded = {Path(p).expanduser().resolve() for p in exclude}
-    entries, corpus, seen = [], {}, {}
+    entries: list = []
+    corpus: dict = {}
+    seen: dict = {}
     for file in tqdm(files, desc="ingest", unit="file", disable=not progress):
         name = file.relative_to(root).as_posix() if file.is_relative_to(root) else file.name
         entry = FileEntry(

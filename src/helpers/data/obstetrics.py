@@ -238,7 +238,11 @@ def _passage_text(record: dict) -> str:
 def load_maternaqa(path: str | Path | None = None) -> Dataset:
     """MaternaQA-es: questions, reference answers, and their gold passages as the corpus."""
     records = read_maternaqa(path)
-    corpus, by_text, queries, qrels, answers = {}, {}, {}, {}, {}
+    corpus: dict = {}
+    by_text: dict = {}
+    queries: dict = {}
+    qrels: dict = {}
+    answers: dict = {}
     for record in records:
         text = _passage_text(record)
         doc_id = by_text.setdefault(text, f"mqa_{record['qa_id']}")

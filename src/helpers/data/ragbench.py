@@ -167,7 +167,11 @@ def load_ragbench_dataset(
                 f"ragbench {subset}/{split}", f"n must be positive, got {n}", fix="Use n: null for all rows"
             )
         frame = frame.sample(n=min(n, len(frame)), random_state=seed).sort_index()
-    corpus, queries, qrels, answers, seen = {}, {}, {}, {}, {}
+    corpus: dict = {}
+    queries: dict = {}
+    qrels: dict = {}
+    answers: dict = {}
+    seen: dict = {}
     for row in frame.itertuples():
         qid = str(row.id)
         if qid in queries:

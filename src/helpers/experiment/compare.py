@@ -53,7 +53,7 @@ def _architecture(spec: str, name: str, config, architecture: str) -> str:
         if len(architectures) == 1:
             return architectures[0]
         if baseline in architectures:
-            return baseline
+            return str(baseline)
         raise UserError(f"compare: {spec} has architectures {architectures}: name one as {name}:ARCHITECTURE")
     if architectures and architecture not in architectures:
         raise UserError(f"compare: {name} has no architecture {architecture!r}; it has {architectures}")
@@ -74,12 +74,12 @@ def read_arm(spec: str, results_dir: Path | None = None) -> dict:
         }
     if not (run_dir(name, results_dir) / "scores.parquet").exists():
         raise UserError(f"compare: {spec!r} is neither a config file nor a finished run under results/")
-    config = run_config(name, results_dir)
+    stored = run_config(name, results_dir)  # None: a run folder without its config
     return {
         "spec": spec,
         "run_id": name,
-        "config": config,
-        "architecture": _architecture(spec, name, config, architecture),
+        "config": stored,
+        "architecture": _architecture(spec, name, stored, architecture),
     }
 
 
@@ -150,29 +150,33 @@ class Live:
                 kind, at = parse_metric(name)
             except ValueError as exc:
                 raise UserError(f"compare: --metric {metric}: {exc}") from None
-            self.engine, self.retrieval = RetrievalArms(arms, kind, at or 10), True
+            self.ranked: RetrievalArms | None = RetrievalArms(arms, kind, at or 10)
+            self.answers: AnswerArms | None = None
         else:
             keys = {a["name"]: same_work(a) for a in arms}
-            self.engine = AnswerArms(arms, keys, metric, results_dir=results_dir, flag="compare: --metric")
-            self.retrieval = False
+            self.ranked = None
+            self.answers = AnswerArms(arms, keys, metric, results_dir=results_dir, flag="compare: --metric")
 
     def questions(self, side: str) -> list[str]:
         """The questions the side can be scored on: with qrels (retrieval), with a reference (answers)."""
-        if not self.retrieval:
-            return self.engine.questions(side)
+        if self.answers is not None:
+            return self.answers.questions(side)
+        assert self.ranked is not None  # one of the two engines, by the metric
         config = self.sides[side]["config"]
-        data, _ = self.engine.data(config)
+        data, _ = self.ranked.data(config)
         return [q for q in config.questions_of(data) if data.qrels.get(q)]
 
     def evaluate(self, side: str, qids: list[str]) -> dict[str, float]:
-        return self.engine.evaluate(side, qids)
+        engine = self.answers if self.answers is not None else self.ranked
+        assert engine is not None
+        return engine.evaluate(side, qids)
 
     def finish(self, seconds: float) -> dict[str, str]:
         """Each answering side's run written as a plain run; {side: its label RUN_ID:ARCHITECTURE}."""
-        if self.retrieval:
+        if self.answers is None:
             return {}
-        self.engine.finish(seconds)
-        return {side: f"{run}:{self.sides[side]['architecture']}" for side, run in self.engine.run_ids().items()}
+        self.answers.finish(seconds)
+        return {side: f"{run}:{self.sides[side]['architecture']}" for side, run in self.answers.run_ids().items()}
 
 
 def compare(
@@ -199,7 +203,8 @@ def compare(
     }
     configs = {s: a for s, a in sides.items() if "path" in a}
     live = Live(configs, metric, results_dir) if configs else None
-    shared = set.intersection(*[set(v) for v in values.values()], *[set(live.questions(s)) for s in configs])
+    scorable = [set(live.questions(s)) for s in configs] if live is not None else []
+    shared = set.intersection(*[set(v) for v in values.values()], *scorable)
     order = sorted(shared)
     random.Random(seed).shuffle(order)
     if live is None:  # two finished runs: every shared question at once
@@ -210,6 +215,7 @@ def compare(
         for start in range(0, len(order), batch):
             chunk = order[start : start + batch]
             for side in configs:
+                assert live is not None  # a config side is evaluated live
                 got = live.evaluate(side, chunk)
                 if any(not 0 <= v <= 1 for v in got.values()):
                     raise UserError(f"compare: {metric} has values outside [0, 1]; choose a metric in [0, 1]")

@@ -74,7 +74,8 @@ RECALL = ("context_recall", "context_recall")
 
 def _statements(reason: str) -> tuple[list[str], list[str]]:
     """(statements found with their context, statements not found) from context_recall's reason."""
-    found, missing = [], []
+    found: list = []
+    missing: list = []
     for part in (reason if isinstance(reason, str) else "").split("; "):
         m = re.match(r"statement (\d+): (in context \[(\d+)\]|not found)", part)
         if m:

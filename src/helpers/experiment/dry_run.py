@@ -145,7 +145,8 @@ def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_
         probe.run()
         records = list(probe.store.records.values())
     gen = config.generation_llm or config.llms[0].name
-    stages, warnings = [], []
+    stages: list = []
+    warnings: list = []
 
     def finished(key: str) -> bool:
         return done is not None and done.finished(key)

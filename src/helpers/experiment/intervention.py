@@ -230,7 +230,7 @@ def from_run(run_id: str, rows: pd.DataFrame, results_dir=None) -> dict:
         for i, q in zip(rows["id"], rows["qid"])
         if data.qrels.get(q)
     }
-    index = {}  # BM25 over the corpus, built the first time an answer needs it (gold passages need none)
+    index: dict = {}  # BM25 over the corpus, built the first time an answer needs it (gold passages need none)
 
     def search(reference: str) -> list[str]:
         if not index:

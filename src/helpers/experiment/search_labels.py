@@ -46,7 +46,8 @@ class LabelsNeeded(Exception):
     `standing` the racers in the order of the last look (the leader first; empty at the first)."""
 
     def __init__(self, files: dict[Path, int], rows: list[dict] | None = None):
-        self.files, self.rows, self.standing = files, rows or [], []
+        self.files, self.rows = files, rows or []
+        self.standing: list[str] = []
         self.racer_of_run: dict[str, str] = {}  # run -> the racer it answers for (set by the search)
         listed = "; ".join(f"{path} ({n} answers)" for path, n in files.items())
         super().__init__(
@@ -146,7 +147,7 @@ def write_needed(directory: Path, needed: LabelsNeeded) -> Path:
     their difference paired), within a question the cells nearest the top at the last look first,
     then the answer the judge is least sure of."""
     rank = {racer: i for i, racer in enumerate(needed.standing)}
-    first = {}  # qid -> the first position it was asked at
+    first: dict = {}  # qid -> the first position it was asked at
     for i, row in enumerate(needed.rows):
         first.setdefault(row["qid"], i)
     rows = sorted(

@@ -84,7 +84,9 @@ def select_contexts(
     remain; later ones are dropped. Returns (contexts, dropped doc ids)."""
     ranked = sorted(ranking.items(), key=lambda item: -item[1])[:k]
     ratio = corpus_language(language).chars_per_token
-    contexts, dropped, used = [], [], 0
+    contexts: list = []
+    dropped: list = []
+    used = 0
     for doc_id, score in ranked:
         text = " ".join(str(corpus[doc_id]["text"]).split())
         tokens = estimate_tokens(text, language)

@@ -93,7 +93,8 @@ def answers_from_frame(
         )
     if frame.empty:
         raise UserError(f"{source}: no answers in it")
-    answers, seen = [], {}
+    answers: list = []
+    seen: dict = {}
     for i, row in enumerate(frame.to_dict("records")):
         where = f"{source}: {row_word} {row.pop('_line', i + first_row)}"
         if not _text(row.get("question")).strip():

@@ -138,7 +138,7 @@ def corpus_language(code: str | None) -> Language:
     return language
 
 
-_IDENTIFIER = []  # py3langid's identifier, loaded on the first `detect`
+_IDENTIFIER: list = []  # py3langid's identifier, loaded on the first `detect`
 
 
 def detect(texts: list[str], max_chars: int = 20000) -> dict:

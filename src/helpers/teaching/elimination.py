@@ -36,7 +36,9 @@ def elimination_steps(values: dict[str, dict[str, float]], *, delta=0.05, epsilo
     """Each look of the search, one row per arm still racing: questions used, arm, mean so far, the
     interval of (leader - arm) and its status (leader, open, eliminated at this look)."""
     order = list(next(iter(values.values())))
-    alive, seen, rows = list(values), {arm: {} for arm in values}, []
+    alive = list(values)
+    seen = {arm: {} for arm in values}
+    rows: list = []
     for start in range(0, len(order), batch):
         chunk = order[start : start + batch]
         for arm in alive:

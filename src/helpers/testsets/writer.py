@@ -261,7 +261,9 @@ def generate_testset(
     pool_set = set(pool)
     bm25 = BM25(language).index(corpus)
     max_candidates = max_candidates or 3 * n
-    items, kept_vectors, start = [], [], time.perf_counter()
+    items: list = []
+    kept_vectors: list = []
+    start = time.perf_counter()
     kinds = list(mix)
     weights = [mix[k] for k in kinds]
     bar = tqdm(total=n, desc="testset", unit="question", disable=not progress)

@@ -82,7 +82,7 @@ def parse_keys(raw_keys, valid_keys=None) -> ParsedKeys:
 def split_sentences(text: str) -> list[str]:
     """Sentences of `text`, any length, English or Spanish (blingfire handles '¿…?', '¡…!' and
     abbreviations). Line breaks are boundaries too ('Title: …' / 'Passage: …' lines)."""
-    sentences = []
+    sentences: list = []
     for line in _LINE_BREAK.split(text or ""):
         if not line.strip():
             continue

@@ -209,7 +209,8 @@ def pick_negatives(
     rng = random.Random(seed_key)
     pool = [d for d in ranked if d not in relevant][: settings.negative_depth]
     hard = sorted(rng.sample(pool, min(settings.negatives, len(pool))), key=ranked.index)
-    taken, easy = relevant | set(hard), []
+    taken = relevant | set(hard)
+    easy: list = []
     for _ in range(20 * settings.random_negatives):
         if len(easy) >= settings.random_negatives or len(taken) >= len(all_ids):
             break
