@@ -38,6 +38,7 @@ import numpy as np
 from helpers.errors import UserError
 from helpers.experiment.analysis import load_scores, run_config, run_dir
 from helpers.experiment.config import load_config
+from helpers.experiment.search import stage_racers
 from helpers.experiment.search_answers import AnswerArms
 from helpers.experiment.search_retrieval import RetrievalArms, same_work
 from helpers.inference.sequential import confidence_sequence
@@ -156,11 +157,13 @@ class Live:
             keys = {a["name"]: same_work(a) for a in arms}
             self.ranked = None
             self.answers = AnswerArms(arms, keys, metric, results_dir=results_dir, flag="compare: --metric")
+        # two sides that answer alike (an A/A check of one config) are one run, answered once
+        self.racer = stage_racers(self.answers.keys) if self.answers is not None else {s: s for s in sides}
 
     def questions(self, side: str) -> list[str]:
         """The questions the side can be scored on: with qrels (retrieval), with a reference (answers)."""
         if self.answers is not None:
-            return self.answers.questions(side)
+            return self.answers.questions(self.racer[side])
         assert self.ranked is not None  # one of the two engines, by the metric
         config = self.sides[side]["config"]
         data, _ = self.ranked.data(config)
@@ -169,14 +172,19 @@ class Live:
     def evaluate(self, side: str, qids: list[str]) -> dict[str, float]:
         engine = self.answers if self.answers is not None else self.ranked
         assert engine is not None
-        return engine.evaluate(side, qids)
+        return engine.evaluate(self.racer[side], qids)
 
     def finish(self, seconds: float) -> dict[str, str]:
         """Each answering side's run written as a plain run; {side: its label RUN_ID:ARCHITECTURE}."""
         if self.answers is None:
             return {}
         self.answers.finish(seconds)
-        return {side: f"{run}:{self.sides[side]['architecture']}" for side, run in self.answers.run_ids().items()}
+        runs = self.answers.run_ids()
+        return {
+            side: f"{runs[self.racer[side]]}:{arm['architecture']}"
+            for side, arm in self.sides.items()
+            if self.racer[side] in runs  # a side never evaluated (stopped before) has no run
+        }
 
 
 def compare(

@@ -257,7 +257,8 @@ def search(
                 settings=settings,
                 results_dir=results_dir,
                 labels=labels,
-                executor=(executor, address),
+                executor=executor,
+                address=address,
             )
         except LabelsNeeded as needed:  # the labelling panel's queue: LabelPanel.for_search(NAME)
             write_needed(search_dir(sweep.name, results_dir), needed)
@@ -278,14 +279,13 @@ def search(
     )
 
 
-def _answer_stage(arms, entering, metric, *, seed, budget, started, settings, results_dir, labels, executor):
+def _answer_stage(arms, entering, metric, *, seed, budget, started, settings, results_dir, labels, executor, address):
     """The answer stage's race over the arms `entering` it, (race, AnswerArms, LLM call counts);
     the full grid's calls: every distinct arm of the grid on every question, at the calls an answer
     took here (HyDE and multi-query take more than one)."""
     keys = {a["name"]: same_work(a) for a in arms}
-    where, address = executor
     answers = AnswerArms(
-        entering, keys, metric, results_dir=results_dir, labels=labels, executor=where, address=address
+        entering, keys, metric, results_dir=results_dir, labels=labels, executor=executor, address=address
     )
     order = answers.questions(next(iter(answers.arms)))
     if not order:

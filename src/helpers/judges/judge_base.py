@@ -281,6 +281,7 @@ class JudgeRegistry(MutableMapping):
     def __init__(self):
         self._classes: dict[str, type[Judge]] = {}
         self._state = "new"  # "discovering", then "ready"
+        self._order: list[str] | None = None  # the names in report order, until the next change
 
     def loaded(self) -> list[str]:
         """The judges registered so far, without discovering the others."""
@@ -302,16 +303,20 @@ class JudgeRegistry(MutableMapping):
 
     def __iter__(self):
         classes = self._ready()
-        return iter(sorted(classes, key=lambda name: (classes[name].order, name)))
+        if self._order is None:
+            self._order = sorted(classes, key=lambda name: (classes[name].order, name))
+        return iter(self._order)
 
     def __len__(self) -> int:
         return len(self._ready())
 
     def __setitem__(self, name: str, judge: type[Judge]) -> None:
         self._classes[name] = judge  # registering reads nothing: a module being discovered registers
+        self._order = None
 
     def __delitem__(self, name: str) -> None:
         del self._ready()[name]
+        self._order = None
 
     def __repr__(self) -> str:
         return f"JudgeRegistry({list(self)})"
