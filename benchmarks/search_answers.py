@@ -7,6 +7,13 @@ mean is the truth: regret = its mean - the chosen cell's, both on every question
 search's against the full grid's.
 
     python benchmarks/search_answers.py [configs/sweeps/search-answers.yaml] [--epsilon 0.05]
+    python benchmarks/search_answers.py --resample 306 [--seeds 20]
+
+`--resample POOL`: a projection, not a measurement: pools of POOL questions drawn with replacement
+from the questions every cell answered (each draw keeps a question's answers from all cells
+together, so differences stay paired), and the answer stage's elimination run on each, no LLM call;
+the share of the pool's full grid of answers it used. It takes the measured questions' differences
+as the truth, so it says how the share falls as the pool grows, not what a new pool would give.
 
 Results: docs/measurements/search.md.
 """
@@ -22,6 +29,26 @@ from helpers.experiment.search import arms_of, search
 from helpers.experiment.search_answers import AnswerArms
 from helpers.experiment.search_retrieval import same_work
 from helpers.experiment.sweep import expand, load_sweep
+from helpers.inference.sequential import eliminate
+
+
+def resampled_share(values: dict, pool: int, seed: int, *, epsilon: float, delta: float, batch: int) -> float:
+    """The answer stage's share of a resampled pool's full grid (the module docstring's projection);
+    delta is the answer stage's: half the search's (the other half is the retrieval stage's)."""
+    names = list(values)
+    shared = sorted(set.intersection(*(set(v) for v in values.values())))
+    drawn = np.random.default_rng(seed).choice(shared, size=pool)
+    alive, seen, calls = list(names), {n: {} for n in names}, 0
+    for start in range(0, pool, batch):
+        for name in alive:
+            for i in range(start, min(start + batch, pool)):
+                seen[name][f"draw{i}"] = values[name][drawn[i]]
+                calls += 1
+        statuses, done = eliminate(seen, alive, delta=delta, epsilon=epsilon)
+        alive = [a.name for a in statuses if a.status != "eliminated"]
+        if done or len(alive) == 1:
+            break
+    return calls / (pool * len(names))
 
 
 def main() -> None:
@@ -30,7 +57,24 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=0.05)
     parser.add_argument("--delta", type=float, default=0.05)
     parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--resample", type=int, metavar="POOL", help="project the share on pools of POOL questions")
+    parser.add_argument("--answer-metric", default="correctness/correctness", help="with --resample: the search's")
+    parser.add_argument("--seeds", type=int, default=20, help="resampled pools (with --resample)")
     args = parser.parse_args()
+    if args.resample:
+        sweep, path = load_sweep(args.sweep)
+        arms = arms_of(expand(sweep, path))
+        grid = AnswerArms(arms, {a["name"]: same_work(a) for a in arms}, args.answer_metric)
+        values = {name: grid.evaluate(name, grid.questions(name)) for name in grid.arms}
+        shares = [
+            resampled_share(values, args.resample, seed, epsilon=args.epsilon, delta=args.delta / 2, batch=args.batch)
+            for seed in range(args.seeds)
+        ]
+        print(
+            f"pools of {args.resample} resampled from the answered questions, {args.seeds} seeds, epsilon "
+            f"{args.epsilon}: LLM calls {np.mean(shares):.3f} of the full grid's (median {np.median(shares):.3f})"
+        )
+        return
     started = time.perf_counter()
     summary = search(args.sweep, epsilon=args.epsilon, delta=args.delta, batch=args.batch, log=print)
     searched = time.perf_counter() - started

@@ -24,8 +24,8 @@ def test_an_arm_is_eliminated_exactly_when_its_interval_against_the_leader_leave
     arms, done = eliminate({"good": good, "bad": bad, "close": close}, ["good", "bad", "close"], delta=0.05)
     by = {a.name: a for a in arms}
     assert by["good"].status == "leader"
-    # delta split over the K - 1 = 2 pairs with the best arm (Bonferroni): the CS of good - bad at 0.05 / 2
-    low, high = confidence_sequence(np.array([good[q] - bad[q] for q in qids]), alpha=0.05 / 2)
+    # delta split over the K - 1 = 2 pairs with the best arm (Bonferroni), each end one-sided: at 0.05 / 2
+    low, high = confidence_sequence(np.array([good[q] - bad[q] for q in qids]), alpha=0.05 / 2, one_sided=True)
     assert (by["bad"].low, by["bad"].high) == (low[-1], high[-1]) and low[-1] > 0
     assert by["bad"].status == "eliminated" and by["close"].status == "open"
     assert not done  # close's interval reaches below -epsilon (0): not settled

@@ -32,6 +32,22 @@ def test_first_rejection_is_where_the_sequence_leaves_out_zero():
     assert first_rejection(np.zeros(50), alpha=0.05) is None
 
 
+def test_a_one_sided_bound_puts_all_the_capital_on_its_side():
+    # 20 differences of 0.5, one bet u = 0.5, no plug-in bet. One-sided, the capital at m is
+    # (1 + u (0.5 - m) / (1 + m))^20 alone; it stays below 1/α = 20 from m = (r - 1 - u/2) / (1 - u - r),
+    # r = 20^(1/20): 0.1336, so the lower bound is the grid's next point, 0.135. Two-sided, that capital
+    # is averaged with the down bet's (about 0 there), so it must reach 40: the bound is lower, 0.07.
+    d = np.full(20, 0.5)
+    r = 20 ** (1 / 20)
+    assert (r - 1 - 0.25) / (1 - 0.5 - r) == pytest.approx(0.13363, abs=1e-5)
+    low, high = confidence_sequence(d, alpha=0.05, adaptive=False, one_sided=True)
+    assert low[-1] == pytest.approx(0.135)
+    two_low, two_high = confidence_sequence(d, alpha=0.05, adaptive=False)
+    assert two_low[-1] == pytest.approx(0.07)
+    # the upper end mirrors it: differences of -0.5 give -0.135
+    assert confidence_sequence(-d, alpha=0.05, adaptive=False, one_sided=True)[1][-1] == pytest.approx(-0.135)
+
+
 def test_more_bets_average_their_capital():
     # with bets 0.25 and 0.75 the first exclusion of 0 comes at the mixture's crossing, not either bet's own
     d = np.ones(20)

@@ -37,40 +37,56 @@ GRID = np.linspace(-0.995, 0.995, 399)  # candidate means of a difference in [-1
 DECIDED, EQUIVALENT, OPEN = "decided", "practically equal", "not decided"
 
 
-def _adaptive_log_capital(d: np.ndarray, grid: np.ndarray, c: float = 0.75) -> np.ndarray:
+def _adaptive_log_capital(d: np.ndarray, grid: np.ndarray, c: float = 0.75, side: str = "both") -> np.ndarray:
     """log capital of the predictable plug-in bet of Waudby-Smith & Ramdas (2024, aGRAPA, §B.2):
     λ_t(m) = (μ̂ - m) / (σ̂² + (μ̂ - m)²), from the differences before t, truncated to
     [-c / (1 - m), c / (1 + m)]; μ̂ and σ̂² shrunk towards 0 and 1/4 by one pseudo-observation. It
-    adapts to the differences' spread, where constant bets suit a 0/1 metric's."""
+    adapts to the differences' spread, where constant bets suit a 0/1 metric's. side "up" bets only
+    that the mean lies above m (λ >= 0), "down" only below (λ <= 0): the one-sided tests."""
     t = np.arange(1, len(d) + 1)
     mean = np.concatenate([[0.0], np.cumsum(d) / (t + 1)])[:-1]  # μ̂ before each difference
     centred = np.cumsum((d - mean) ** 2)
     var = np.concatenate([[0.25], (0.25 + centred) / (t + 1)])[:-1]
     gap = mean[:, None] - grid[None, :]
-    lam = np.clip(gap / (var[:, None] + gap**2), -c / (1 - grid)[None, :], c / (1 + grid)[None, :])
+    lowest = np.zeros_like(grid) if side == "up" else -c / (1 - grid)
+    highest = np.zeros_like(grid) if side == "down" else c / (1 + grid)
+    lam = np.clip(gap / (var[:, None] + gap**2), lowest[None, :], highest[None, :])
     return np.cumsum(np.log1p(lam * (d[:, None] - grid[None, :])), axis=0)
 
 
-def _log_capital(d: np.ndarray, grid: np.ndarray, bets, adaptive: bool = True) -> np.ndarray:
+def _log_capital(d: np.ndarray, grid: np.ndarray, bets, adaptive: bool = True, side: str = "both") -> np.ndarray:
     """log K_t(m): (t, len(grid)) for differences d (t,) in [-1, 1]: the mean of the capitals of
     each constant bet up and down and, with `adaptive`, of the plug-in bet (a mean of test
-    martingales is one)."""
+    martingales is one). side "up" or "down": that side's bets alone (a one-sided test of m)."""
     x = d[:, None] - grid[None, :]  # D_i - m
-    terms = [_adaptive_log_capital(d, grid)] if adaptive else []
+    terms = [_adaptive_log_capital(d, grid, side=side)] if adaptive else []
     for u in bets:
-        terms.append(np.cumsum(np.log1p(u / (1 + grid)[None, :] * x), axis=0))
-        terms.append(np.cumsum(np.log1p(-u / (1 - grid)[None, :] * x), axis=0))
+        if side != "down":
+            terms.append(np.cumsum(np.log1p(u / (1 + grid)[None, :] * x), axis=0))
+        if side != "up":
+            terms.append(np.cumsum(np.log1p(-u / (1 - grid)[None, :] * x), axis=0))
     stacked = np.stack(terms)
     top = stacked.max(axis=0)
     return top + np.log(np.exp(stacked - top).mean(axis=0))
 
 
 def confidence_sequence(
-    differences, *, alpha: float = 0.05, bets=(0.5,), adaptive: bool = True, grid: np.ndarray = GRID
+    differences,
+    *,
+    alpha: float = 0.05,
+    bets=(0.5,),
+    adaptive: bool = True,
+    grid: np.ndarray = GRID,
+    one_sided: bool = False,
 ):
     """(low, high): arrays of length t, the (1 - α) betting CS for the mean of paired differences
     in [-1, 1] after each of them (module docstring). NaN differences are not allowed: a question a
-    pair has no score for is left out before."""
+    pair has no score for is left out before.
+
+    one_sided: `low` is the (1 - α) lower confidence sequence alone (the bets that the mean lies
+    above m: all the capital on one side, where the two-sided CS gives each side half) and `high`
+    the (1 - α) upper one; each end holds with probability >= 1 - α, the two together >= 1 - 2α.
+    For a claim that needs one end only (`eliminate`)."""
     d = np.asarray(differences, dtype=float)
     if d.ndim != 1 or np.isnan(d).any():
         raise ValueError("differences must be a 1-D array without NaN")
@@ -80,12 +96,15 @@ def confidence_sequence(
         raise ValueError(f"alpha and every bet must be in (0, 1); got {alpha}, {list(bets)}")
     if len(d) == 0:
         return np.array([]), np.array([])
-    rejected = np.maximum.accumulate(_log_capital(d, grid, bets, adaptive) >= np.log(1 / alpha), axis=0)
-    alive = ~rejected
-    low = np.where(alive.any(1), grid[np.argmax(alive, axis=1)], np.nan)
-    high = np.where(alive.any(1), grid[len(grid) - 1 - np.argmax(alive[:, ::-1], axis=1)], np.nan)
+
+    def kept(side: str) -> np.ndarray:  # the candidates m never rejected so far (running intersection)
+        return ~np.maximum.accumulate(_log_capital(d, grid, bets, adaptive, side) >= np.log(1 / alpha), axis=0)
+
+    below, above = (kept("up"), kept("down")) if one_sided else (kept("both"),) * 2
+    low = np.where(below.any(1), grid[np.argmax(below, axis=1)], np.nan)
+    high = np.where(above.any(1), grid[len(grid) - 1 - np.argmax(above[:, ::-1], axis=1)], np.nan)
     # every candidate rejected (a CS is empty only with probability <= α): the last point estimate
-    empty = np.isnan(low)
+    empty = np.isnan(low) | np.isnan(high)
     if empty.any():
         running = np.cumsum(d) / np.arange(1, len(d) + 1)
         low[empty] = high[empty] = running[empty]
@@ -150,10 +169,13 @@ def settle(
     return pairs
 
 
-def _against_leader(values, names: list[str], order, alpha: float, bets, adaptive: bool, scale: float = 1.0):
+def _against_leader(
+    values, names: list[str], order, alpha: float, bets, adaptive: bool, scale: float = 1.0, one_sided: bool = False
+):
     """(leader, means, [(other, n, mean of leader - other, CS low, CS high)]): the name of highest
     mean (ties: the first) and each other's CS at `alpha` on the questions of `order` both have (none:
-    n 0, the whole range). Differences lie in [-scale, scale]: the CS is of difference / scale."""
+    n 0, the whole range). Differences lie in [-scale, scale]: the CS is of difference / scale.
+    one_sided: each end its own one-sided CS at `alpha` (confidence_sequence)."""
     means = {
         a: float(np.mean([values[a][q] for q in order if q in values[a]])) if values[a] else -np.inf for a in names
     }
@@ -165,7 +187,7 @@ def _against_leader(values, names: list[str], order, alpha: float, bets, adaptiv
         if len(d) == 0:
             others.append((other, 0, np.nan, -scale, scale))
             continue
-        low, high = confidence_sequence(d / scale, alpha=alpha, bets=bets, adaptive=adaptive)
+        low, high = confidence_sequence(d / scale, alpha=alpha, bets=bets, adaptive=adaptive, one_sided=one_sided)
         others.append((other, len(d), float(d.mean()), float(low[-1]) * scale, float(high[-1]) * scale))
     return leader, means, others
 
@@ -208,20 +230,22 @@ def eliminate(
     every other alive arm's CS lies above -epsilon (the leader is within epsilon of each).
 
     δ is split over the K - 1 pairs (best arm, other arm) of the K arms ever alive (Bonferroni), not
-    over all K(K-1)/2 pairs: the guarantee needs only those. Let E be the event that each of these
-    K - 1 CSs holds at every look (P(E) >= 1 - δ; the CS of b - a is the mirror of a - b's, so the
-    order in a pair does not matter). On E the best arm is never eliminated: that takes a leader
-    whose CS of leader - best lies above 0, and leader - best <= 0. On E a declared tie holds: the
-    best arm is alive, so either it is the leader or its CS of leader - best lies above -epsilon
-    and holds. Pairs without the best arm may fail; they can drop a worse arm or keep one alive,
-    neither of which breaks the claim. Who the best arm is need not be known, only fixed. With
+    over all K(K-1)/2 pairs: the guarantee needs only those, and of each only one end: the lower
+    one-sided CS of other - best (`confidence_sequence(one_sided=True)`, all of δ / (K - 1) on that
+    side, where a two-sided CS gives it half). Let E be the event that each of these K - 1 lower
+    bounds holds at every look (P(E) >= 1 - δ). On E the best arm is never eliminated: that takes a
+    leader whose lower bound of leader - best lies above 0, and leader - best <= 0. On E a declared
+    tie holds: the best arm is alive, so either it is the leader or the lower bound of leader - best
+    lies above -epsilon and holds. Pairs without the best arm may fail; they can drop a worse arm or
+    keep one alive, neither of which breaks the claim. An arm's `high` (shown, never used to decide)
+    is the upper one-sided CS at the same level. Who the best arm is need not be known, only fixed. With
     probability >= 1 - δ the best arm is never eliminated and the chosen one is within epsilon of
     it (simulated: benchmarks/search_guarantee.py). `scale`: paired differences lie in [-scale,
     scale] (1 for values in [0, 1]; `audit_scale(rate)` for `audited` values). Returns (arms, done)."""
     k = len(values)
     per_pair = delta / max(1, k - 1)
     order = list(dict.fromkeys(q for a in alive for q in values[a]))  # the questions, as they came
-    leader, means, others = _against_leader(values, alive, order, per_pair, bets, adaptive, scale)
+    leader, means, others = _against_leader(values, alive, order, per_pair, bets, adaptive, scale, one_sided=True)
     arms = [Arm(leader, len(values[leader]), means[leader], 0.0, 0.0, "leader")]
     done = True
     for other, n, _, lo, hi in others:
