@@ -39,21 +39,33 @@ def _named_files(cell: str) -> set[str]:
 
 
 def test_an_architecture_is_one_registry_entry(monkeypatch):
+    from pydantic import ValidationError
+
     from helpers.retrieval import registry
+    from helpers.retrieval.architectures.options import Section
     from helpers.retrieval.architectures.sparse import BM25
 
     built = []
 
-    def _bm25_k2(language, llm, options, shared):  # BM25 with its own k1: a new architecture
-        built.append(language)
-        return BM25(language, k1=2.0)
+    class BM25K2Options(Section):  # its typed options, declared with it: no central field list
+        architecture = "bm25_k2"
+        k1: float = 2.0
 
-    monkeypatch.setitem(registry.ARCHITECTURES, "bm25_k2", registry.Architecture("bm25_k2", _bm25_k2))
-    config = ExperimentConfig(**dict(TINY, architectures=["bm25", "bm25_k2"]))
-    assert config.architectures == ["bm25", "bm25_k2"]
+    def _bm25_k2(language, llm, options, shared):  # BM25 with its own k1: a new architecture
+        built.append((language, options.of(BM25K2Options).k1))
+        return BM25(language, k1=options.of(BM25K2Options).k1)
+
+    entry = registry.Architecture("bm25_k2", _bm25_k2, BM25K2Options)
+    monkeypatch.setitem(registry.ARCHITECTURES, "bm25_k2", entry)
+    config = ExperimentConfig(**dict(TINY, architectures=["bm25", "bm25_k2"], retrieval={"bm25_k2": {"k1": 3.0}}))
+    assert config.architectures == ["bm25", "bm25_k2"] and config.retrieval.options.bm25_k2.k1 == 3.0
+    assert ExperimentConfig(**TINY).retrieval.bm25_k2.k1 == 2.0  # its defaults where not given
+    with pytest.raises(ValidationError, match=r"retrieval.bm25_k2\n.*unknown option 'k' for bm25_k2; valid: k1"):
+        ExperimentConfig(**dict(TINY, retrieval={"bm25_k2": {"k": 3.0}}))
     corpus = {"d1": {"title": "", "text": "the cat sat"}, "d2": {"title": "", "text": "qubits compute"}}
-    ranked = registry.build_retriever("bm25_k2", language="en").index(corpus).retrieve({"q": "qubits"}, 1)
-    assert list(ranked["q"]) == ["d2"] and built == ["en"]
+    retriever = registry.build_retriever("bm25_k2", language="en", options=config.retrieval.options)
+    ranked = retriever.index(corpus).retrieve({"q": "qubits"}, 1)
+    assert list(ranked["q"]) == ["d2"] and built == [("en", 3.0)]
     assert not registry.needs_llm("bm25_k2")
     with pytest.raises(registry.RetrievalError, match=r"valid names: \[.*'bm25_k2'"):
         registry.architecture("bm25_k3")
@@ -196,8 +208,8 @@ class LetterCounts:
 
 def test_an_embedder_is_one_registry_line(tmp_path, monkeypatch):
     from helpers.retrieval import Dense
-    from helpers.retrieval.architectures.options import parse_options
     from helpers.retrieval.embedders import models
+    from helpers.retrieval.registry import parse_options
 
     monkeypatch.setitem(models.EMBEDDERS, "letters", LetterCounts)
     assert isinstance(models.build_embedder("letters"), LetterCounts)

@@ -13,8 +13,7 @@ from helpers.errors import UserError
 from helpers.experiment.judges_config import JudgesConfig
 from helpers.inputs import load_yaml, safe_name
 from helpers.llm.llm_settings import LLMConfig
-from helpers.retrieval.architectures.options import RetrievalOptions
-from helpers.retrieval.registry import ARCHITECTURES, LANGCHAIN, architecture
+from helpers.retrieval.registry import ARCHITECTURES, LANGCHAIN, RetrievalOptions, architecture
 
 
 class Strict(BaseModel):

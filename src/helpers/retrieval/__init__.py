@@ -2,10 +2,9 @@
 
 from helpers.retrieval.architectures.composed import Hybrid, HyDE, MultiQuery, Rerank
 from helpers.retrieval.architectures.dense import Dense
-from helpers.retrieval.architectures.options import RetrievalOptions
 from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever
 from helpers.retrieval.architectures.sparse import BM25
-from helpers.retrieval.registry import BUILDERS, build_retriever
+from helpers.retrieval.registry import BUILDERS, RetrievalOptions, build_retriever
 
 __all__ = [
     "BM25",

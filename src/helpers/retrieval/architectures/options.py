@@ -1,4 +1,7 @@
-"""Typed options, one section per architecture, so no option means two things.
+"""Typed options, one `Section` model per architecture, so no option means two things.
+
+Each architecture's registry entry names its section (`Architecture(..., options=HybridOptions)`,
+helpers.retrieval.registry), and `RetrievalOptions` there holds one section per entry that has one:
 
     options = parse_options({"hybrid": {"candidates": 100}, "rerank": {"scorer": "ltr"}})
 
@@ -13,8 +16,6 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-from helpers.retrieval.architectures.retriever_base import RetrievalError
 
 
 def _reject_unknown(cls, data, template: str):
@@ -149,33 +150,6 @@ class RerankOptions(Section):
         return self
 
 
-class RetrievalOptions(BaseModel):
-    """Every architecture's options, one section each, defaults as documented per field."""
-
-    model_config = ConfigDict(extra="forbid")
-    dense: DenseOptions = Field(default_factory=DenseOptions)
-    bm25: BM25Options = Field(default_factory=BM25Options)
-    hybrid: HybridOptions = Field(default_factory=HybridOptions)
-    hyde: HyDEOptions = Field(default_factory=HyDEOptions)
-    multi_query: MultiQueryOptions = Field(default_factory=MultiQueryOptions)
-    rerank: RerankOptions = Field(default_factory=RerankOptions)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_sections(cls, data):
-        # options go per architecture ({"hybrid": {"candidates": 100}}), never flat
-        return _reject_unknown(
-            cls, data, "unknown retrieval section {key} (options go in their architecture's section)"
-        )
-
-    def sections(self) -> "RetrievalOptions":
-        """Only the architecture sections (a subclass, the experiment config, adds `k`)."""
-        return RetrievalOptions(**{name: getattr(self, name) for name in RetrievalOptions.model_fields})
-
-
-SECTIONS = tuple(RetrievalOptions.model_fields)
-
-
 def format_errors(exc: ValidationError) -> str:
     """One line per problem: where, then pydantic's message without its 'Value error, ' prefix."""
     problems = []
@@ -184,20 +158,3 @@ def format_errors(exc: ValidationError) -> str:
         message = error["msg"].removeprefix("Value error, ")
         problems.append(f"{where}: {message}" if where else message)
     return "; ".join(problems)
-
-
-def parse_options(options: RetrievalOptions | dict | None = None) -> RetrievalOptions:
-    """Typed options from a dict of sections (or None: every default). RetrievalError names a
-    misspelt option or an unknown section with the valid names."""
-    if options is None:
-        return RetrievalOptions()
-    if isinstance(options, RetrievalOptions):
-        return options.sections()
-    if not isinstance(options, dict):
-        raise RetrievalError(
-            f"retrieval options must be a dict of sections {list(SECTIONS)}, got {type(options).__name__}"
-        )
-    try:
-        return RetrievalOptions.model_validate(options)
-    except ValidationError as exc:
-        raise RetrievalError(f"retrieval options: {format_errors(exc)}") from None

@@ -13,9 +13,8 @@ flat grid keeps the published default. Report it on queries it was not chosen on
 from __future__ import annotations
 
 from helpers.retrieval.architectures.fusion import fuse
-from helpers.retrieval.architectures.options import parse_options
 from helpers.retrieval.evaluation.metrics import evaluate_run
-from helpers.retrieval.registry import build_retriever
+from helpers.retrieval.registry import build_retriever, parse_options
 
 RRF_KS = (10, 30, 60, 100)
 ALPHAS = tuple(round(a / 10, 1) for a in range(1, 10))  # 0 and 1 are the parts alone, not a fusion

@@ -16,11 +16,10 @@ import time
 from pathlib import Path
 
 from helpers.llm import LLM
-from helpers.retrieval.architectures.options import RetrievalOptions, parse_options
 from helpers.retrieval.architectures.retriever_base import RetrievalError
 from helpers.retrieval.evaluation.fusion_tuning import tune_fusion_on, tuned_options
 from helpers.retrieval.evaluation.metrics import METRICS, evaluate_run, judged_per_query, mean_of
-from helpers.retrieval.registry import build_retriever, needs_llm
+from helpers.retrieval.registry import RetrievalOptions, build_retriever, needs_llm, parse_options
 
 
 def retrieval_eval(
