@@ -7,6 +7,8 @@ Makefile's targets and the test suite, never by an import into someone else's no
 they would switch off hub downloads in other libraries without asking.
 """
 
+import importlib
+
 from helpers.redaction import install_log_redaction
 
 install_log_redaction()  # API keys never reach a log line (helpers.redaction)
@@ -19,9 +21,9 @@ def __getattr__(name: str):
     (helpers.experiment.frame_diagnosis), loaded on first use: importing the package stays light (no
     pandas, no judges' models)."""
     if name in ("evaluate", "Evaluation"):
-        from helpers.judges import evaluate as module
+        module = "helpers.judges.evaluate"
     elif name in ("diagnose", "Diagnosis"):
-        from helpers.experiment import frame_diagnosis as module
+        module = "helpers.experiment.frame_diagnosis"
     else:
         raise AttributeError(f"module 'helpers' has no attribute {name!r}")
-    return getattr(module, name)
+    return getattr(importlib.import_module(module), name)

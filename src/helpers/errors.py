@@ -8,6 +8,8 @@ field or setting and says how to fix it.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class UserError(ValueError):
     """Bad input from the user: the message says what is wrong and how to fix it."""
@@ -19,3 +21,6 @@ class LLMError(RuntimeError):
     local-model workarounds below the LLM client (helpers.local_models) raise what its callers catch."""
 
     kind = "error"
+    # the failed call's CallRecord (helpers.llm.call_records), attached by the LLM client; typed Any
+    # because errors sits below every layer and imports none of them
+    record: Any = None

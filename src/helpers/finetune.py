@@ -26,7 +26,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypedDict
 
 import numpy as np
 
@@ -125,11 +125,20 @@ def flat_record(settings, order: tuple[str, ...]) -> dict:
     return record | {k: v for k, v in values.items() if k not in record and (k not in defaults or v != defaults[k])}
 
 
+class LoopState(TypedDict):
+    """A training's progress, as `Trained` and the checkpoints hold it."""
+
+    stage: int  # the stage under way (len(stages) once done)
+    step: int  # batches of it taken
+    elapsed_s: float
+    losses: dict[str, list[float]]  # stage name -> loss per step
+
+
 @dataclass
 class Trained:
     model: object
     tokenizer: object
-    state: dict  # {"stage", "step", "elapsed_s", "losses": {stage: [loss per step]}}
+    state: LoopState
     plans: list[list[list[int]]] = field(default_factory=list)
 
     @property
@@ -237,7 +246,7 @@ def finetune(
             plans.append([])
 
     tokenizer, model = load_base(settings.base, settings.seed, settings.freeze_embeddings)
-    state = {"stage": 0, "step": 0, "elapsed_s": 0.0, "losses": {}}
+    state: LoopState = {"stage": 0, "step": 0, "elapsed_s": 0.0, "losses": {}}
     saved = None
     if checkpoint_path.exists():
         saved = load_checkpoint(checkpoint_path)
@@ -336,7 +345,7 @@ def load_checkpoint(path: Path) -> dict:
         ) from None
 
 
-def save_checkpoint(path: Path, model, optimizer, schedule, state: dict, record: dict) -> None:
+def save_checkpoint(path: Path, model, optimizer, schedule, state: LoopState, record: dict) -> None:
     """Written to a temporary file first, then renamed: a kill mid-write leaves the last one intact."""
     import torch
 

@@ -330,8 +330,9 @@ def detect(table: pd.DataFrame) -> pd.DataFrame:
         table = table[table["validity"].isin(TRUSTED)]
     for architecture, part in table.groupby("architecture", sort=False):
         for pattern in PATTERNS:
-            values = [_interval(part, c.metric) for c in pattern.conditions]
-            if any(v is None or math.isnan(v[0]) or v[3] < MIN_INTERVAL_N for v in values):
+            found = [_interval(part, c.metric) for c in pattern.conditions]
+            values = [v for v in found if v is not None]
+            if len(values) < len(found) or any(math.isnan(v[0]) or v[3] < MIN_INTERVAL_N for v in values):
                 continue
             if not all(c.by_value(v[0]) for c, v in zip(pattern.conditions, values)):
                 continue
@@ -361,8 +362,9 @@ def patterns_of(scores: dict[str, float]) -> list[Pattern]:
     """The patterns that hold for one answer's scores ({metric: value}, no interval)."""
     found = []
     for pattern in PATTERNS:
-        values = [scores.get(c.metric) for c in pattern.conditions]
-        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
+        given = [scores.get(c.metric) for c in pattern.conditions]
+        values = [v for v in given if v is not None]
+        if len(values) < len(given) or any(isinstance(v, float) and math.isnan(v) for v in values):
             continue
         if all(c.by_value(v) for c, v in zip(pattern.conditions, values)):
             found.append(pattern)

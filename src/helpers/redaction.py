@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Callable
+from typing import Any
 
 # shorter values are not redacted: they are not secrets ("not-needed") and would mangle text
 MIN_SECRET_CHARS = 8
@@ -46,6 +48,23 @@ def _redacted(record_class: type) -> type:
     return Redacted
 
 
+class _RedactingFactory:
+    """A log record factory that wraps `previous`; `redacts` marks it (a class attribute: a
+    checker sees it, as it does not see one set on a function)."""
+
+    redacts = True
+
+    def __init__(self, previous: Callable[..., logging.LogRecord]) -> None:
+        self.previous = previous
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.previous(*args, **kwargs)
+        # typed `type`: mypy reads a type[LogRecord] as unhashable for the cache (a class is hashable)
+        record_class: type = type(record)
+        record.__class__ = _redacted(record_class)
+        return record
+
+
 def install_log_redaction() -> None:
     """Every log record's message passes through `redact`, whichever handler prints it. The factory
     in place (logging's, or another library's) is wrapped, not replaced: its records keep their
@@ -53,11 +72,4 @@ def install_log_redaction() -> None:
     previous = logging.getLogRecordFactory()
     if getattr(previous, "redacts", False):
         return
-
-    def factory(*args, **kwargs):
-        record = previous(*args, **kwargs)
-        record.__class__ = _redacted(type(record))
-        return record
-
-    factory.redacts = True
-    logging.setLogRecordFactory(factory)
+    logging.setLogRecordFactory(_RedactingFactory(previous))

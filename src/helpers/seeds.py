@@ -23,6 +23,7 @@ the offline TRACe judge and RAGAS with the local judge cannot tell, which `run_e
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from helpers.errors import UserError
 
@@ -161,7 +162,7 @@ class RAGPipeline:
         from helpers.generation.answering import generate_answer
 
         run = self.retriever.retrieve({"q": query_str}, n_results)["q"]
-        contexts = [
+        contexts: list[dict[str, Any]] = [
             {"doc_id": doc_id, "rank": rank, "score": score, "text": self.corpus[doc_id]["text"]}
             for rank, (doc_id, score) in enumerate(run.items(), 1)
         ]

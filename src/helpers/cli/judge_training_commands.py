@@ -49,6 +49,7 @@ def _train_evidence(args: argparse.Namespace) -> int:
         limit_support=args.limit_support,
     )
     card = train_evidence_model(args.out, settings, ragbench_dir=args.ragbench_dir)
+    assert card is not None  # no stop_after: trained to the end, the card returned
     print(json.dumps({k: card[k] for k in ("train_s", "steps", "final_loss", "held_out", "artefact_bytes")}, indent=2))
     return 0
 

@@ -95,6 +95,7 @@ def _train_cross_encoder(args: argparse.Namespace) -> int:
     card = train_retrieval_cross_encoder(
         out, RetrievalTrainSettings.from_options(epochs=args.epochs, seed=args.seed), ragbench_dir=args.ragbench_dir
     )
+    assert card is not None  # no stop_after: trained to the end, the card returned
     print(json.dumps({k: card[k] for k in ("seconds", "held_out", "artefact_bytes") if k in card}, indent=2))
     return 0
 

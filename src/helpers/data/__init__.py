@@ -90,10 +90,11 @@ def check_dataset_options(name: str, options: dict) -> None:
         raise DataError(f"dataset {name!r}", f"unknown option {unknown[0]!r}; valid: {', '.join(valid) or 'none'}")
     fields = DATASETS[name].Options.model_fields | {"query_split": FieldInfo(annotation=str)}
     for option, value in options.items():
+        annotation = fields[option].annotation
+        assert annotation is not None  # pydantic gives every model field one
         try:
-            TypeAdapter(fields[option].annotation).validate_python(value)
+            TypeAdapter(annotation).validate_python(value)
         except ValidationError:
-            annotation = fields[option].annotation
             expected = getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
             raise DataError(
                 f"dataset {name!r}",

@@ -101,12 +101,12 @@ class Sample:
             qid=record["qid"],
             question=record.get("question") or "",
             answer=record.get("answer"),
-            contexts=[c["text"] for c in contexts],
+            contexts=tuple(c["text"] for c in contexts),
             reference=reference,
             error=record.get("error"),
             architecture=record["architecture"],
             llm=record["llm"],
-            context_ids=[c.get("doc_id", "") for c in contexts],
+            context_ids=tuple(c.get("doc_id", "") for c in contexts),
             retrieved=tuple(retrieved),
             unanswerable=unanswerable,
         )
@@ -140,7 +140,9 @@ class Dataset:
         said = [q for q, ref in self.answers.items() if q not in marked and language.unanswered(ref)[0]]
         self.unanswerable = [*self.unanswerable, *said]
         for qid in self.unanswerable:
-            self.answers[qid] = language.unanswered(self.answers.get(qid), marked=True)[1]
+            reference = language.unanswered(self.answers.get(qid), marked=True)[1]
+            assert reference is not None  # marked: the reference or not_in_documents, never None
+            self.answers[qid] = reference
 
     def validate(self) -> None:
         src = self.source or self.name

@@ -58,7 +58,11 @@ class SourceFile:
     @property
     def check(self) -> tuple[str, str]:
         """(kind, hex digest) the file must match: its sha256, else its git blob id."""
-        return ("sha256", self.sha256) if self.sha256 else ("git blob", self.git_blob)
+        if self.sha256:
+            return "sha256", self.sha256
+        if not self.git_blob:  # no file could ever match (tests/data/test_fetch.py checks the manifest)
+            raise DataSourceError(f"{self.relpath}: sources.yaml gives it neither a sha256 nor a git_blob")
+        return "git blob", self.git_blob
 
 
 def load_sources() -> dict[str, list[SourceFile]]:
@@ -201,6 +205,7 @@ def _derive(src: SourceFile, dest: Path, raw_dir: Path, shared_dir: Path) -> Non
     """Make `dest` from the raw file it derives from (prepared first), by helpers.data.derived."""
     from helpers.data.derived import DERIVERS  # openpyxl behind it: loaded only when a file is derived
 
+    assert src.derive is not None  # prepare_file calls this only for a derived file
     origin, by = src.derive
     prepare_file(_source(origin), raw_dir, shared_dir)
     made = DERIVERS[by](raw_dir / origin)

@@ -86,7 +86,7 @@ def seed_chunks(path: str | Path | None = None) -> dict[str, dict]:
     for i, item in enumerate(items):
         for name, kind in (("chunk_id", str), ("content", str), ("page_number", int)):
             value = item.get(name) if isinstance(item, dict) else None
-            if not isinstance(value, kind) or isinstance(value, bool) or (kind is str and not value.strip()):
+            if not isinstance(value, kind) or isinstance(value, bool) or (isinstance(value, str) and not value.strip()):
                 raise DataError(
                     str(path),
                     f"missing, empty or not {kind.__name__}",

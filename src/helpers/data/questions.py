@@ -101,6 +101,7 @@ def relevant_doc_ids(spec: str, corpus: dict[str, dict]) -> tuple[dict[str, int]
             rels[item] = 1
             continue
         match = re.fullmatch(r"(.+?)(?:#(\d+)|@(\d+)-(\d+))?", item)
+        assert match is not None  # `.+?` takes any item (spec_items drops the empty ones)
         name, page = match[1].strip(), match[2]
         span = (int(match[3]), int(match[4])) if match[3] else None
         hits = [

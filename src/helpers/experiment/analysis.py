@@ -231,9 +231,10 @@ def decided_lines(scores: pd.DataFrame, config: Settings = None) -> list[str]:
     when it is decided against every other; a tie at the top says so. `run --until-decided`
     answers only as many questions as it takes."""
     stats = statistics_settings(config)
-    experiment = isinstance(config, ExperimentConfig)
-    metric = config.decision_metric() if experiment else "correctness/correctness"
-    margin = config.decisions.margin if experiment else DecisionsConfig().margin
+    if isinstance(config, ExperimentConfig):
+        metric, margin = config.decision_metric(), config.decisions.margin
+    else:
+        metric, margin = "correctness/correctness", DecisionsConfig().margin
     quality = quality_scores(scores).dropna(subset=["value"])
     part = quality[quality["metric"] == metric]
     if part["architecture"].nunique() < 2:

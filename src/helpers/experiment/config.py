@@ -256,7 +256,12 @@ class ExperimentConfig(Strict):
         # the default prompt is left out, so configs written before prompts were a setting keep their ids;
         # so is what never changes an answer and came later (the prompt store's size, bit-identical answers)
         # decisions only say when `--until-decided` stops, and diagnosis what is read after: neither changes an answer
-        exclude = {"run_id": True, "figures": True, "decisions": True, "diagnosis": True}
+        exclude: dict[str, bool | dict[str, set[str]]] = {
+            "run_id": True,
+            "figures": True,
+            "decisions": True,
+            "diagnosis": True,
+        }
         exclude["llms"] = {"__all__": {"prompt_store_mb"}}
         if self.generation == GenerationConfig():
             exclude["generation"] = True

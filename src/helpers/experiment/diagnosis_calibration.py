@@ -32,7 +32,7 @@ import pandas as pd
 from helpers.experiment.diagnosis_cuts import PRECISION, Band
 
 COLUMNS = ["corpus", "language", "band", "origin", "qid", "score", "label"]
-HOLDS_DATASETS = {  # dataset -> (loader options, questions sampled)
+HOLDS_DATASETS: dict[str, tuple[dict, int | None]] = {  # dataset -> (loader options, questions sampled)
     "maternaqa": ({}, 150),
     "xquad-es": ({}, 150),
     "xquad-en": ({}, 150),

@@ -66,7 +66,7 @@ class Estimate:
 
     def format(self) -> str:
         head = ("stage", "llm", "samples", "requests", "tokens in", "out", "out, at most", "USD", "USD, at most")
-        rows = [
+        rows: list[tuple[object, ...]] = [
             (s.stage, s.llm, s.samples, s.total("requests"), s.total("input_tokens"), s.total("output_tokens"),
              s.total("max_output_tokens"), s.cost("output_tokens"), s.cost("max_output_tokens"))
             for s in self.stages
@@ -167,11 +167,11 @@ def estimate(config: ExperimentConfig, *, sample: int = DEFAULT_SAMPLE, results_
             for q in queries
         ]
         candidates = [a for a, sample in zip(candidates, probe.samples(candidates, data)) if judge.wants(sample)]
-        todo = [a for a in candidates if not (a.get("answer") and finished(score_key(judge_cls.name, a)))]
+        unscored = [a for a in candidates if not (a.get("answer") and finished(score_key(judge_cls.name, a)))]
         measured = [
             r["usage"] for r in records if r.get("kind") == "score" and r["judge"] == judge_cls.name and r.get("usage")
         ]
-        stages.append(_stage(f"judge {judge_cls.name}", llm_name, len(todo), measured, config))
+        stages.append(_stage(f"judge {judge_cls.name}", llm_name, len(unscored), measured, config))
     warnings = [f"{why}: the run would stop before its first call" for why in missing_keys(config)] + warnings
     warnings += _limit_notes(stages, config)
     if any(token_counter(config.llm(s.llm).model_dump()) is estimate_tokens for s in stages if s.per_sample):

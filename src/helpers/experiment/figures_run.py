@@ -355,7 +355,7 @@ def save_run_figures(
             fig,
             f"{run_id}-{name}",
             run_ids=[run_id],
-            config=config and config.model_dump(mode="json"),
+            config=config.model_dump(mode="json") if config is not None else None,
             data_sources=data_sources,
             out_dir=out_dir,
         )["png"]

@@ -156,7 +156,7 @@ def _judge_again(tried: list[dict], bands: dict, language: str) -> list[dict]:
         for q, c, r in [t.pop("_judge")]
     ]
     scores = score_answers(answers, ["correctness"], language=language, log=lambda *_: None) if answers else None
-    values = scores[scores["metric"] == "correctness"].set_index("id")["value"] if answers else {}
+    values = scores[scores["metric"] == "correctness"].set_index("id")["value"] if scores is not None else {}
     for i, t in enumerate(new):
         value = values.get(str(i), float("nan"))
         score = float(value) if value is not None and not math.isnan(value) else float("nan")

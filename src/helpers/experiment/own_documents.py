@@ -27,7 +27,9 @@ def default_testset_path(folder: str | Path) -> Path:
     return paths.DATA_DIR / "testsets" / f"{slug}-{hashlib.sha256(folder.encode()).hexdigest()[:8]}.jsonl"
 
 
-def write_testset(folder, *, n: int, config: str, out: str | Path | None, seed: int = 0, chunking: dict | None = None):
+def write_testset(
+    folder, *, n: int, config: str | Path, out: str | Path | None, seed: int = 0, chunking: dict | None = None
+):
     """Ingest `folder`, write a test set with the config's generation LLM, keep every candidate
     (with its status) beside the kept questions for review. Returns (Testset, path of kept)."""
     ingested = ingest(folder, **(chunking or {}))

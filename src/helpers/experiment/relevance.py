@@ -50,7 +50,7 @@ def passage_qrels(data) -> dict:
     return report
 
 
-def relevance_line(report: dict) -> str | None:
+def relevance_line(report: dict | None) -> str | None:
     """One line for the run's output and summary: what the relevance labels are, where it matters."""
     if not report or not (report.get("narrowed") or report.get("per_file") or report.get("none_held")):
         return None

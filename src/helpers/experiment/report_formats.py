@@ -212,7 +212,9 @@ def _verdict_figure_html(report: RunReport) -> str:
     from helpers.experiment.diagnosis_figure import verdict_figure
     from helpers.figures import png_bytes
 
-    fig = verdict_figure(report.diagnosis.table, confidence=report.confidence, bands=report.diagnosis.bands)
+    diagnosis = report.diagnosis
+    assert diagnosis is not None  # drawn only for a diagnosed run (the caller checks)
+    fig = verdict_figure(diagnosis.table, confidence=report.confidence, bands=diagnosis.bands)
     png = png_bytes(fig, dpi=110)
     plt.close(fig)
     return _figure_html("verdicts", png)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from helpers.experiment import analysis
 from helpers.experiment.config import ExperimentConfig
-from helpers.experiment.diagnosis import answer_ids, run_diagnosis
+from helpers.experiment.diagnosis import RunDiagnosis, answer_ids, run_diagnosis
 from helpers.experiment.exports import trace_json
 from helpers.experiment.run_summary import run_sections
 from helpers.interpretation import detect
@@ -42,7 +42,7 @@ class RunReport:
     confidence: float
     # why each wrong answer failed (helpers.experiment.diagnosis.run_diagnosis: verdict table, answers,
     # cuts); None where no answer has a reference
-    diagnosis: tuple | None = None
+    diagnosis: RunDiagnosis | None = None
     verdicts: dict = field(default_factory=dict)  # (architecture, llm, qid) -> (verdict, evidence)
     sections: list = field(default_factory=list)  # the summary every format shows (run_summary.run_sections)
 
@@ -180,7 +180,7 @@ def verdict_of(report: RunReport, key: tuple) -> tuple[str, str]:
     return report.verdicts.get(tuple(key), ("", ""))
 
 
-def _verdicts(diagnosis: tuple | None, scores: pd.DataFrame) -> dict:
+def _verdicts(diagnosis: RunDiagnosis | None, scores: pd.DataFrame) -> dict:
     """{(architecture, llm, qid): (verdict, evidence)} of a run's diagnosed answers."""
     if diagnosis is None:
         return {}

@@ -25,7 +25,7 @@ VERSIONS = (
 
 
 def versions() -> dict:
-    out = {"python": platform.python_version()}
+    out: dict[str, str | None] = {"python": platform.python_version()}
     for name in VERSIONS:
         try:
             out[name] = metadata.version(name)

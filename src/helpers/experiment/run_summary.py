@@ -211,8 +211,8 @@ def report(run_id: str, results_dir: Path | None = None) -> str:
         parts.append(summary_json["prompt_fallback"])
     parts += ["", as_text(run_sections(run_id, results_dir))]
     table = analysis.summary(scores, config)
-    found = detect(table) if len(table) else []
-    if len(found):
+    found = detect(table) if len(table) else None
+    if found is not None and len(found):
         parts += ["", "Diagnostic patterns (named: the intervals support every condition; possible: one straddles):"]
         parts += [
             f"- {r['architecture']}: {r['pattern']} ({r['status']}; {r['evidence']}): {r['problem']}"

@@ -16,8 +16,10 @@ import math
 import resource
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
+from typing import Any, cast
 
 import pandas as pd
 import yaml
@@ -25,7 +27,7 @@ from tqdm import tqdm
 
 from helpers import paths
 from helpers.data import load_dataset
-from helpers.data.contracts import Sample
+from helpers.data.contracts import Dataset, Sample
 from helpers.data.documents import cite
 from helpers.experiment.analysis import DECISIONS_FILE
 from helpers.experiment.config import ExperimentConfig
@@ -47,7 +49,7 @@ from helpers.retrieval.registry import build_retriever, needs_llm
 log = logging.getLogger(__name__)
 
 
-def _score_rows(answer: dict, judge: str, values: dict, reasons: dict | None = None) -> list[dict]:
+def _score_rows(answer: Mapping[str, Any], judge: str, values: dict, reasons: dict | None = None) -> list[dict]:
     reasons = reasons or {}
     return [
         score_row(
@@ -74,12 +76,13 @@ class Experiment:
         self._llm_copies: dict[str, list] = {}  # more clients of one LLM entry (judges scoring side by side)
         self._progress = progress or (lambda step, done, total: None)
         self.timeline = Timeline()
-        self.make_llm = LLM  # settings -> client; helpers.experiment.dry_run puts a stand-in here
+        # settings -> client; helpers.experiment.dry_run puts a stand-in here
+        self.make_llm: Callable[[dict], LLM] = LLM
         self.shared: dict = {}  # built indexes, reused by every architecture (and the retrieval table)
         # indexed retrievers and prepared judges, kept for the next batch of questions (--until-decided)
         self._retrievers: dict = {}
         self._judges_built: dict = {}
-        self._data = None  # the dataset, once `start` has loaded it
+        self._data: Dataset | None = None  # the dataset, once `start` has loaded it
         self.relevance: dict = {}  # helpers.experiment.relevance's report, once `start` has run
 
     def llm(self, name: str | None):
@@ -167,7 +170,7 @@ class Experiment:
         with llm.track() as calls:
             try:
                 run = retriever.retrieve({qid: question}, k)
-                retrieval_s = time.perf_counter() - start
+                retrieval_s = round(time.perf_counter() - start, 4)
                 ranking = run.get(qid, {})
                 record["retrieved"] = sorted(ranking, key=lambda d: -ranking[d])[:k]  # before any context budget
                 if not self.config.generate:  # retrieval only: the top k as contexts, no LLM call
@@ -175,7 +178,9 @@ class Experiment:
                         {"rank": i, "doc_id": d, "score": float(ranking[d]), "text": data.corpus[d]["text"]}
                         for i, d in enumerate(record["retrieved"], 1)
                     ]
-                    record.update(question=question, answer=None, contexts=contexts, retrieval_s=round(retrieval_s, 4))
+                    record.update(
+                        {"question": question, "answer": None, "contexts": contexts, "retrieval_s": retrieval_s}
+                    )
                 else:
                     contexts, dropped = select_contexts(ranking, data.corpus, k=k, language=data.language)
                     answer = generate_answer(
@@ -187,50 +192,48 @@ class Experiment:
                         dropped=dropped,
                         prompt=self.config.generation.prompt,
                     )
-                    record.update(
-                        answer.to_dict(),
-                        retrieval_s=round(retrieval_s, 4),
-                        pages=[data.corpus[c["doc_id"]].get("page") for c in contexts],
-                    )
+                    # AnswerRecord's fields, each an AnswerRow key of the same type
+                    record.update(cast(AnswerRow, answer.to_dict()))
+                    record["retrieval_s"] = retrieval_s
+                    record["pages"] = [data.corpus[c["doc_id"]].get("page") for c in contexts]
                     if any(data.corpus[c["doc_id"]].get("source") for c in contexts):  # a user's own files
                         record["sources"] = [cite(data.corpus[c["doc_id"]]) for c in contexts]
                     record["generation_s"] = record.pop("latency_s")
             except Exception as exc:  # one sample's failure is recorded; the run goes on
-                record.update(
-                    question=question,
-                    answer=None,
-                    contexts=[],
-                    error=f"{type(exc).__name__}: {exc}",
-                    error_kind=type(exc).__name__,
-                )
+                kind = type(exc).__name__
+                record.update({"question": question, "answer": None, "contexts": [], "error": f"{kind}: {exc}"})
+                record["error_kind"] = kind
         fallback = getattr(retriever, "fallbacks", {}).get(qid)
         if fallback:  # HyDE / multi-query fell back to the plain query: say so next to the answer
             record["retrieval_fallback"] = fallback
         usage = llm.usage(calls)
         record.update(
-            latency_s=round(time.perf_counter() - start, 4),
-            llm_calls=usage["calls"],
-            llm_requests=usage["requests"],
-            cache_hits=usage["cache_hits"],
-            input_tokens=usage["input_tokens"],
-            output_tokens=usage["output_tokens"],
-            max_output_tokens=usage["max_output_tokens"],
-            cost_usd=usage["cost_usd"],
+            {
+                "latency_s": round(time.perf_counter() - start, 4),
+                "llm_calls": usage["calls"],
+                "llm_requests": usage["requests"],
+                "cache_hits": usage["cache_hits"],
+                "input_tokens": usage["input_tokens"],
+                "output_tokens": usage["output_tokens"],
+                "max_output_tokens": usage["max_output_tokens"],
+                "cost_usd": usage["cost_usd"],
+            }
         )
         return record
 
     def judge_context(self, data) -> JudgeContext:
         return JudgeContext(language=data.language, config=self.config, qrels=data.qrels, llms=self)
 
-    def samples(self, answers: list[dict], data) -> list[Sample]:
+    def samples(self, answers: Sequence[Mapping[str, Any]], data) -> list[Sample]:
         """The judges' samples of `answers` (answer records), with the dataset's references."""
         unanswerable, references = set(data.unanswerable or ()), data.answers or {}
         return [
-            Sample.from_record(a, reference=references.get(a["qid"]), unanswerable=a["qid"] in unanswerable)
+            # every record is a dict at run time (from_record only reads it)
+            Sample.from_record(cast(dict, a), reference=references.get(a["qid"]), unanswerable=a["qid"] in unanswerable)
             for a in answers
         ]
 
-    def score(self, judge_cls, answers: list[dict], data) -> None:
+    def score(self, judge_cls, answers: Sequence[Mapping[str, Any]], data) -> None:
         """Score with one registered judge every answer it wants and has not scored yet; each
         answer's scores are stored as they finish, so a kill loses only those in flight."""
         judge = self._judges_built.get(judge_cls.name) or judge_cls(
@@ -308,8 +311,8 @@ class Experiment:
         return [answer_key(a, gen_name, q) for a in self.config.architectures for q in queries]
 
     def answered(self, queries) -> list[AnswerRow]:
-        """The stored answer records of `queries`, architecture by architecture."""
-        return [self.store.records[key] for key in self._answer_keys(queries) if self.store.has(key)]
+        """The stored answer records of `queries` (each an AnswerRow's JSON), architecture by architecture."""
+        return [cast(AnswerRow, self.store.records[key]) for key in self._answer_keys(queries) if self.store.has(key)]
 
     def print_retrieval_table(self, data, queries) -> None:
         """Retrieval against the qrels before the first answer (helpers.experiment.retrieval_first)."""

@@ -146,7 +146,7 @@ def write_needed(directory: Path, needed: LabelsNeeded) -> Path:
     question in the race's order (the answers two cells gave to one question, labelled together, keep
     their difference paired), within a question the cells nearest the top at the last look first,
     then the answer the judge is least sure of."""
-    rank = {racer: i for i, racer in enumerate(needed.standing)}
+    rank: dict[str | None, int] = {racer: i for i, racer in enumerate(needed.standing)}  # None: a run of no racer
     first: dict = {}  # qid -> the first position it was asked at
     for i, row in enumerate(needed.rows):
         first.setdefault(row["qid"], i)

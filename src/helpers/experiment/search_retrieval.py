@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from helpers.errors import UserError
+from helpers.retrieval.architectures.retriever_base import Retriever
 from helpers.retrieval.evaluation.metrics import per_query
 from helpers.retrieval.registry import architecture as registry_entry
 from helpers.retrieval.registry import build_retriever
@@ -51,7 +52,7 @@ class RetrievalArms:
         self.arms, self.kind, self.at = {a["name"]: a for a in arms}, kind, at
         self._data: dict[str, object] = {}
         self._shared: dict[str, dict] = {}
-        self._retrievers: dict[str, object] = {}
+        self._retrievers: dict[str, Retriever] = {}
         self._done: dict[tuple[str, str], float] = {}  # (same_work key, qid) -> value: each evaluated once
         self.keys = {name: same_work(arm) for name, arm in self.arms.items()}
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -65,7 +66,7 @@ def answer_key(architecture: str, llm: str, qid: str) -> str:
     return f"answer|{architecture}|{llm}|{qid}"
 
 
-def score_key(judge: str, answer: dict) -> str:
+def score_key(judge: str, answer: Mapping[str, Any]) -> str:
     """Keyed by the answer's content too: an answer redone after a failure is scored anew, and
     the scores of the failed attempt are never mistaken for the new answer's."""
     content = json.dumps(

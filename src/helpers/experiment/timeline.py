@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 
 class Timeline:
-    def __init__(self, echo=print):
+    def __init__(self, echo: Callable[..., object] = print) -> None:
         self.steps: list[dict] = []
         self.echo = echo
 
     @contextlib.contextmanager
-    def step(self, name: str):
+    def step(self, name: str) -> Iterator[dict[str, Any]]:
         """Time the block; the block may add details to the yielded dict (e.g. cache hits)."""
-        record = {"step": name}
+        record: dict[str, Any] = {"step": name}
         start = time.perf_counter()
         try:
             yield record

@@ -23,7 +23,9 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tqdm import tqdm
 
@@ -66,7 +68,7 @@ class Budget:
             raise UserError(f"--budget {text!r}: say its unit: 30m (minutes), 50000 tokens or $2")
         return cls("minutes", amount * {"s": 1 / 60, "sec": 1 / 60, "m": 1, "min": 1, "h": 60}[unit])
 
-    def spent(self, answers: list[dict], seconds: float) -> float:
+    def spent(self, answers: Sequence[Mapping[str, Any]], seconds: float) -> float:
         """What the run has spent of this budget's kind: the tokens or dollars of every stored answer
         (a resumed run counts what it spent before), or the minutes of this invocation."""
         if self.kind == "minutes":

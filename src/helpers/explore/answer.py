@@ -66,15 +66,16 @@ def verdict_for_answer(bench: Workbench, view: AnswerView, question: str, qid: s
     from helpers.experiment.diagnosis import SHIPPED, verdict
     from helpers.generation.answer_prompts import get_prompt, is_refusal
 
-    reference = bench.data.answers.get(qid) if qid else None
-    if not reference:
+    data = bench.loaded()
+    reference = data.answers.get(qid) if qid else None
+    if not qid or not reference:
         return
     sample = Sample(qid, question, view.answer, tuple(contexts), reference)
     scores = {}
     for name in ("correctness", "context_recall"):
-        values, _ = reference_judge(name, bench.data.language).score_sample(sample)
+        values, _ = reference_judge(name, data.language).score_sample(sample)
         scores.update({metric: (value, reason) for metric, value, reason in values})
-    refused = is_refusal(view.answer, get_prompt(None), bench.data.language)
+    refused = is_refusal(view.answer, get_prompt(None), data.language)
     recall, reason = scores["context_recall"]
     view.verdict, view.verdict_evidence = verdict(scores["correctness"][0], recall, reason, refused, SHIPPED)
     view.cards_html = verdict_card_html(view.verdict, view.verdict_evidence) + view.cards_html
@@ -86,9 +87,10 @@ def ragas_for_answer(bench: Workbench, view: AnswerView, question: str, qid: str
     from helpers.data.contracts import Sample
     from helpers.ragas_eval.ragas_scoring import RagasJudge  # imports ragas (seconds)
 
-    reference = bench.data.answers.get(qid) if qid else None
-    judge = RagasJudge(bench.llm(view.ragas_llm), language=bench.data.language)
-    scored = judge.score([Sample(qid or "typed", question, view.answer, contexts, reference)])
+    data = bench.loaded()
+    reference = data.answers.get(qid) if qid else None
+    judge = RagasJudge(bench.llm(view.ragas_llm), language=data.language)
+    scored = judge.score([Sample(qid or "typed", question, view.answer, tuple(contexts), reference)])
     for row in scored.rows.to_dict("records"):
         view.ragas_scores[row["metric"]] = row["value"]
         view.ragas_reasons[row["metric"]] = row["reason"]
@@ -121,16 +123,15 @@ def answer_and_judge(
     start = time.perf_counter()
     try:
         client = bench.llm(name)
+        data = bench.loaded()  # a search loaded it
         ranking = {c["doc_id"]: c["score"] for c in comparison.contexts[architecture]}
-        contexts, dropped = select_contexts(
-            ranking, bench.data.corpus, k=k or comparison.k, language=bench.data.language
-        )
+        contexts, dropped = select_contexts(ranking, data.corpus, k=k or comparison.k, language=data.language)
         record = generate_answer(
             client,
             comparison.qid or "typed",
             comparison.question,
             contexts,
-            language=bench.data.language,
+            language=data.language,
             dropped=dropped,
             max_tokens=max_tokens,
         )

@@ -90,6 +90,12 @@ def card_html(
         if action and name in LOW_BANDS
         else ""
     )
+    if scale is not NO_BAND:
+        shown_band = name
+    elif trusted or validity is None:  # validity is None: trusted
+        shown_band = "no band"
+    else:  # what people's labels say of the judge, cut short
+        shown_band = validity.split(" on ")[0].split(" against ")[0]
     family = band_table(metric)
     source = f" title='{html.escape(family.family)} bands: {html.escape(family.source)}'" if family else ""
     caveat = (
@@ -110,7 +116,7 @@ def card_html(
         f"<div style='font-size:12px;color:#333'>{html.escape(metric)}</div>"
         f"<div style='font-size:22px;font-weight:bold'>{shown}</div>{extra}"
         f"<div class='hx-band'{source} style='display:inline-block;padding:0 6px;border-radius:4px;"
-        f"background:{colour};color:white;font-size:11px'>{name if scale is not NO_BAND else ('no band' if trusted else validity.split(' on ')[0].split(' against ')[0])}</div>{said}"
+        f"background:{colour};color:white;font-size:11px'>{shown_band}</div>{said}"
         f"<div style='font-size:11px;margin-top:4px'>{html.escape(meaning)}</div>{low}{caveat}{agreement}</div>"
     )
 

@@ -119,8 +119,12 @@ class LabelPanel(Panel):
                 self.estimate_box,
             ]
         )
-        self.store = store or RunLabels(run_id, annotator=annotator, results_dir=results_dir)
-        self.item = None
+        if store is None:
+            if run_id is None:
+                raise UserError("name the run whose answers to label (run_id), or give a store")
+            store = RunLabels(run_id, annotator=annotator, results_dir=results_dir)
+        self.store = store
+        self.item: dict | None = None
         self.widths: dict[str, tuple] = {}  # architecture: (PPI interval width, labels) after the last label
         self.show()
         self.draw_estimates()

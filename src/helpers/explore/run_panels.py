@@ -277,7 +277,7 @@ class TrendsPanel(Panel):
     """Every saved run over time: a judge's metric per architecture against run date and commit
     (helpers.experiment.trends), and the config differences between two chosen runs."""
 
-    def __init__(self, *, results_dir=None):
+    def __init__(self, *, results_dir=None) -> None:
         self.results_dir = results_dir
         self.judge = w.Dropdown(description="judge")
         self.judge.add_class("hx-trend-judge")

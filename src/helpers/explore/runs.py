@@ -112,7 +112,7 @@ def _add_llm(raw: dict, name: str) -> None:
 
 def key_variables() -> list[str]:
     """The key variables the configs' hosted LLMs read (GROQ_API_KEY and OPENAI_API_KEY first)."""
-    named = {settings.get("api_key_env") for settings in known_llms().values()} - {None}
+    named = {env for settings in known_llms().values() if (env := settings.get("api_key_env")) is not None}
     return ["GROQ_API_KEY", "OPENAI_API_KEY", *sorted(named - {"GROQ_API_KEY", "OPENAI_API_KEY"})]
 
 

@@ -15,6 +15,7 @@ import html
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from helpers import paths
 from helpers.errors import UserError
@@ -27,6 +28,9 @@ from helpers.retrieval.evaluation.metrics import evaluate_run
 from helpers.retrieval.registry import ARCHITECTURES as REGISTRY
 from helpers.retrieval.registry import build_retriever, needs_llm
 from helpers.text import WORD, Tokenizer, fold_accents
+
+if TYPE_CHECKING:
+    from helpers.data.contracts import Dataset
 
 ARCHITECTURES = tuple(REGISTRY)  # the panels' choices: every registered architecture
 
@@ -168,7 +172,7 @@ class Workbench:
         self.retrieval = retrieval if retrieval is not None else defaults["retrieval"]
         self.k = defaults["k"]  # the panels' default top k: the config's, as a run uses it
         self.llm_name, self.extra_llms = llm, dict(llms or {})
-        self.data = None
+        self.data: Dataset | None = None
         self._shared: dict = {}
         self._retrievers: dict = {}
         self._llms: dict = {}
@@ -206,16 +210,21 @@ class Workbench:
         """The LLMs this workbench can use, by name."""
         return {**known_llms(), **self.extra_llms}
 
-    def retriever(self, architecture: str):
-        """The architecture over this corpus, indexed once."""
+    def loaded(self) -> Dataset:
+        """The dataset loaded; ExploreError before any."""
         if self.data is None:
             raise ExploreError("no corpus loaded yet: press Load (or call Workbench.load()) first")
+        return self.data
+
+    def retriever(self, architecture: str):
+        """The architecture over this corpus, indexed once."""
+        data = self.loaded()
         if architecture not in self._retrievers:
             llm = self.llm() if needs_llm(architecture, self.retrieval) else None
             retriever = build_retriever(
-                architecture, language=self.data.language, llm=llm, options=self.retrieval, shared=self._shared
+                architecture, language=data.language, llm=llm, options=self.retrieval, shared=self._shared
             )
-            self._retrievers[architecture] = retriever.index(self.data.corpus)
+            self._retrievers[architecture] = retriever.index(data.corpus)
         return self._retrievers[architecture]
 
     def qid_of(self, question: str) -> str | None:
@@ -240,11 +249,10 @@ class Workbench:
         if not architectures:
             raise ExploreError("no architecture selected: tick at least one")
         k = k or self.k
-        if self.data is None:
-            self.load()
+        data = self.load().loaded()  # load() loads only when nothing is loaded yet
         qid = self.qid_of(question)
         key = qid or "typed"
-        highlighter = Highlighter(question, self.data.language)
+        highlighter = Highlighter(question, data.language)
         columns, runs = {}, {}
         for i, architecture in enumerate(architectures):
             if on_step:
@@ -261,21 +269,21 @@ class Workbench:
             column.rewrites = list(getattr(retriever, "rewrites", {}).get(key, []))
             column.passage = retriever.generated.pop(key, None) if architecture == "hyde" else None
             column.note = getattr(retriever, "fallbacks", {}).pop(key, "")
-            if qid and self.data.qrels.get(qid):
+            if qid and data.qrels.get(qid):
                 scores = evaluate_run(
-                    {qid: self.data.qrels[qid]}, {qid: runs[architecture]}, metrics=("ndcg@10", f"recall@{k}")
+                    {qid: data.qrels[qid]}, {qid: runs[architecture]}, metrics=("ndcg@10", f"recall@{k}")
                 )
                 column.metrics = {name: round(value, 3) for name, value in scores.items()}
         found_by: dict[str, list[str]] = {}
         for architecture, run in runs.items():
             for doc_id in run:
                 found_by.setdefault(doc_id, []).append(architecture)
-        relevant = self.data.qrels.get(qid, {}) if qid else {}
+        relevant = data.qrels.get(qid, {}) if qid else {}
         comparison = Comparison(question, qid, k, columns)
         for architecture, run in runs.items():
             first = getattr(self._retrievers[architecture], "first_stage", {}).pop(key, None)
             for rank, (doc_id, score) in enumerate(run.items(), 1):
-                doc = self.data.corpus[doc_id]
+                doc = data.corpus[doc_id]
                 snippet, _ = highlighter.snippet(doc["text"])
                 columns[architecture].hits.append(
                     Hit(
@@ -291,7 +299,7 @@ class Workbench:
                     )
                 )
             comparison.contexts[architecture] = [
-                {"rank": h.rank, "doc_id": h.doc_id, "score": h.score, "text": self.data.corpus[h.doc_id]["text"]}
+                {"rank": h.rank, "doc_id": h.doc_id, "score": h.score, "text": data.corpus[h.doc_id]["text"]}
                 for h in columns[architecture].hits
             ]
         self.last = comparison

@@ -168,13 +168,13 @@ def prediction_powered(
         return Estimate("ppi", own.estimate, own.low, own.high, own.n_labels, 0)
     alpha = _alpha(confidence)
     tuned = lam is None
-    lam = power_tuning(y, f, fu) if tuned else float(lam)
+    lam = power_tuning(y, f, fu) if lam is None else float(lam)
     if not small_sample:
         ppi_py = _ppi()
         low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=alpha, lam=lam)
         estimate = ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)
-        values = (estimate, low, high)
-        return Estimate("ppi", *(float(np.asarray(v).ravel()[0]) for v in values), len(y), len(fu))
+        point, low, high = (float(np.asarray(v).ravel()[0]) for v in (estimate, low, high))
+        return Estimate("ppi", point, low, high, len(y), len(fu))
     n, big_n = len(y), len(fu)
     estimate = lam * fu.mean() + (y - lam * f).mean()
     if n < MIN_INTERVAL_LABELS:

@@ -24,7 +24,7 @@ class EvidenceOptions(BaseModel):
 
 
 @register
-class EvidenceSupport(Judge):
+class EvidenceSupport(Judge[EvidenceOptions]):
     name, label = "evidence", "evidence model"
     order = 40  # where reports, summaries and panels list it
     metrics = (

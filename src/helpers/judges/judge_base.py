@@ -28,7 +28,7 @@ import pkgutil
 import sys
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,6 +47,7 @@ class RunConfig(Protocol):
 
 
 Row = tuple[str, Any, str]  # (metric, value or None, reason)
+OptionsT = TypeVar("OptionsT", bound=BaseModel)  # a judge's own Options model
 
 # why a judge scores NaN when a sample lacks a field it requires
 MISSING = {
@@ -79,7 +80,11 @@ class JudgeContext:
         """The configured LLM `name` (`copy`: another client of it, its own call list)."""
         if self.llms is None:
             raise UserError(f"this judge calls the LLM {name!r}, and none is configured here: judge inside a run")
-        return self.llms.llm_copy(name) if copy else self.llms.llm(name)
+        if not copy:
+            return self.llms.llm(name)
+        if name is None:  # a copy is of a named entry (the runner looks the name up in llms)
+            raise UserError("a copy of an LLM needs the LLM's name")
+        return self.llms.llm_copy(name)
 
 
 # the long score row of a run's scores.parquet: one number of one judge for one answer
@@ -145,16 +150,18 @@ class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Judge:
+class Judge(Generic[OptionsT]):
     """Subclasses set `name`, `label`, `metrics` and implement `score_one(sample)`; the rest has
     defaults. `Judge(options, context=JudgeContext(...))`: `options` is the judge's own `Options`
-    model (defaults when None); `context` what it may read beyond the sample (JudgeContext)."""
+    model (defaults when None; a judge with options is a `Judge[X]` with `Options = X`, so that
+    `self.options` is typed); `context` what it may read beyond the sample (JudgeContext)."""
 
     name: ClassVar[str]
     label: ClassVar[str]  # for people: panels, figures, logs
     order: ClassVar[int] = 1000  # reports list judges by it, then by name (the built-ins 10-120)
     metrics: ClassVar[tuple[Metric, ...]] = ()
-    Options: ClassVar[type[BaseModel]] = NoOptions  # the judge's own config section, if any
+    # the judge's own config section, if any (a ClassVar cannot name OptionsT: the casts say Judge[X]'s is X)
+    Options: ClassVar[type[BaseModel]] = NoOptions
     # stored: each answer's scores are a record in the run store (False: recomputed from the
     # answers at the end of every invocation, for judges that cost nothing, e.g. retrieval metrics)
     stored: ClassVar[bool] = True
@@ -163,10 +170,12 @@ class Judge:
     # the Sample fields it cannot score without (checked in this order; MISSING gives the reason)
     requires: ClassVar[tuple[str, ...]] = ("answer",)
 
-    def __init__(self, options: BaseModel | dict | None = None, *, context: JudgeContext | None = None):
-        self.options = self.Options(**options) if isinstance(options, dict) else options or self.Options()
+    def __init__(self, options: OptionsT | dict | None = None, *, context: JudgeContext | None = None):
+        chosen = self.Options(**options) if isinstance(options, dict) else options or self.Options()
+        self.options = cast(OptionsT, chosen)
         self.context = context or JudgeContext()
-        self.workers, self.artefact = 1, None  # samples scored at once; which trained model judged
+        self.workers = 1  # samples scored at once
+        self.artefact: str | None = None  # which trained model judged
 
     @property
     def config(self) -> "RunConfig | None":
@@ -190,9 +199,9 @@ class Judge:
         return False
 
     @classmethod
-    def options_of(cls, config: "RunConfig") -> BaseModel:
+    def options_of(cls, config: "RunConfig") -> OptionsT:
         """This judge's options in `config` (its `Options`, the defaults where the config has none)."""
-        return cls.Options(**config.judges.options(cls.name))
+        return cast(OptionsT, cls.Options(**config.judges.options(cls.name)))
 
     @classmethod
     def switch(cls, judges: dict, on: bool, llm: str | None = None) -> None:
@@ -278,7 +287,7 @@ class JudgeRegistry(MutableMapping):
     first read imports the judge modules (helpers.judges.discover): importing helpers.judges
     imports no judge, and a new judge is a module of the package, named in no list."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._classes: dict[str, type[Judge]] = {}
         self._state = "new"  # "discovering", then "ready"
         self._order: list[str] | None = None  # the names in report order, until the next change

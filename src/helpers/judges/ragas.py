@@ -60,7 +60,7 @@ class RagasOptions(BaseModel):
 
 
 @register
-class Ragas(Judge):
+class Ragas(Judge[RagasOptions]):
     name, label = "ragas", "RAGAS judge"
     order = 20  # where reports, summaries and panels list it
     uses_llm = True
@@ -96,7 +96,7 @@ class Ragas(Judge):
         # (default run, 3 samples on 2 models: 252 s one by one, 203 s two at a time, 239 s all
         # three at once); each in flight has its own judge and client, whose calls are its own
         self.workers = llm.workers
-        self.judges = queue.Queue()
+        self.judges: queue.Queue[RagasJudge] = queue.Queue()
         for i in range(self.workers):
             self.judges.put(
                 RagasJudge(

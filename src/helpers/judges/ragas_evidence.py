@@ -32,7 +32,7 @@ class RagasEvidenceOptions(BaseModel):
 
 
 @register
-class RagasEvidence(Judge):
+class RagasEvidence(Judge[RagasEvidenceOptions]):
     name, label = "ragas_evidence", "RAGAS faithfulness (evidence model)"
     order = 30  # where reports, summaries and panels list it
     uses_llm = True

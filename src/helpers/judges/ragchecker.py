@@ -30,6 +30,8 @@ helpers/judges/validity.csv; one that does not agree is kept out of the headline
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,16 +54,21 @@ def _share(mask: np.ndarray, of: np.ndarray | None = None) -> float | None:
     return float((mask & of).sum() / of.sum()) if of.sum() else None
 
 
+def _any(table: np.ndarray, axis: int) -> np.ndarray:
+    """`table.any(axis)` of a 2-D table: 1-D (numpy's stubs also allow a scalar, for a 1-D input)."""
+    return cast(np.ndarray, table.any(axis=axis))
+
+
 def claim_metrics(answer_in_reference, reference_in_answer, reference_in_chunks, answer_in_chunks) -> dict:
     """RAGChecker's metrics from the four entailment tables (boolean arrays): answer claims the
     reference entails [a], reference claims the answer entails [g], [g, chunk], [a, chunk]."""
     correct, recalled = np.asarray(answer_in_reference, bool), np.asarray(reference_in_answer, bool)
     g_chunks, a_chunks = np.asarray(reference_in_chunks, bool), np.asarray(answer_in_chunks, bool)
-    relevant = g_chunks.any(axis=0)  # a chunk that entails some reference claim
-    retrieved = g_chunks.any(axis=1)  # a reference claim some chunk entails
-    by_relevant = a_chunks[:, relevant].any(axis=1)
-    by_irrelevant = a_chunks[:, ~relevant].any(axis=1) & ~by_relevant
-    by_any = a_chunks.any(axis=1)
+    relevant = _any(g_chunks, 0)  # a chunk that entails some reference claim
+    retrieved = _any(g_chunks, 1)  # a reference claim some chunk entails
+    by_relevant = _any(a_chunks[:, relevant], 1)
+    by_irrelevant = _any(a_chunks[:, ~relevant], 1) & ~by_relevant
+    by_any = _any(a_chunks, 1)
     precision, recall = _share(correct), _share(recalled)
     return {
         "precision": precision,
@@ -79,7 +86,7 @@ def claim_metrics(answer_in_reference, reference_in_answer, reference_in_chunks,
 
 
 @register
-class ClaimChecks(Judge):
+class ClaimChecks(Judge[ClaimOptions]):
     name, label = "ragchecker", "RAGChecker's metrics by statement attribution (offline)"
     order = 70  # where reports, summaries and panels list it
     Options = ClaimOptions

@@ -64,7 +64,7 @@ class ClaimCheckError(RuntimeError):
 
 
 @register
-class LLMClaimChecks(Judge):
+class LLMClaimChecks(Judge[ClaimLLMOptions]):
     name, label = "ragchecker_llm", "RAGChecker's metrics by an LLM"
     order = 80  # where reports, summaries and panels list it
     uses_llm = True

@@ -18,7 +18,7 @@ class TraceLLMOptions(BaseModel):
 
 
 @register
-class LLMTrace(Judge):
+class LLMTrace(Judge[TraceLLMOptions]):
     name, label = "trace_llm", "TRACe LLM judge"
     order = 120  # where reports, summaries and panels list it
     uses_llm = True

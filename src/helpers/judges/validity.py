@@ -136,7 +136,10 @@ def validity_table(path: Path | None = None) -> pd.DataFrame:
 
 
 def _split(judge: str, metric: str | None) -> tuple[str, str]:
-    return (judge, metric) if metric is not None else tuple(judge.split("/", 1))  # "offline/adherence"
+    if metric is not None:
+        return judge, metric
+    judge, metric = judge.split("/", 1)  # "offline/adherence"
+    return judge, metric
 
 
 def row_of(judge: str, metric: str | None = None) -> dict | None:

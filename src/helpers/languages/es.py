@@ -65,7 +65,7 @@ TESTSET = {
 # RAGAS with Spanish inputs (helpers.ragas_eval.prompts says why): per role, one sentence added to
 # the instruction and one hand-written Spanish example (general medicine, deliberately not taken
 # from the obstetrics guideline or the seed document's worked examples, the measurement set)
-RAGAS = {
+RAGAS: dict[str, tuple[str, dict, dict]] = {
     "statements": (
         "The question and answer may be in Spanish: write every statement in the language of the "
         "answer, without translating it.",

@@ -8,6 +8,7 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
@@ -17,7 +18,7 @@ from helpers.llm.call_records import CallRecord, LLMResult, split_total, usage
 from helpers.llm.limits import RateLimiter, backoff_delay
 from helpers.llm.llm_errors import CacheMissError, LLMError, RetryableError
 from helpers.llm.llm_settings import LLMConfig, response_format
-from helpers.llm.protocol import Backend
+from helpers.llm.protocol import Backend, Completion
 from helpers.llm.providers import provider
 
 log = logging.getLogger(__name__)
@@ -195,7 +196,7 @@ class LLM:
             )
         return LLMResult(text, record)
 
-    def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop, fmt=None, n=1):
+    def _call_with_retries(self, record, messages, temperature, max_tokens, seed, stop, fmt=None, n=1) -> Completion:
         c = self.config
         estimate = sum(len(m.get("content") or "") for m in messages) // 4 + max_tokens * n
         last: RetryableError | None = None
@@ -223,6 +224,7 @@ class LLM:
             finally:
                 self.limiter.release()
             if attempt < c.max_retries:
+                assert last is not None  # a returned call left the loop: only a RetryableError gets here
                 delay = backoff_delay(
                     attempt + 1, base=c.backoff_base_s, cap=c.backoff_max_s, retry_after=last.retry_after, rng=self._rng
                 )
@@ -333,7 +335,7 @@ class LLM:
             return list(pool.map(one, batch))
 
     @contextlib.contextmanager
-    def track(self):
+    def track(self) -> Iterator[list[CallRecord]]:
         """The calls this thread makes inside the block, as a list of CallRecords: one sample's own
         calls even while other threads call the same LLM for other samples.
 

@@ -72,6 +72,7 @@ class WorkbenchChatModel(BaseChatModel):
             json_schema=schema,
         )
         for result in results:
+            assert result.text is not None, "complete_samples raises rather than answer with no text"
             text = normalise_json(result.text) if schema is not None else result.text
             if stop:
                 for token in stop:

@@ -200,7 +200,7 @@ def sampling_options(request: dict) -> dict:
     server name `repeat_penalty` or vLLM's `repetition_penalty` (clients send either through
     `extra_body`; absent, the server's own setting applies), and OpenAI's `response_format`
     (json_object, or json_schema: constrained by a grammar on the llama.cpp backend)."""
-    options = {}
+    options: dict[str, object] = {}
     stop = request.get("stop")
     if stop:
         stop = [stop] if isinstance(stop, str) else stop

@@ -92,7 +92,9 @@ def build_handler(
 
         def _admit(self) -> None:
             """Who may ask, checked before anything is read or run."""
-            check_host(self.headers.get("Host"), host, self.server.server_address[1])
+            address = self.server.server_address
+            assert isinstance(address, tuple)  # a TCP server's (host, port, ...), not a Unix socket's path
+            check_host(self.headers.get("Host"), host, address[1])
             check_origin(self.headers.get("Origin"), host)
             if token:
                 check_bearer(self.headers.get("Authorization"), token)

@@ -168,6 +168,7 @@ def local_server(
         deadline = time.monotonic() + startup_timeout
         while True:
             if process.poll() is not None:
+                assert process.stdout is not None  # stdout=PIPE above
                 raise RuntimeError(f"the local LLM server exited: {process.stdout.read()[-2000:]}")
             try:
                 headers = {"Authorization": f"Bearer {token}"} if token else {}

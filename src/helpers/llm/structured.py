@@ -54,7 +54,7 @@ def normalise_json(text: str) -> str:
 class StructuredResult:
     value: object | None
     raw_texts: list[str] = field(default_factory=list)
-    records: list[CallRecord] = field(default_factory=list)
+    records: list[CallRecord | None] = field(default_factory=list)  # None: a failed call that carried no record
     error: str | None = None
 
     @property
@@ -81,10 +81,12 @@ def complete_json(llm: LLM, messages: list[dict], schema: type[BaseModel] | None
             result.error = f"call failed: {exc}"
             result.records.append(getattr(exc, "record", None))
             return result
-        result.raw_texts.append(response.text)
+        text = response.text
+        assert text is not None, "LLM.complete raises rather than answer with no text"
+        result.raw_texts.append(text)
         result.records.append(response.record)
         try:
-            result.value = _validate(response.text, schema)
+            result.value = _validate(text, schema)
             result.error = None
             return result
         except (JSONParseError, ValidationError) as exc:

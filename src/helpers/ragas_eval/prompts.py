@@ -22,6 +22,8 @@ bounds and how many samples to draw, and each parsed output is kept for the scor
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ragas.metrics.collections import (
     AnswerCorrectness,
     AnswerRelevancy,
@@ -37,8 +39,16 @@ from helpers.ragas_eval import RAGAS_CHOICES
 from helpers.ragas_eval import RAGAS_METRICS as METRIC_NAMES
 from helpers.ragas_eval.adapters import TRACE
 
+if TYPE_CHECKING:
+    from ragas.metrics.collections.base import BaseMetric
+    from ragas.prompt.metrics.base_prompt import BasePrompt
 
-class _Traced:
+    _Prompt = BasePrompt[Any, Any]  # what _Traced is mixed into (_traced): a ragas prompt
+else:
+    _Prompt = object
+
+
+class _Traced(_Prompt):
     role = "output"
     samples = 1  # completions wanted of one prompt text (answer relevancy: its strictness)
 
@@ -88,6 +98,7 @@ def build_metrics(names=METRIC_NAMES, *, llm, embeddings=None, language: str = "
     lang = corpus_language(language)
     metrics = {}
     for name in names:
+        metric: BaseMetric  # each branch's own class
         if name == "faithfulness":
             metric = Faithfulness(llm=llm)
             metric.statement_generator_prompt = _traced(metric.statement_generator_prompt, "statements", lang)
@@ -104,8 +115,10 @@ def build_metrics(names=METRIC_NAMES, *, llm, embeddings=None, language: str = "
             metric.prompt = _traced(metric.prompt, "context_verdict", lang)
             # a question without a reference: RAGAS's reference-free variant, each context judged
             # useful (or not) for the answer that was given instead (the runner picks it)
-            metric.without_reference = ContextPrecisionWithoutReference(llm=llm)
-            metric.without_reference.prompt = _traced(metric.without_reference.prompt, "context_verdict", lang)
+            without = ContextPrecisionWithoutReference(llm=llm)
+            without.prompt = _traced(without.prompt, "context_verdict", lang)
+            # an attribute of our own on ragas's metric (read by ragas_scoring), which ragas does not declare
+            metric.without_reference = without  # type: ignore[attr-defined]
         else:
             metric = ContextRecall(llm=llm)
             metric.prompt = _traced(metric.prompt, "classifications", lang)

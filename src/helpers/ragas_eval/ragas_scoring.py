@@ -21,8 +21,10 @@ import math
 import re
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pydantic import ValidationError
@@ -40,6 +42,9 @@ from helpers.ragas_eval.adapters import (
     default_embedder,
 )
 from helpers.ragas_eval.prompts import METRIC_NAMES, build_metrics
+
+if TYPE_CHECKING:
+    from ragas.metrics.collections.base import BaseMetric
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +68,14 @@ _REFUSAL = re.compile(
 
 
 @functools.cache
-def _fields(metric_class: type) -> frozenset[str]:
+def _fields(metric_class: type[BaseMetric]) -> frozenset[str]:
     """The sample fields a ragas metric reads: the parameters of its `ascore`."""
     return frozenset(inspect.signature(metric_class.ascore).parameters)
 
 
-def metric_inputs(metric, question: str, answer: str | None, contexts: list[str], reference: str | None) -> dict:
+def metric_inputs(
+    metric: BaseMetric, question: str, answer: str | None, contexts: Sequence[str], reference: str | None
+) -> dict:
     """The keyword arguments of `metric.ascore` for one sample, in ragas's field names: each ragas
     metric names the fields it reads in its signature."""
     fields = {"user_input": question, "response": answer, "retrieved_contexts": list(contexts), "reference": reference}
@@ -172,7 +179,7 @@ def explain(metric: str, outputs: list[tuple[str, dict]]) -> str:
             f"[{i}] {mark(o['verdict'])} {o['reason']}" for i, o in enumerate(vs, 1)
         )
     if metric == "answer_correctness":
-        classes = next((o for role, o in outputs if role == "correctness"), {"TP": [], "FP": [], "FN": []})
+        classes: dict = next((o for role, o in outputs if role == "correctness"), {"TP": [], "FP": [], "FN": []})
         counts = ", ".join(f"{len(classes[k])} {k}" for k in ("TP", "FP", "FN"))
         return f"answer vs reference statements: {counts} (0.75 F1 + 0.25 similarity). " + " ".join(
             f"{k}: {s['statement']!r}: {s['reason']}" for k in ("FP", "FN") for s in classes[k]

@@ -53,7 +53,7 @@ def sample_ragbench(
 
 
 def ragbench_samples(frame: pd.DataFrame) -> list[Sample]:
-    return [Sample(row.qid, row.question, row.response, list(row.documents)) for row in frame.itertuples()]
+    return [Sample(row.qid, row.question, row.response, tuple(row.documents)) for row in frame.itertuples()]
 
 
 def hallucination_auroc(labels_adherent, faithfulness) -> float:

@@ -31,14 +31,14 @@ REF_PSICO = (
     "Se recomienda que las gestantes de bajo riesgo reciban en el momento de la inscripción al control "
     "prenatal, y luego en cada trimestre, una valoración de riesgo psicosocial."
 )
-CTX_PSICO = [
+CTX_PSICO = (
     "Se recomienda que las gestantes de bajo riesgo reciban en el momento de la inscripción al control prenatal, "
     "y luego en cada trimestre, una valoración de riesgo psicosocial.",
     "La valoración debe usar la escala de Herrera & Hurtado.",
     "Los controles prenatales incluyen medición de peso y presión arterial.",
     "Se recomienda evaluar el riesgo biológico y psicosocial a todas las gestantes.",
     "El parto debe ocurrir en un centro médico adecuado.",
-]
+)
 Q_PESO = "¿Cuáles son las metas de ganancia de peso en las mujeres gestantes?"
 REF_PESO = (
     "Se recomienda registrar el IMC de la gestante alrededor de la semana 10. "
@@ -77,7 +77,7 @@ def seed_examples() -> list[WorkedExample]:
                 Q_CITAS,
                 "Se recomienda un programa de diez citas para embarazos primarios y "
                 "siete citas para multíparas con embarazos de curso normal.",
-                [CTX_CITAS],
+                (CTX_CITAS,),
             ),
             [1, 1],
             1.0,
@@ -86,7 +86,7 @@ def seed_examples() -> list[WorkedExample]:
         WorkedExample(
             "hallucination (12 controles, OMS)",
             "faithfulness",
-            s("faith_bad", Q_CITAS, "Se recomienda 12 controles prenatales según la OMS", [CTX_CITAS]),
+            s("faith_bad", Q_CITAS, "Se recomienda 12 controles prenatales según la OMS", (CTX_CITAS,)),
             [0],
             0.0,
             0.0,
@@ -98,7 +98,7 @@ def seed_examples() -> list[WorkedExample]:
                 "rel_ok",
                 Q_CITAS,
                 "Se recomienda un programa de diez citas para primigestantes y siete citas para multíparas.",
-                [CTX_CITAS],
+                (CTX_CITAS,),
             ),
             None,
             None,
@@ -111,7 +111,7 @@ def seed_examples() -> list[WorkedExample]:
                 "rel_bad",
                 "¿Cuándo iniciar controles prenatales?",
                 "Los controles prenatales incluyen exámenes de sangre, ultrasonidos...",
-                [CTX_CITAS],
+                (CTX_CITAS,),
             ),
             None,
             None,
@@ -128,7 +128,7 @@ def seed_examples() -> list[WorkedExample]:
         WorkedExample(
             "recall, complete",
             "context_recall",
-            s("rec_full", Q_PESO, None, [CTX_PESO_1, CTX_PESO_2], REF_PESO),
+            s("rec_full", Q_PESO, None, (CTX_PESO_1, CTX_PESO_2), REF_PESO),
             [1, 1, 1, 1, 1],
             1.0,
             1.0,
@@ -136,7 +136,7 @@ def seed_examples() -> list[WorkedExample]:
         WorkedExample(
             "recall, facts 4-5 missing",
             "context_recall",
-            s("rec_part", Q_PESO, None, [CTX_PESO_1], REF_PESO),
+            s("rec_part", Q_PESO, None, (CTX_PESO_1,), REF_PESO),
             [1, 1, 1, 0, 0],
             0.6,
             0.6,

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -149,6 +151,7 @@ def judge_metrics(frame: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0
             predicted = frame[column].astype(float).to_numpy()
             if np.isnan(predicted).all():
                 continue  # this judge was not run on this split
+            statistic: Callable[..., Any]  # auroc or rmse (bootstrap_ci calls it on resamples too)
             if target == "adherence":
                 metric, arrays, statistic = "hallucination_auroc", (hallucinated, 1.0 - predicted), auroc
             else:

@@ -37,7 +37,7 @@ def elimination_steps(values: dict[str, dict[str, float]], *, delta=0.05, epsilo
     interval of (leader - arm) and its status (leader, open, eliminated at this look)."""
     order = list(next(iter(values.values())))
     alive = list(values)
-    seen = {arm: {} for arm in values}
+    seen: dict[str, dict[str, float]] = {arm: {} for arm in values}
     rows: list = []
     for start in range(0, len(order), batch):
         chunk = order[start : start + batch]

@@ -4,12 +4,41 @@ seed's own arithmetic differs from them (its context-precision example)."""
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pandas as pd
 
 from helpers.teaching.exercises import exercise
 
+
+class FaithfulnessExample(TypedDict):
+    question: str
+    context: str
+    answer: str
+    statements: dict[str, bool]  # the answer's statements -> supported by the context
+
+
+class AnswerRelevancyExample(TypedDict):
+    question: str
+    similarities: dict[str, float]
+    noncommittal: bool
+
+
+class ContextPrecisionExample(TypedDict):
+    question: str
+    relevant: list[bool]
+    seed_score: float
+
+
+class ContextRecallExample(TypedDict):
+    question: str
+    facts: list[str]
+    found_complete: list[bool]
+    found_incomplete: list[bool]
+
+
 # The seed's examples, as it writes them (Spanish questions from the obstetrics benchmark).
-FAITHFULNESS = {
+FAITHFULNESS: FaithfulnessExample = {
     "question": "¿Cuál es la cantidad ideal de controles prenatales?",
     "context": "Se recomienda un programa de diez citas para primigestantes. Para una mujer multípara con un "
     "embarazo de curso normal se recomienda un programa de siete citas.",
@@ -20,7 +49,7 @@ FAITHFULNESS = {
         "Siete citas para multíparas con embarazos de curso normal": True,
     },
 }
-ANSWER_RELEVANCY = {
+ANSWER_RELEVANCY: AnswerRelevancyExample = {
     "question": "¿Cuál es la cantidad ideal de controles prenatales?",
     # cosine of the question with each question an LLM regenerated from the answer (the seed's values)
     "similarities": {
@@ -30,12 +59,12 @@ ANSWER_RELEVANCY = {
     },
     "noncommittal": False,
 }
-CONTEXT_PRECISION = {
+CONTEXT_PRECISION: ContextPrecisionExample = {
     "question": "¿Cuándo realizar la valoración de riesgo psicosocial?",
     "relevant": [True, True, False, True, False],  # contexts 1..5 in retrieval order
     "seed_score": 0.81,  # what the seed document prints
 }
-CONTEXT_RECALL = {
+CONTEXT_RECALL: ContextRecallExample = {
     "question": "¿Cuáles son las metas de ganancia de peso en las mujeres gestantes?",
     "facts": [
         "IMC registrado hacia la semana 10",

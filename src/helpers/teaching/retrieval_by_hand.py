@@ -103,11 +103,14 @@ def rrf_by_hand(lists: dict[str, list[str]] = TOY_LISTS, k: int = 60) -> pd.Data
     docs = list(dict.fromkeys(d for ranked in lists.values() for d in ranked))
     rows = []
     for doc_id in docs:
-        row = {"doc_id": doc_id}
+        row: dict[str, object] = {"doc_id": doc_id}
+        terms = []
         for name, ranked in lists.items():
             row[f"rank in {name}"] = ranked.index(doc_id) + 1 if doc_id in ranked else None
-            row[f"1/(k+rank) {name}"] = 1 / (k + ranked.index(doc_id) + 1) if doc_id in ranked else 0.0
-        row["rrf"] = sum(v for key, v in row.items() if key.startswith("1/(k+rank)"))
+            term = 1 / (k + ranked.index(doc_id) + 1) if doc_id in ranked else 0.0
+            row[f"1/(k+rank) {name}"] = term
+            terms.append(term)
+        row["rrf"] = sum(terms)
         rows.append(row)
     return pd.DataFrame(rows).sort_values(["rrf", "doc_id"], ascending=[False, True]).reset_index(drop=True)
 
@@ -238,7 +241,11 @@ def first_relevant_figure(table: pd.DataFrame, qrels: dict[str, dict[str, int]],
         for j in range(len(qids)):
             value = grid[i, j]
             ax.text(
-                j, i, "none" if value == k + 1 else ("" if np.isnan(value) else int(value)), ha="center", va="center"
+                j,
+                i,
+                "none" if value == k + 1 else ("" if np.isnan(value) else str(int(value))),
+                ha="center",
+                va="center",
             )
     ax.set_xticks(range(len(qids)), qids)
     ax.set_yticks(range(len(architectures)), architectures)

@@ -27,12 +27,24 @@ TOY = {
 }
 
 
+def _key_set(raw_keys) -> set[str]:
+    """The keys normalised; one that names no sentence is refused here (its None could not be
+    sorted or joined below)."""
+    keys = set()
+    for raw in raw_keys:
+        key = normalize_key(raw)
+        if key is None:
+            raise ValueError(f"{raw!r} is not a sentence key such as '0a'")
+        keys.add(key)
+    return keys
+
+
 def steps(example: dict) -> pd.DataFrame:
     """Each quantity the four formulas use, and the formulas' results."""
     n = sum(len(doc) for doc in example["documents_sentences"])
-    relevant = {normalize_key(k) for k in example["all_relevant_sentence_keys"]}
-    utilized = {normalize_key(k) for k in example["all_utilized_sentence_keys"]}
-    unsupported = {normalize_key(k) for k in example["unsupported_response_sentence_keys"]}
+    relevant = _key_set(example["all_relevant_sentence_keys"])
+    utilized = _key_set(example["all_utilized_sentence_keys"])
+    unsupported = _key_set(example["unsupported_response_sentence_keys"])
     scores = trace_scores(
         example["documents_sentences"],
         example["all_relevant_sentence_keys"],

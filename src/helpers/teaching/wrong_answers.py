@@ -79,6 +79,8 @@ exercise(
     lambda: verdict(0.10, 0.997, "statement 1: in context [2] (1.00)", False, SHIPPED)[0],
     "correctness below its cut: wrong; context recall above the 'holds' band: the contexts had it",
 )
+_HOLDS_ZONE = SHIPPED["holds"].zone
+assert _HOLDS_ZONE is not None  # the shipped cuts carry their zone (helpers.experiment.diagnosis_cuts)
 exercise(
     "diagnosis-cannot-tell",
     TOPIC,
@@ -86,6 +88,6 @@ exercise(
     "corpora put the 'holds' cut differently (its zone). One wrong answer (correctness 0.05) has context "
     "recall 0.80. What does diagnose say?",
     lambda: verdict(0.05, 0.80, "", False, {**SHIPPED, "holds": SHIPPED["holds"].widened()})[0],
-    f"the 'holds' cut is {SHIPPED['holds'].high:.3f}, its zone {SHIPPED['holds'].zone[0]:.3f}-"
-    f"{SHIPPED['holds'].zone[1]:.3f}: more than a fifth of a run's scores in the zone widens the cut to it",
+    f"the 'holds' cut is {SHIPPED['holds'].high:.3f}, its zone {_HOLDS_ZONE[0]:.3f}-"
+    f"{_HOLDS_ZONE[1]:.3f}: more than a fifth of a run's scores in the zone widens the cut to it",
 )

@@ -14,6 +14,7 @@ is in the result's `reason`.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from pydantic import BaseModel, Field
 
@@ -66,23 +67,21 @@ class EvidenceFaithfulness:
             Statements,
             max_tokens=self.max_tokens,
         )
-        if not result.ok:
+        if result.error is not None:  # not result.ok, which the checker cannot narrow through
             return (
                 sentences,
                 "sentences",
                 f"statements: the answer's sentences (the LLM's failed: {result.error[:160]})",
             )
-        kept = usable_statements(result.value.statements, question, answer)
+        stated = cast(Statements, result.value).statements  # complete_json validated it with Statements
+        kept = usable_statements(stated, question, answer)
         if not kept:
             return (
                 sentences,
                 "sentences",
-                (
-                    "statements: the answer's sentences (none of the LLM's "
-                    f"{len(result.value.statements)} restated the answer)"
-                ),
+                (f"statements: the answer's sentences (none of the LLM's {len(stated)} restated the answer)"),
             )
-        return kept, "llm", f"statements: {len(kept)} of the LLM's {len(result.value.statements)}"
+        return kept, "llm", f"statements: {len(kept)} of the LLM's {len(stated)}"
 
     def score(self, question: str, answer: str | None, contexts: list[str]) -> dict:
         if not answer or not answer.strip():
@@ -130,8 +129,9 @@ def seed_example_agreement(evidence, threshold: float = 0.5) -> list[dict]:
             continue
         sample = example.sample
         text = sample.answer if example.metric == "faithfulness" else sample.reference
+        assert text is not None  # the seed's faithfulness examples have an answer, its recall ones a reference
         claims = [s for s in split_sentences(text) if content(tokens(s))]
-        pick = evidence_selector(key_documents(sample.contexts), sample.question)
+        pick = evidence_selector(key_documents(list(sample.contexts)), sample.question)
         p = evidence.support(claims, [pick(c) for c in claims])
         verdicts = [int(x >= threshold) for x in p]
         rows.append(

@@ -105,7 +105,7 @@ def nli_pairs(nli_dir: str | Path | None = None) -> list[Pair]:
     if wice.exists():
         raw += [(" ".join(r["evidence"]), r["claim"], r["label"], "wice") for r in _jsonl(wice)]
     if not raw:
-        raise DataError(root, "no NLI file found", fix="run `python -m helpers prepare-data nli`")
+        raise DataError(str(root), "no NLI file found", fix="run `python -m helpers prepare-data nli`")
     seen, pairs = set(), []
     for premise, hypothesis, label, source in raw:
         y, key = _binary(label), (premise.strip(), hypothesis.strip())

@@ -39,11 +39,15 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from helpers.local_models.llama_prefix import block_aligned_llama
 from helpers.text import Tokenizer
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 YES_WORDS = ("yes", "Yes", "YES", " yes", " Yes")
 NO_WORDS = ("no", "No", "NO", " no", " No")
@@ -177,7 +181,8 @@ class LogprobJudge:
     def p_yes(self, messages: list[dict]) -> float:
         """P(yes) as the answer's first token after `messages` (raises on failure)."""
         model = self.model
-        prompt = self._format(messages=messages).prompt
+        # the messages are chat turns ({role, content}), what llama_cpp's typed dicts describe
+        prompt = self._format(messages=cast("list[ChatCompletionRequestMessage]", messages)).prompt
         tokens = model.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         if len(tokens) > model.n_ctx():
             raise ValueError(f"prompt of {len(tokens)} tokens exceeds n_ctx={model.n_ctx()}")

@@ -9,6 +9,7 @@ A failed call or an unparsable answer gives NaN scores and the recorded reason, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from pydantic import BaseModel, Field
 
@@ -101,9 +102,10 @@ def llm_judge(llm: LLM, question: str, documents, response, **params) -> LLMJudg
     docs, resp = as_documents_sentences(documents), as_response_sentences(response)
     result = complete_json(llm, build_messages(question, docs, resp), Annotation, **params)
     cost = sum(getattr(r, "cost_usd", 0.0) or 0.0 for r in result.records if r is not None)
-    if not result.ok:
+    if result.error is not None:  # not result.ok, which the checker cannot narrow through
         return LLMJudgement(TraceScores.failed(result.error), error=result.error, cost_usd=cost)
-    judgement = annotation_to_judgement(result.value, docs, resp)
+    # complete_json validated the reply with the Annotation schema
+    judgement = annotation_to_judgement(cast(Annotation, result.value), docs, resp)
     judgement.cost_usd = cost
     return judgement
 

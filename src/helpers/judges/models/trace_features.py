@@ -342,7 +342,7 @@ def example_features(question: str, documents, response) -> tuple[np.ndarray, np
         rnames = names(text) - q_set
         novel = rset - doc_vocab - q_set
         best_window = max(range(n), key=lambda j: _fraction(windows[j], rset)) if n else None
-        missing = rset - windows[best_window] if n else rset
+        missing = rset - windows[best_window] if best_window is not None else rset
         pair_window, pair_document, pair_window_rare = _pair_support(rset & doc_vocab, window_of, doc_of, idf)
         per_sentence.append(
             {

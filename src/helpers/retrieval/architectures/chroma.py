@@ -86,15 +86,16 @@ def chroma_headers(server: dict) -> dict[str, str] | None:
 def http_status(exc: BaseException) -> int | None:
     """The HTTP status behind a chromadb error (it wraps 401s of a proxy in other exceptions)."""
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        response = getattr(exc, "response", None)
-        if getattr(response, "status_code", None):
-            return response.status_code
-        code = getattr(exc, "code", None)
-        if callable(code) and type(exc).__module__.startswith("chromadb"):
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        status = getattr(getattr(current, "response", None), "status_code", None)
+        if status:
+            return status
+        code = getattr(current, "code", None)
+        if callable(code) and type(current).__module__.startswith("chromadb"):
             return code()
-        exc = exc.__cause__ or exc.__context__
+        current = current.__cause__ or current.__context__
     return None
 
 
@@ -102,11 +103,12 @@ def is_tls_error(exc: BaseException) -> bool:
     import ssl
 
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, ssl.SSLError) or "[SSL" in str(exc):  # httpx keeps only the message
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLError) or "[SSL" in str(current):  # httpx keeps only the message
             return True
-        exc = exc.__cause__ or exc.__context__
+        current = current.__cause__ or current.__context__
     return False
 
 

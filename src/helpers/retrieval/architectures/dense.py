@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from filelock import FileLock
@@ -31,6 +32,9 @@ from helpers.retrieval.architectures.chroma import (
 )
 from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever, doc_text
 from helpers.retrieval.embedders.models import CachedEmbedder, EmbeddingCache, build_embedder, embed_on_ray
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
 
 _MAX_BATCH = 4000  # below chroma's max batch size
 HNSW = {"hnsw:space": "cosine", "hnsw:construction_ef": 200, "hnsw:search_ef": 200}
@@ -77,7 +81,7 @@ class Dense(Retriever):
         self.directory = Path(directory) if directory else None
         self.chroma = chroma_settings(dict(chroma)) if chroma else None
         self.embed_on_ray = embed_on_ray
-        self._collection = None
+        self._collection: Collection | None = None  # opened by index or load
 
     def _client(self, directory: Path):
         chromadb = import_chromadb()
@@ -112,6 +116,7 @@ class Dense(Retriever):
         from chromadb.config import Settings
 
         server = self.chroma
+        assert server is not None  # _index asks for this only with a server
         headers = chroma_headers(server)
         verify = {"chroma_server_ssl_verify": server["verify"]} if server["ssl"] else {}
         try:
@@ -158,9 +163,11 @@ class Dense(Retriever):
             self._build_embedded(doc_ids, texts, fingerprint, per_fingerprint)
 
     def _build_embedded(self, doc_ids: list[str], texts: list[str], fingerprint: str, per_fingerprint: bool) -> None:
-        marker = self.directory / "fingerprint.txt"
+        directory = self.directory
+        assert directory is not None  # _index set it
+        marker = directory / "fingerprint.txt"
         if marker.exists() and marker.read_text() == fingerprint:
-            self._collection = self._open(self.directory / "chroma", create=False)
+            self._collection = self._open(directory / "chroma", create=False)
             if self._collection.count() == len(doc_ids):
                 return
         vectors = self.embedder.embed_documents(texts)
@@ -168,12 +175,12 @@ class Dense(Retriever):
             # never delete and recreate a shared index: another run (another process) may be
             # reading it; its directory is this corpus's fingerprint, so finishing it with upserts is safe
             marker.unlink(missing_ok=True)
-            self._collection = self._client(self.directory / "chroma").get_or_create_collection(
+            self._collection = self._client(directory / "chroma").get_or_create_collection(
                 name="corpus", embedding_function=ChromaEmbeddingFunction(self.embedder), metadata=HNSW
             )
         else:  # a directory of the caller's own, maybe holding another corpus: rebuilt
             marker.unlink(missing_ok=True)
-            self._collection = self._open(self.directory / "chroma", create=True)
+            self._collection = self._open(directory / "chroma", create=True)
         for i in range(0, len(doc_ids), _MAX_BATCH):
             self._collection.upsert(ids=doc_ids[i : i + _MAX_BATCH], embeddings=vectors[i : i + _MAX_BATCH])
         self._keep(doc_ids, vectors)
@@ -189,9 +196,15 @@ class Dense(Retriever):
     def _stored_vectors(self) -> tuple[list[str], np.ndarray]:
         """(doc_ids, unit vectors): those just indexed, else the collection's, read once."""
         if self._matrix is None:
-            got = self._collection.get(include=["embeddings"])
+            got = self._opened().get(include=["embeddings"])
             self._keep(list(got["ids"]), got["embeddings"])
+        assert self._ids is not None and self._matrix is not None  # _keep set both
         return self._ids, self._matrix
+
+    def _opened(self) -> Collection:
+        if self._collection is None:
+            raise RetrievalError(f"{self.name}: call index(corpus) (or load) before searching")
+        return self._collection
 
     def _exact(self, vectors: dict[str, np.ndarray], k: int) -> dict[str, dict[str, float]]:
         ids, matrix = self._stored_vectors()
@@ -211,12 +224,15 @@ class Dense(Retriever):
         if self.search == "exact":
             return self._exact(vectors, k)
         qids = list(vectors)
-        k_eff = min(k, self._collection.count())
-        out = self._collection.query(
+        collection = self._opened()
+        k_eff = min(k, collection.count())
+        out = collection.query(
             query_embeddings=np.stack([vectors[q] for q in qids]), n_results=k_eff, include=["distances"]
         )
+        distances = out["distances"]
+        assert distances is not None  # asked for in include
         return {
-            qid: {doc_id: 1.0 - float(dist) for doc_id, dist in zip(out["ids"][row], out["distances"][row])}
+            qid: {doc_id: 1.0 - float(dist) for doc_id, dist in zip(out["ids"][row], distances[row])}
             for row, qid in enumerate(qids)
         }
 
@@ -256,6 +272,8 @@ class Dense(Retriever):
 
     def similarity(self, query: str, doc_ids: list[str]) -> np.ndarray:
         """Cosine similarity of the query with given documents (cached embeddings)."""
+        if self.corpus is None:
+            raise RetrievalError(f"{self.name}: call index(corpus) (or load) before similarity")
         q = self.embedder.embed_queries([query])[0]
         d = self.embedder.embed_documents([doc_text(self.corpus[i]) for i in doc_ids])
         return d @ q

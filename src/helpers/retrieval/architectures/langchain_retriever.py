@@ -24,7 +24,7 @@ import importlib
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
+from pydantic import ConfigDict, SkipValidation
 
 from helpers.inputs import require_trusted_code
 from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever, doc_text
@@ -37,12 +37,13 @@ class WorkbenchRetriever(BaseRetriever):
     doc_id, score and the corpus metadata (page, section, ...)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
-    retriever: object
+    retriever: SkipValidation[Retriever]  # typed for the checker; pydantic takes any object, as it always did
     k: int = 5
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun):
         run = self.retriever.retrieve({"q": query}, self.k)["q"]
         corpus = self.retriever.corpus
+        assert corpus is not None  # retrieve raised otherwise
         return [
             Document(
                 page_content=corpus[doc_id]["text"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import Self
 
 from helpers.errors import UserError
 from helpers.inputs import MAX_QUESTION_CHARS
@@ -59,7 +60,7 @@ class Retriever(ABC):
         self.corpus: dict[str, dict] | None = None
         self._indexed: int | None = None  # the fingerprint of the corpus the index was built from
 
-    def index(self, corpus: dict[str, dict]) -> "Retriever":
+    def index(self, corpus: dict[str, dict]) -> Self:
         """Build the index; a second call with the same texts reuses it (a run's architectures
         share one BM25 and one dense retriever, and the retrieval table indexes them first)."""
         check_corpus(corpus)

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from helpers.retrieval.architectures.retriever_base import RetrievalError, Retriever, doc_text
 from helpers.text import Tokenizer
+
+if TYPE_CHECKING:
+    import bm25s
 
 
 class BM25(Retriever):
@@ -22,7 +26,7 @@ class BM25(Retriever):
         super().__init__()
         self.language, self.k1, self.b = language, k1, b
         self.tokenizer = Tokenizer(language)
-        self._model = None
+        self._model: bm25s.BM25 | None = None  # set with the corpus, by _index or load
         self._doc_ids: list[str] = []
         self._position: dict[str, int] = {}
 
@@ -41,7 +45,7 @@ class BM25(Retriever):
     def score_documents(self, query: str, doc_ids: list[str]) -> np.ndarray:
         """BM25 score of `query` for each of `doc_ids` (indexed documents), in that order; query
         terms absent from the corpus contribute nothing, so an all-unknown query scores 0."""
-        if self.corpus is None:
+        if self.corpus is None or self._model is None:
             raise RetrievalError(f"{self.name}: call index(corpus) (or load) before score_documents")
         missing = [d for d in doc_ids if d not in self._position]
         if missing:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from helpers.retrieval.architectures.fusion import fuse
 from helpers.retrieval.evaluation.metrics import evaluate_run
-from helpers.retrieval.registry import build_retriever, parse_options
+from helpers.retrieval.registry import RetrievalOptions, build_retriever, parse_options
 
 RRF_KS = (10, 30, 60, 100)
 ALPHAS = tuple(round(a / 10, 1) for a in range(1, 10))  # 0 and 1 are the parts alone, not a fusion
@@ -99,7 +99,7 @@ def tune_fusion_on(data, *, options=None, shared: dict | None = None) -> dict:
     return report
 
 
-def tuned_options(options, fusion: dict):
+def tuned_options(options: RetrievalOptions | dict | None, fusion: dict) -> RetrievalOptions:
     """`options` (RetrievalOptions or dict of sections) with the hybrid section's fusion replaced."""
     sections = parse_options(options).model_dump()
     sections["hybrid"].update({key: fusion[key] for key in DEFAULT})

@@ -15,6 +15,7 @@ query the run misses scores 0; precision@k divides by k however short the rankin
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 NAMES = ("ndcg", "recall", "precision", "mrr", "map")
@@ -35,7 +36,7 @@ def _ranked(scores: dict) -> list:
     return [doc_id for doc_id, _ in sorted(scores.items(), key=lambda item: -float(item[1]))]
 
 
-def _dcg(gains: list[float]) -> float:
+def _dcg(gains: Sequence[float]) -> float:
     return sum(gain / math.log2(rank + 2) for rank, gain in enumerate(gains))
 
 

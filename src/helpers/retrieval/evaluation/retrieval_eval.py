@@ -68,6 +68,9 @@ def retrieval_eval(
     llm_sample = sorted(random.Random(seed + 1).sample(sorted(queries), min(llm_limit or len(queries), len(queries))))
     with_llm = {name for name in architectures if needs_llm(name, options)}
     llm = LLM(llm_config or {"provider": "local"}) if with_llm else None
+    results: dict[str, dict] = {}
+    per_query: dict[str, dict[str, dict[str, float]]] = {}  # {architecture: {qid: {metric: value}}}, unrounded
+    runs: dict[str, dict[str, dict[str, float]]] = {}  # {architecture: {qid: {doc_id: score}}}
     report = {
         "dataset": full.name,
         "query_split": query_split,
@@ -76,11 +79,10 @@ def retrieval_eval(
         "queries": len(queries),
         "llm_sample_queries": len(llm_sample) if llm else 0,
         "options": options.model_dump(),
-        "results": {},
-        "per_query": {},  # {architecture: {qid: {metric: value}}}, unrounded
-        "runs": {},  # {architecture: {qid: {doc_id: score}}}: written as TREC run files by save_report
+        "results": results,
+        "per_query": per_query,
+        "runs": runs,  # written as TREC run files by save_report
     }
-    runs = report["runs"]
     for name in architectures:
         retriever = build_retriever(name, language=data.language, llm=llm, options=options, shared=shared)
         start = time.perf_counter()
@@ -92,7 +94,7 @@ def retrieval_eval(
         latency = (time.perf_counter() - start) / len(subset)
         runs[name] = run
         # every judged query (a missed one scores 0), once: the means below are theirs
-        scored = report["per_query"][name] = judged_per_query({q: data.qrels[q] for q in subset}, run, METRICS)
+        scored = per_query[name] = judged_per_query({q: data.qrels[q] for q in subset}, run, METRICS)
         entry = {
             "queries": len(subset),
             "index_s": round(index_s, 2),
@@ -101,7 +103,7 @@ def retrieval_eval(
         }
         if name in with_llm:
             entry["llm_fallbacks"] = len(getattr(retriever, "fallbacks", {}))
-        report["results"][name] = entry
+        results[name] = entry
     if llm is not None:  # every architecture on the LLM sample, side by side
         sample_qrels = {q: data.qrels[q] for q in llm_sample}
         report["on_llm_sample"] = {

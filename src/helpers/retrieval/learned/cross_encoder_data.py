@@ -224,7 +224,9 @@ def pick_negatives(
 def _benchmark_queries(source: str, data, key_of, settings: RetrievalTrainSettings) -> list[Query]:
     """A BEIR-style dataset's queries with their candidates from its first stage (registry-built)."""
     qids = _sample_qids(data.qrels, settings.max_queries.get(source), settings.loop.seed, source)
-    kind = settings.first_stage.get(source, "hybrid" if source == "scifact" else "bm25")
+    first_stage = settings.first_stage
+    assert isinstance(first_stage, dict)  # __post_init__ made one string a dict
+    kind = first_stage.get(source, "hybrid" if source == "scifact" else "bm25")
     retriever = build_retriever(
         kind, language=data.language, options={"hybrid": {"candidates": max(settings.negative_depth, 50)}}
     ).index(data.corpus)
@@ -292,7 +294,7 @@ def ragbench_queries(settings: RetrievalTrainSettings, ragbench_dir=None) -> tup
         run = bm25.retrieve(queries, depth)
         for key, docs, rel in zip(rows["_key"], rows["documents"], rows["all_relevant_sentence_keys"]):
             doc_ids = [ids.get(" ".join(str(t).split())) for t in docs]
-            gold = {doc_ids[i] for i in relevant_documents(rel) if i < len(docs) and doc_ids[i]}
+            gold = {doc_id for i in relevant_documents(rel) if i < len(docs) and (doc_id := doc_ids[i])}
             ranked = list(run[key])
             rank = {d: r for r, d in enumerate(ranked)}
             positives = sorted(gold, key=lambda d: (rank.get(d, len(ranked)), d))[: settings.max_positives]

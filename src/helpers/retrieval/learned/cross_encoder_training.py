@@ -21,6 +21,7 @@ import json
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from helpers.retrieval.learned.cross_encoder_data import (
     query_pairs,
     training_data,
 )
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 DEFAULT_DIR = paths.MODELS_DIR / "cross-encoder-retrieval"
 
@@ -125,7 +129,9 @@ def train_retrieval_cross_encoder(
     )
     if result is None:
         return None
-    model, tokenizer = result.model, result.tokenizer
+    # finetune.Trained keeps them as `object`; they are load_base's transformers model and tokenizer
+    model = cast("PreTrainedModel", result.model)
+    tokenizer = cast("PreTrainedTokenizerBase", result.tokenizer)
     tick = time.perf_counter()
     held = held_out_metrics(model, tokenizer, data["held"], settings.loop.max_length)
     eval_s = time.perf_counter() - tick
@@ -134,6 +140,8 @@ def train_retrieval_cross_encoder(
     tokenizer.save_pretrained(out)
     train_pairs = data["train"]
     held_pairs = query_pairs(data["held"])
+    first_stage = settings.first_stage
+    assert isinstance(first_stage, dict)  # RetrievalTrainSettings.__post_init__ made one string a dict
     card = {
         "model": "retrieval cross-encoder (query, passage) -> relevance logit; sentence-transformers CrossEncoder folder",
         "base": settings.loop.base
@@ -147,7 +155,7 @@ def train_retrieval_cross_encoder(
             "ragbench": "RAGBench non-test splits; relevant = a document with a relevance-labelled sentence",
         },
         "first_stage": {
-            s: ("bm25 over the subset's pooled documents" if s == "ragbench" else settings.first_stage.get(s))
+            s: ("bm25 over the subset's pooled documents" if s == "ragbench" else first_stage.get(s))
             for s in settings.sources
         },
         "ragbench_splits": data["ragbench_splits"],

@@ -231,11 +231,12 @@ def train_reranker(
     features_s = time.perf_counter() - start
     model = fit_reranker(X, y, seed=seed)
     per_source = {s: int(sum(g.startswith(s + "/") for g in set(groups))) for s in sources}
+    training_data = {
+        "scifact": "SciFact train claims (claims_train.csv)",
+        "obstetrics-es": "obstetrics-es dev half (helpers.data.splits)",
+    }
     info = {
-        "training_data": {
-            "scifact": "SciFact train claims (claims_train.csv)",
-            "obstetrics-es": "obstetrics-es dev half (helpers.data.splits)",
-        },
+        "training_data": {s: training_data[s] for s in sources},
         "sources": list(sources),
         "queries_per_source": per_source,
         "candidates": f"hybrid top {CANDIDATES}",
@@ -253,7 +254,6 @@ def train_reranker(
     }
     # the shipped artefact is what every machine reranks with; say whether this training made it
     pinned_sha256 = read_card(PINNED_PATH).get("sha256") if PINNED_PATH.exists() else None
-    info["training_data"] = {s: info["training_data"][s] for s in sources}
     card = write_artefact(model, out_path, card={"what": "offline LTR reranker (HistGradientBoosting)", **info})
     return write_card(out_path, {**card, "same_as_shipped": card["sha256"] == pinned_sha256})
 

@@ -65,7 +65,9 @@ class CrossEncoderScorer:
         self.batch_size = batch_size
 
     def score(self, query: str, first_stage: dict[str, float], retriever: Retriever) -> np.ndarray:
-        pairs = [(query, doc_text(retriever.corpus[doc_id])) for doc_id in first_stage]
+        corpus = retriever.corpus
+        assert corpus is not None  # the first stage retrieved `first_stage`: it is indexed
+        pairs = [(query, doc_text(corpus[doc_id])) for doc_id in first_stage]
         return np.asarray(
             self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True),
             dtype=float,
@@ -99,9 +101,11 @@ class LTRScorer:
     def score(self, query: str, first_stage: dict[str, float], retriever: Retriever) -> np.ndarray:
         from threadpoolctl import threadpool_limits
 
-        if self.extractor is None or self.extractor.corpus is not retriever.corpus:
+        corpus = retriever.corpus
+        assert corpus is not None  # the first stage retrieved `first_stage`: it is indexed
+        if self.extractor is None or self.extractor.corpus is not corpus:
             language, embedder = _first_stage_parts(retriever)
-            self.extractor = FeatureExtractor(retriever.corpus, language, embedder=embedder)
+            self.extractor = FeatureExtractor(corpus, language, embedder=embedder)
         features = self.extractor.features(query, first_stage)
         with threadpool_limits(1, user_api="openmp"):  # 50 rows: OpenMP start-up would dominate
             return self.model.predict_proba(features)[:, 1]
