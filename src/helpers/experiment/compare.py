@@ -84,6 +84,12 @@ def read_arm(spec: str, results_dir: Path | None = None) -> dict:
     }
 
 
+def _in_unit(metric: str, values) -> None:
+    """The sequence's differences must lie in [-1, 1]: a metric outside [0, 1] is refused."""
+    if any(not 0 <= v <= 1 for v in values):
+        raise UserError(f"compare: {metric} has values outside [0, 1]; choose a metric in [0, 1]")
+
+
 def values_of(run_id: str, architecture: str, metric: str, results_dir: Path | None = None) -> dict[str, float]:
     """{qid: value} of one arm's metric ('judge/metric'), NaN left out; values must lie in [0, 1]."""
     judge, _, name = metric.partition("/")
@@ -93,8 +99,7 @@ def values_of(run_id: str, architecture: str, metric: str, results_dir: Path | N
     if part.empty:
         present = sorted({f"{j}/{m}" for j, m in zip(scores["judge"], scores["metric"]) if j != "system"})
         raise UserError(f"compare: {run_id}:{architecture} has no {metric} scores; its metrics: {present}")
-    if ((part["value"] < 0) | (part["value"] > 1)).any():
-        raise UserError(f"compare: {metric} has values outside [0, 1]; choose a metric in [0, 1]")
+    _in_unit(metric, part["value"])
     return dict(zip(part["qid"], part["value"].astype(float)))
 
 
@@ -225,8 +230,7 @@ def compare(
             for side in configs:
                 assert live is not None  # a config side is evaluated live
                 got = live.evaluate(side, chunk)
-                if any(not 0 <= v <= 1 for v in got.values()):
-                    raise UserError(f"compare: {metric} has values outside [0, 1]; choose a metric in [0, 1]")
+                _in_unit(metric, got.values())
                 values[side].update(got)
             seen = [q for q in order[: start + len(chunk)] if q in values["baseline"] and q in values["candidate"]]
             if not seen:  # no answer of this batch could be scored on both sides (failed answers): go on
