@@ -85,9 +85,9 @@ def confidence_sequence(
 
     one_sided: `low` is the (1 - α) lower confidence sequence alone (the bets that the mean lies
     above m: all the capital on one side, θ = 1 in Waudby-Smith & Ramdas's hedged capital
-    θK⁺ + (1 - θ)K⁻, §4.2, where the two-sided CS takes θ = 1/2) and `high` the (1 - α) upper one;
-    each end holds with probability >= 1 - α, the two together >= 1 - 2α. For a claim that needs
-    one end only (`eliminate`)."""
+    θK⁺ + (1 - θ)K⁻, `theta` in their confseq library; the two-sided CS takes θ = 1/2) and `high`
+    the (1 - α) upper one; each end holds with probability >= 1 - α, the two together >= 1 - 2α.
+    For a claim that needs one end only (`eliminate`)."""
     d = np.asarray(differences, dtype=float)
     if d.ndim != 1 or np.isnan(d).any():
         raise ValueError("differences must be a 1-D array without NaN")
