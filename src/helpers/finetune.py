@@ -26,11 +26,14 @@ import random
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Callable, Sequence, TypedDict
+from typing import TYPE_CHECKING, Callable, Sequence, TypedDict
 
 import numpy as np
 
 from helpers.errors import UserError
+
+if TYPE_CHECKING:  # types only: transformers loads when a training starts
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 BATCHES_PER_BUCKET = 50  # batches are drawn from length-sorted buckets of this many
 MAX_LENGTH = 128  # tokens of a (first, second) pair, the default of `encode` and LoopSettings
@@ -136,8 +139,8 @@ class LoopState(TypedDict):
 
 @dataclass
 class Trained:
-    model: object
-    tokenizer: object
+    model: PreTrainedModel  # load_base's
+    tokenizer: PreTrainedTokenizerBase
     state: LoopState
     plans: list[list[list[int]]] = field(default_factory=list)
 

@@ -22,7 +22,6 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -41,9 +40,6 @@ from helpers.finetune import (
 from helpers.inference.classical import auroc
 from helpers.judges.models.evidence_model import DEFAULT_DIR, MAX_LENGTH, EvidenceModel
 from helpers.judges.models.evidence_pairs import nli_pairs, support_pairs
-
-if TYPE_CHECKING:
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 # the card's and the checkpoint's flat record, in the order cards have always listed it
 RECORD_ORDER = (
@@ -162,9 +158,7 @@ def train_evidence_model(
     )
     if result is None:
         return None
-    # finetune's Trained holds them as `object`: they are load_base's transformers model and tokenizer
-    model, state = cast("PreTrainedModel", result.model), result.state
-    tokenizer = cast("PreTrainedTokenizerBase", result.tokenizer)
+    model, tokenizer, state = result.model, result.tokenizer, result.state
     model.eval()
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)

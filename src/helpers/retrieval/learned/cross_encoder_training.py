@@ -21,7 +21,6 @@ import json
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -36,9 +35,6 @@ from helpers.retrieval.learned.cross_encoder_data import (
     query_pairs,
     training_data,
 )
-
-if TYPE_CHECKING:
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 DEFAULT_DIR = paths.MODELS_DIR / "cross-encoder-retrieval"
 
@@ -129,9 +125,7 @@ def train_retrieval_cross_encoder(
     )
     if result is None:
         return None
-    # finetune.Trained keeps them as `object`; they are load_base's transformers model and tokenizer
-    model = cast("PreTrainedModel", result.model)
-    tokenizer = cast("PreTrainedTokenizerBase", result.tokenizer)
+    model, tokenizer = result.model, result.tokenizer
     tick = time.perf_counter()
     held = held_out_metrics(model, tokenizer, data["held"], settings.loop.max_length)
     eval_s = time.perf_counter() - tick
